@@ -1,0 +1,732 @@
+//! `HostSession`: one actor per connected host. It owns what the host negotiated (protocol
+//! version, capabilities, whether it renders MCP Apps), its resource subscriptions, where its
+//! messages go (per-request streams and the session stream), and the server-to-client requests
+//! it still owes an answer to. Edges hand it raw JSON-RPC; it answers what the proxy adds and
+//! forwards the rest to the `UpstreamConnection`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::jsonrpc::{self, code, Kind};
+use crate::metrics::{method_label, Metrics};
+use crate::session_directory::{Remove, SessionDirectory};
+use crate::ui_meta;
+use crate::ui_pages::UiPages;
+use crate::upstream_connection::{
+    Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister,
+    UpstreamConnection, WaitReady, READY_WAIT,
+};
+
+/// Where a session's outgoing messages are written by the edge.
+pub type Sink = mpsc::UnboundedSender<Value>;
+
+/// Protocol revisions this proxy speaks to hosts, newest first.
+pub const HOST_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Messages kept for a Streamable HTTP session that has no stream open right now.
+const BACKLOG_LIMIT: usize = 1000;
+/// A host that does not answer a sampling/elicitation request in this time gets an error sent
+/// upstream instead (a person may be typing an elicitation answer, so this is generous).
+const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Sse,
+    StreamableHttp,
+}
+
+impl Transport {
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Sse => "sse",
+            Transport::StreamableHttp => "streamable-http",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Negotiated {
+    ui: bool,
+    client_caps: Value,
+}
+
+struct InFlight {
+    method: &'static str,
+    sink: Option<Sink>,
+}
+
+pub struct HostSession {
+    id: SessionId,
+    transport: Transport,
+    upstream: Addr<UpstreamConnection>,
+    directory: Option<Addr<SessionDirectory>>,
+    pages: Arc<UiPages>,
+    metrics: Arc<Metrics>,
+    negotiated: Option<Negotiated>,
+    subscriptions: HashSet<String>,
+    ui_subscriptions: HashSet<String>,
+    default_sink: Option<Sink>,
+    backlog: VecDeque<Value>,
+    in_flight: HashMap<String, InFlight>,
+    owed: HashMap<String, oneshot::Sender<Value>>,
+    last_seen: Instant,
+    idle_limit: Duration,
+}
+
+impl HostSession {
+    pub fn new(
+        id: SessionId,
+        transport: Transport,
+        upstream: Addr<UpstreamConnection>,
+        directory: Option<Addr<SessionDirectory>>,
+        pages: Arc<UiPages>,
+        metrics: Arc<Metrics>,
+        idle_limit: Duration,
+    ) -> Self {
+        HostSession {
+            id,
+            transport,
+            upstream,
+            directory,
+            pages,
+            metrics,
+            negotiated: None,
+            subscriptions: HashSet::new(),
+            ui_subscriptions: HashSet::new(),
+            default_sink: None,
+            backlog: VecDeque::new(),
+            in_flight: HashMap::new(),
+            owed: HashMap::new(),
+            last_seen: Instant::now(),
+            idle_limit,
+        }
+    }
+
+    fn ui(&self) -> bool {
+        self.negotiated.as_ref().is_some_and(|n| n.ui)
+    }
+
+    /// To the session stream; kept in a bounded backlog while none is open.
+    fn send_session(&mut self, msg: Value) {
+        if let Some(s) = &self.default_sink {
+            match s.send(msg) {
+                Ok(()) => return,
+                Err(e) => {
+                    self.default_sink = None;
+                    self.backlog.push_back(e.0);
+                }
+            }
+        } else {
+            self.backlog.push_back(msg);
+        }
+        while self.backlog.len() > BACKLOG_LIMIT {
+            self.backlog.pop_front();
+        }
+    }
+
+    /// To the stream of the host request `related` if it is still open, else the session stream.
+    fn send_related(&mut self, msg: Value, related: Option<&Value>) {
+        if let Some(r) = related {
+            if let Some(f) = self.in_flight.get(&jsonrpc::id_key(r)) {
+                if let Some(s) = &f.sink {
+                    if s.send(msg.clone()).is_ok() {
+                        return;
+                    }
+                }
+            }
+        }
+        self.send_session(msg);
+    }
+
+    /// Sends the answer for a host request and closes that request's stream.
+    fn answer(&mut self, answer: Value) {
+        let Some(id) = jsonrpc::id(&answer).cloned() else {
+            return;
+        };
+        let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
+            return; // cancelled meanwhile: the host asked us not to answer
+        };
+        let outcome = if answer.get("error").is_some() {
+            "error"
+        } else {
+            "ok"
+        };
+        self.metrics
+            .requests
+            .with_label_values(&[f.method, outcome])
+            .inc();
+        match f.sink {
+            Some(s) => {
+                if let Err(e) = s.send(answer) {
+                    self.send_session(e.0);
+                }
+            }
+            None => self.send_session(answer),
+        }
+    }
+
+    fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>) {
+        let id = jsonrpc::id(&msg).cloned().expect("requests have ids");
+        let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
+        let key = jsonrpc::id_key(&id);
+        if self.in_flight.contains_key(&key) {
+            let err = jsonrpc::error(
+                id,
+                code::INVALID_REQUEST,
+                "a request with this id is still in flight in this session; use a new id",
+            );
+            match sink {
+                Some(s) => drop(s.send(err)),
+                None => self.send_session(err),
+            }
+            return;
+        }
+        self.in_flight.insert(
+            key,
+            InFlight {
+                method: method_label(&method),
+                sink,
+            },
+        );
+
+        if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
+            // Hosts must initialize first; tolerate the ones that don't by treating them as
+            // plain (no UI) hosts rather than refusing: the upstream decides what is valid.
+            tracing::debug!(component = "host_session", event = "no_initialize", session = %self.id, method = %method, "request before initialize");
+        }
+        match method.as_str() {
+            "initialize" => self.initialize(ctx, msg),
+            "tools/list" => self.tools_list(ctx, id),
+            "resources/list" => self.resources_list(ctx, msg),
+            "resources/templates/list" => {
+                self.forward_if_capable(ctx, msg, "resources", json!({"resourceTemplates": []}))
+            }
+            "resources/read" => self.resources_read(ctx, msg),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
+            "server/discover" => {
+                // The 2026-07-28 stateless handshake: answer "not found" so that clients in
+                // auto mode fall back to initialize, which this proxy speaks.
+                self.answer(jsonrpc::error(
+                    id,
+                    code::METHOD_NOT_FOUND,
+                    "server/discover is not supported; use initialize",
+                ));
+            }
+            _ => self.forward(ctx, msg),
+        }
+    }
+
+    fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let fut = self.upstream.send(Forward {
+            session: self.id.clone(),
+            msg,
+        });
+        ctx.spawn(fut.into_actor(self).map(|res, act, _| match res {
+            Ok(Value::Null) => {} // cancelled
+            Ok(answer) => act.answer(answer),
+            Err(_) => tracing::error!(
+                component = "host_session",
+                event = "upstream_actor_gone",
+                "the upstream actor is gone"
+            ),
+        }));
+    }
+
+    /// Forwards when the upstream declared `capability`; otherwise answers `empty` itself.
+    fn forward_if_capable(
+        &mut self,
+        ctx: &mut Context<Self>,
+        msg: Value,
+        capability: &'static str,
+        empty: Value,
+    ) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            if upstream_has(&status, capability) {
+                act.forward(ctx, msg);
+            } else {
+                act.answer(jsonrpc::result(id, empty));
+            }
+        });
+    }
+
+    /// Runs `then` with the upstream's status once it is ready, or answers the error.
+    fn with_status(
+        &mut self,
+        ctx: &mut Context<Self>,
+        id: Value,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, Status) + 'static,
+    ) {
+        let fut = self.upstream.send(WaitReady { limit: READY_WAIT });
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
+            Ok(Ok(status)) => then(act, ctx, status),
+            Ok(Err(why)) => act.answer(jsonrpc::error(
+                id,
+                code::UPSTREAM_UNAVAILABLE,
+                format!("{why}; retry shortly"),
+            )),
+            Err(_) => act.answer(jsonrpc::error(
+                id,
+                code::INTERNAL_ERROR,
+                "the upstream actor stopped",
+            )),
+        }));
+    }
+
+    fn initialize(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let params = jsonrpc::params(&msg).clone();
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) {
+            requested
+        } else {
+            HOST_PROTOCOL_VERSIONS[0]
+        }
+        .to_string();
+        let ui = ui_meta::host_supports_ui(&params);
+        if !ui {
+            tracing::info!(component = "host_session", event = "pass_through", session = %self.id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
+        }
+        self.negotiated = Some(Negotiated {
+            ui,
+            client_caps: params.get("capabilities").cloned().unwrap_or(json!({})),
+        });
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+            let mut result = json!({
+                "protocolVersion": version,
+                "capabilities": ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui),
+                "serverInfo": init.get("serverInfo").cloned().unwrap_or(json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")})),
+            });
+            if let Some(instr) = init.get("instructions") {
+                result["instructions"] = instr.clone();
+            }
+            act.answer(jsonrpc::result(id, result));
+        });
+    }
+
+    fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let ui = act.ui();
+            let tools: Vec<Value> = status
+                .tools
+                .iter()
+                .map(|t| {
+                    if ui {
+                        ui_meta::decorate_tool(t)
+                    } else {
+                        t.clone()
+                    }
+                })
+                .collect();
+            act.answer(jsonrpc::result(id, json!({"tools": tools})));
+        });
+    }
+
+    fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            let ours: Vec<Value> = if act.ui() {
+                status
+                    .tools
+                    .iter()
+                    .filter_map(ui_meta::ui_resource)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !upstream_has(&status, "resources") {
+                act.answer(jsonrpc::result(id, json!({"resources": ours})));
+                return;
+            }
+            let fut = act.upstream.send(Forward {
+                session: act.id.clone(),
+                msg,
+            });
+            ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
+                let Ok(mut answer) = res else { return };
+                if answer.is_null() {
+                    return;
+                }
+                // Ours go on the last page, so that paging clients see each exactly once.
+                let last_page = answer
+                    .pointer("/result/nextCursor")
+                    .is_none_or(Value::is_null);
+                if last_page {
+                    if let Some(list) = answer
+                        .pointer_mut("/result/resources")
+                        .and_then(Value::as_array_mut)
+                    {
+                        list.extend(ours);
+                    }
+                }
+                act.answer(answer);
+            }));
+        });
+    }
+
+    fn resources_read(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let uri = msg
+            .pointer("/params/uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let Some(tool_name) = ui_meta::tool_of_uri(&uri).map(str::to_string) else {
+            self.forward(ctx, msg);
+            return;
+        };
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            let tool = status
+                .tools
+                .iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool_name.as_str()))
+                .cloned();
+            match tool {
+                Some(tool) if act.ui() => {
+                    let html = act.pages.template_page(&tool);
+                    act.metrics.ui_reads.with_label_values(&["template"]).inc();
+                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, html)));
+                }
+                _ if upstream_has(&status, "resources") => {
+                    // Not one of ours (or a plain host): the upstream may serve its own ui://.
+                    let fut = act.upstream.send(Forward {
+                        session: act.id.clone(),
+                        msg,
+                    });
+                    ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
+                        let Ok(answer) = res else { return };
+                        if answer.is_null() {
+                            return;
+                        }
+                        if let Some(err) = answer.get("error") {
+                            act.answer(not_found(id, &uri, Some(err.clone())));
+                        } else {
+                            act.answer(answer);
+                        }
+                    }));
+                }
+                _ => act.answer(not_found(id, &uri, None)),
+            }
+        });
+    }
+
+    fn subscription(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let subscribe = jsonrpc::method(&msg) == Some("resources/subscribe");
+        let Some(uri) = msg
+            .pointer("/params/uri")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            self.answer(jsonrpc::error(
+                id,
+                code::INVALID_PARAMS,
+                "params.uri is required: the URI of the resource",
+            ));
+            return;
+        };
+        if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
+            if subscribe {
+                self.ui_subscriptions.insert(uri);
+            } else {
+                self.ui_subscriptions.remove(&uri);
+            }
+            self.answer(jsonrpc::result(id, json!({})));
+            return;
+        }
+        // Repeats from the same session are answered here: the upstream holds one per proxy.
+        if subscribe == self.subscriptions.contains(&uri) {
+            self.answer(jsonrpc::result(id, json!({})));
+            return;
+        }
+        let fut = self.upstream.send(Subscribe {
+            session: self.id.clone(),
+            msg,
+        });
+        ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
+            let Ok(answer) = res else { return };
+            if answer.is_null() {
+                return;
+            }
+            if answer.get("result").is_some() {
+                if subscribe {
+                    act.subscriptions.insert(uri);
+                } else {
+                    act.subscriptions.remove(&uri);
+                }
+            }
+            act.answer(answer);
+        }));
+    }
+
+    fn on_notification(&mut self, msg: Value) {
+        match jsonrpc::method(&msg).unwrap_or_default() {
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                if let Some(req) = msg.pointer("/params/requestId") {
+                    if let Some(f) = self.in_flight.remove(&jsonrpc::id_key(req)) {
+                        self.metrics
+                            .requests
+                            .with_label_values(&[f.method, "cancelled"])
+                            .inc();
+                    }
+                }
+                self.upstream.do_send(ForwardNotification {
+                    session: self.id.clone(),
+                    msg,
+                });
+            }
+            _ => self.upstream.do_send(ForwardNotification {
+                session: self.id.clone(),
+                msg,
+            }),
+        }
+    }
+
+    fn on_response(&mut self, msg: Value) {
+        let key = jsonrpc::id_key(jsonrpc::id(&msg).expect("responses have ids"));
+        match self.owed.remove(&key) {
+            Some(tx) => drop(tx.send(msg)),
+            None => {
+                tracing::debug!(component = "host_session", event = "unexpected_response", session = %self.id, "host answered a request we did not send (or already timed out)")
+            }
+        }
+    }
+}
+
+fn upstream_has(status: &Status, capability: &str) -> bool {
+    status
+        .init
+        .as_ref()
+        .and_then(|i| i.pointer(&format!("/capabilities/{capability}")))
+        .is_some_and(|c| !c.is_null())
+}
+
+fn not_found(id: Value, uri: &str, upstream_error: Option<Value>) -> Value {
+    let msg = match ui_meta::tool_of_uri(uri) {
+        Some(tool) => format!("resource not found: {uri} (the upstream has no tool named {tool:?}; tools/list shows the valid ones)"),
+        None => format!("resource not found: {uri}"),
+    };
+    let mut data = json!({"uri": uri});
+    if let Some(e) = upstream_error {
+        data["upstreamError"] = e;
+    }
+    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, data)
+}
+
+impl Actor for HostSession {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.metrics
+            .host_sessions
+            .with_label_values(&[self.transport.label()])
+            .inc();
+        self.upstream.do_send(Register {
+            session: self.id.clone(),
+            addr: ctx.address(),
+        });
+        tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
+        // Reap: an SSE session whose stream is gone, or any session idle past the limit.
+        ctx.run_interval(Duration::from_secs(5), |act, ctx| {
+            let stream_gone = act.transport == Transport::Sse && act.default_sink.as_ref().is_none_or(|s| s.is_closed());
+            let stream_open = act.default_sink.as_ref().is_some_and(|s| !s.is_closed());
+            let idle = act.last_seen.elapsed() > act.idle_limit && act.in_flight.is_empty() && !stream_open;
+            if stream_gone || idle {
+                tracing::info!(component = "host_session", event = "reaped", session = %act.id, stream_gone, idle, "closing host session");
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.metrics
+            .host_sessions
+            .with_label_values(&[self.transport.label()])
+            .dec();
+        self.upstream.do_send(Unregister {
+            session: self.id.clone(),
+            subscriptions: self.subscriptions.drain().collect(),
+        });
+        if let Some(d) = &self.directory {
+            d.do_send(Remove {
+                id: self.id.clone(),
+            });
+        }
+        tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed");
+    }
+}
+
+/// One message from the host. `sink`, when set, is the stream this request's answer (and its
+/// progress and related server requests) goes to; it closes after the answer.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Incoming {
+    pub msg: Value,
+    pub sink: Option<Sink>,
+}
+
+impl Handler<Incoming> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, m: Incoming, ctx: &mut Self::Context) {
+        self.last_seen = Instant::now();
+        match jsonrpc::kind(&m.msg) {
+            Kind::Request => self.on_request(ctx, m.msg, m.sink),
+            Kind::Notification => self.on_notification(m.msg),
+            Kind::Response => self.on_response(m.msg),
+            Kind::Invalid(why) => {
+                let id = m
+                    .msg
+                    .get("id")
+                    .filter(|i| i.is_string() || i.is_number())
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let err = jsonrpc::error(
+                    id,
+                    code::INVALID_REQUEST,
+                    format!("invalid JSON-RPC message: {why}"),
+                );
+                match m.sink {
+                    Some(s) => drop(s.send(err)),
+                    None => self.send_session(err),
+                }
+            }
+        }
+    }
+}
+
+/// The session stream (stdio out, legacy SSE stream, Streamable HTTP GET stream) opened.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AttachStream {
+    pub sink: Sink,
+}
+
+impl Handler<AttachStream> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, a: AttachStream, _ctx: &mut Self::Context) {
+        self.last_seen = Instant::now();
+        for m in self.backlog.drain(..) {
+            let _ = a.sink.send(m);
+        }
+        self.default_sink = Some(a.sink);
+    }
+}
+
+/// The host went away (stdin closed, DELETE, shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Close;
+
+impl Handler<Close> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, _: Close, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+/// What the upstream connection tells sessions.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub enum HostEvent {
+    /// A notification; `related` is the host request it belongs to, if any.
+    Notify {
+        msg: Value,
+        related: Option<Value>,
+    },
+    ToolsChanged,
+    ResourceUpdated {
+        uri: String,
+        msg: Value,
+    },
+}
+
+impl Handler<HostEvent> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
+        match ev {
+            HostEvent::Notify { msg, related } => self.send_related(msg, related.as_ref()),
+            HostEvent::ToolsChanged => {
+                self.send_session(jsonrpc::notification(
+                    "notifications/tools/list_changed",
+                    Value::Null,
+                ));
+                if self.ui() {
+                    self.send_session(jsonrpc::notification(
+                        "notifications/resources/list_changed",
+                        Value::Null,
+                    ));
+                }
+            }
+            HostEvent::ResourceUpdated { uri, msg } => {
+                if self.subscriptions.contains(&uri) || self.ui_subscriptions.contains(&uri) {
+                    self.send_session(msg);
+                }
+            }
+        }
+    }
+}
+
+/// A server-to-client request (sampling, elicitation, roots) for this host. The answer is the
+/// host's JSON-RPC response (its id is restored by the caller).
+#[derive(Message)]
+#[rtype(result = "Value")]
+pub struct ServerRequest {
+    pub msg: Value,
+    pub related: Option<Value>,
+}
+
+impl Handler<ServerRequest> for HostSession {
+    type Result = ResponseFuture<Value>;
+
+    fn handle(&mut self, r: ServerRequest, _ctx: &mut Self::Context) -> Self::Result {
+        let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
+        let method = jsonrpc::method(&r.msg).unwrap_or_default().to_string();
+        let needed = match method.as_str() {
+            "sampling/createMessage" => Some("sampling"),
+            "elicitation/create" => Some("elicitation"),
+            "roots/list" => Some("roots"),
+            _ => None,
+        };
+        let caps = self
+            .negotiated
+            .as_ref()
+            .map(|n| n.client_caps.clone())
+            .unwrap_or(json!({}));
+        if let Some(cap) = needed {
+            if caps.get(cap).is_none() {
+                return Box::pin(async move {
+                    jsonrpc::error(id, code::METHOD_NOT_FOUND, format!("the host did not declare the {cap} capability, so it cannot answer {method}"))
+                });
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        self.owed.insert(jsonrpc::id_key(&id), tx);
+        self.send_related(r.msg, r.related.as_ref());
+        Box::pin(async move {
+            match tokio::time::timeout(SERVER_REQUEST_TIMEOUT, rx).await {
+                Ok(Ok(answer)) => answer,
+                _ => jsonrpc::error(
+                    id,
+                    code::INTERNAL_ERROR,
+                    format!("the host did not answer {method}"),
+                ),
+            }
+        })
+    }
+}

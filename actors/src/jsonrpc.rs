@@ -1,0 +1,179 @@
+//! JSON-RPC 2.0 message helpers.
+//!
+//! The proxy forwards messages as `serde_json::Value` rather than typed MCP structs: a typed
+//! round trip would drop fields this build does not know (new `_meta` keys, new content types,
+//! newer protocol revisions), and transparency is the product's promise.
+
+use serde_json::{json, Value};
+
+/// JSON-RPC error codes used by the proxy.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP: resource not found.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// Implementation-defined: the upstream is not reachable right now.
+    pub const UPSTREAM_UNAVAILABLE: i64 = -32001;
+    /// Implementation-defined: request body over the configured cap.
+    pub const PAYLOAD_TOO_LARGE: i64 = -32000;
+}
+
+/// What kind of JSON-RPC message a value is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Request,
+    Notification,
+    Response,
+    Invalid(String),
+}
+
+/// Classifies a message, naming what is wrong with an invalid one.
+pub fn kind(msg: &Value) -> Kind {
+    let Some(obj) = msg.as_object() else {
+        return Kind::Invalid("a JSON-RPC message must be a JSON object".into());
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Kind::Invalid("\"jsonrpc\" must be the string \"2.0\"".into());
+    }
+    let has_id = obj.contains_key("id");
+    if let Some(method) = obj.get("method") {
+        if !method.is_string() {
+            return Kind::Invalid("\"method\" must be a string".into());
+        }
+        if has_id {
+            if !valid_id(&obj["id"]) {
+                return Kind::Invalid("\"id\" must be a string or an integer".into());
+            }
+            return Kind::Request;
+        }
+        return Kind::Notification;
+    }
+    if has_id && (obj.contains_key("result") || obj.contains_key("error")) {
+        return Kind::Response;
+    }
+    Kind::Invalid("a message needs \"method\" (request or notification) or \"result\"/\"error\" with an \"id\" (response)".into())
+}
+
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+pub fn method(msg: &Value) -> Option<&str> {
+    msg.get("method").and_then(Value::as_str)
+}
+
+pub fn id(msg: &Value) -> Option<&Value> {
+    msg.get("id")
+}
+
+pub fn params(msg: &Value) -> &Value {
+    msg.get("params").unwrap_or(&Value::Null)
+}
+
+pub fn request(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
+}
+
+pub fn notification(method: &str, params: Value) -> Value {
+    if params.is_null() {
+        json!({"jsonrpc": "2.0", "method": method})
+    } else {
+        json!({"jsonrpc": "2.0", "method": method, "params": params})
+    }
+}
+
+pub fn result(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+pub fn error_with_data(id: Value, code: i64, message: impl Into<String>, data: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into(), "data": data}})
+}
+
+/// A hashable key for a JSON-RPC id (ids may be strings or numbers; `1` and `"1"` differ).
+pub fn id_key(id: &Value) -> String {
+    match id {
+        Value::String(s) => format!("s:{s}"),
+        other => format!("n:{other}"),
+    }
+}
+
+/// The progress token a request carries in `params._meta.progressToken`, if any.
+pub fn progress_token(msg: &Value) -> Option<&Value> {
+    msg.get("params")?.get("_meta")?.get("progressToken")
+}
+
+pub fn set_progress_token(msg: &mut Value, token: Value) {
+    if let Some(meta) = msg
+        .pointer_mut("/params/_meta")
+        .and_then(Value::as_object_mut)
+    {
+        meta.insert("progressToken".into(), token);
+    }
+}
+
+/// Parses a body that is one message or a batch; the error names what is wrong.
+pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    match v {
+        Value::Array(items) if items.is_empty() => {
+            Err("an empty batch is not a valid JSON-RPC message".into())
+        }
+        Value::Array(items) => Ok(items),
+        other => Ok(vec![other]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        assert_eq!(kind(&request(1, "ping", json!({}))), Kind::Request);
+        assert_eq!(
+            kind(&notification("notifications/initialized", Value::Null)),
+            Kind::Notification
+        );
+        assert_eq!(kind(&result(json!("a"), json!({}))), Kind::Response);
+        assert!(matches!(kind(&json!({"id": 1})), Kind::Invalid(_)));
+        assert!(matches!(
+            kind(&json!({"jsonrpc": "1.0", "method": "x"})),
+            Kind::Invalid(_)
+        ));
+        assert!(matches!(
+            kind(&json!({"jsonrpc": "2.0", "id": [1], "method": "x"})),
+            Kind::Invalid(_)
+        ));
+        assert!(matches!(kind(&json!(3)), Kind::Invalid(_)));
+    }
+
+    #[test]
+    fn id_keys_keep_type() {
+        assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
+        assert_eq!(id_key(&json!(7)), id_key(&json!(7)));
+    }
+
+    #[test]
+    fn progress_token_round_trip() {
+        let mut m = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"abc"}}});
+        assert_eq!(progress_token(&m), Some(&json!("abc")));
+        set_progress_token(&mut m, json!(42));
+        assert_eq!(progress_token(&m), Some(&json!(42)));
+    }
+
+    #[test]
+    fn parse_body_errors_name_the_problem() {
+        assert!(parse_body(b"{").unwrap_err().contains("not valid JSON"));
+        assert!(parse_body(b"[]").unwrap_err().contains("empty batch"));
+        assert_eq!(parse_body(br#"[{"a":1},{"b":2}]"#).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,16 @@
+//! The actors of mcp-gen-ui, the typed messages they exchange, and the pure logic they run.
+//!
+//! Actors (one per file, messages beside them): [`upstream_connection`], [`host_session`],
+//! [`session_directory`]. Pure logic: [`jsonrpc`], [`sse`], [`ui_meta`], [`template_form`].
+//! I/O without actor state: [`upstream`] (transports), [`ui_pages`] (rendering).
+
+pub mod host_session;
+pub mod jsonrpc;
+pub mod metrics;
+pub mod session_directory;
+pub mod sse;
+pub mod template_form;
+pub mod ui_meta;
+pub mod ui_pages;
+pub mod upstream;
+pub mod upstream_connection;

@@ -1,0 +1,287 @@
+//! Streamable HTTP upstream: every outgoing message is a POST; answers come back as JSON or as
+//! an SSE stream on that POST; server-initiated messages also arrive on an optional GET stream.
+//! A 404 for a known session means the upstream forgot us: the link closes so that the
+//! supervisor re-initializes.
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{describe_http_error, http_client, Link, LinkEvent};
+use crate::jsonrpc;
+use crate::sse;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+#[derive(Default)]
+struct SessionState {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    get_stream_started: bool,
+}
+
+struct Shared {
+    client: reqwest::Client,
+    url: url::Url,
+    state: Mutex<SessionState>,
+    events: mpsc::UnboundedSender<LinkEvent>,
+    cancel: CancellationToken,
+}
+
+pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Link, String> {
+    let client = http_client(&headers)?;
+    let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
+    let (events, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
+    let cancel = CancellationToken::new();
+    let shared = Arc::new(Shared {
+        client,
+        url,
+        state: Mutex::default(),
+        events,
+        cancel: cancel.clone(),
+    });
+
+    let s = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = s.cancel.cancelled() => break,
+                msg = to_up_rx.recv() => {
+                    let Some(msg) = msg else { break };
+                    // initialize must finish (and hand us the session id) before anything else
+                    // is sent; the actor guarantees that ordering by awaiting its answer.
+                    let s2 = s.clone();
+                    tokio::spawn(async move { s2.post(msg).await });
+                }
+            }
+        }
+        s.end_session().await;
+    });
+    Ok(Link::new(to_up_tx, from_up_rx, cancel))
+}
+
+impl Shared {
+    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        let st = self.state.lock().expect("state lock");
+        let mut rb = self.client.request(method, self.url.clone());
+        if let Some(id) = &st.session_id {
+            rb = rb.header(SESSION_HEADER, id);
+        }
+        if let Some(v) = &st.protocol_version {
+            rb = rb.header(VERSION_HEADER, v);
+        }
+        rb
+    }
+
+    async fn post(self: Arc<Self>, msg: Value) {
+        let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
+        let is_initialize = jsonrpc::method(&msg) == Some("initialize");
+        let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
+        let id = jsonrpc::id(&msg).cloned();
+        let had_session = self.state.lock().expect("state lock").session_id.is_some();
+        let resp = self
+            .request(reqwest::Method::POST)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .json(&msg)
+            .send()
+            .await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                let why = format!("the upstream did not answer: {}", describe_http_error(&e));
+                if e.is_connect() {
+                    let _ = self.events.send(LinkEvent::Closed(why));
+                } else if let (true, Some(id)) = (is_request, id) {
+                    let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
+                        id,
+                        jsonrpc::code::UPSTREAM_UNAVAILABLE,
+                        why,
+                    )));
+                }
+                return;
+            }
+        };
+        let status = resp.status();
+        if is_initialize {
+            let mut st = self.state.lock().expect("state lock");
+            st.session_id = resp
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            let _ = self.events.send(LinkEvent::Closed(
+                "the upstream HTTP session expired (404); re-initializing".into(),
+            ));
+            return;
+        }
+        if !status.is_success() {
+            let body = resp.text().await.unwrap_or_default();
+            // A JSON-RPC error body is the upstream's own answer: pass it through as is.
+            if let Ok(v) = serde_json::from_str::<Value>(&body) {
+                if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
+                    let _ = self.events.send(LinkEvent::Message(v));
+                    return;
+                }
+            }
+            if let (true, Some(id)) = (is_request, id) {
+                let snippet: String = body.chars().take(300).collect();
+                let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
+                    id,
+                    jsonrpc::code::UPSTREAM_UNAVAILABLE,
+                    format!("the upstream answered HTTP {status}: {snippet}"),
+                )));
+            } else {
+                tracing::warn!(component = "upstream", event = "post_rejected", status = %status, "upstream rejected a notification or response");
+            }
+            return;
+        }
+        let ctype = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .cloned()
+            .unwrap_or(HeaderValue::from_static(""));
+        let ctype = ctype.to_str().unwrap_or("");
+        if ctype.starts_with("text/event-stream") {
+            self.clone().read_sse(resp, is_initialize).await;
+        } else if ctype.starts_with("application/json") {
+            match resp.bytes().await {
+                Ok(b) if !b.is_empty() => match jsonrpc::parse_body(&b) {
+                    Ok(msgs) => {
+                        for m in msgs {
+                            self.deliver(m, is_initialize);
+                        }
+                    }
+                    Err(e) => self.fail_request(
+                        is_request,
+                        id,
+                        format!("the upstream sent a malformed answer: {e}"),
+                    ),
+                },
+                Ok(_) => {}
+                Err(e) => self.fail_request(
+                    is_request,
+                    id,
+                    format!("the upstream answer broke off: {}", describe_http_error(&e)),
+                ),
+            }
+        }
+        if is_initialized {
+            self.clone().open_get_stream();
+        }
+    }
+
+    fn fail_request(&self, is_request: bool, id: Option<Value>, why: String) {
+        if let (true, Some(id)) = (is_request, id) {
+            let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
+                id,
+                jsonrpc::code::UPSTREAM_UNAVAILABLE,
+                why,
+            )));
+        }
+    }
+
+    fn deliver(&self, msg: Value, is_initialize: bool) {
+        if is_initialize {
+            if let Some(v) = msg
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+            {
+                self.state.lock().expect("state lock").protocol_version = Some(v.to_string());
+            }
+        }
+        let _ = self.events.send(LinkEvent::Message(msg));
+    }
+
+    async fn read_sse(self: Arc<Self>, resp: reqwest::Response, is_initialize: bool) {
+        let mut parser = sse::Parser::default();
+        let mut body = resp.bytes_stream();
+        loop {
+            let chunk = tokio::select! {
+                _ = self.cancel.cancelled() => return,
+                c = body.next() => c,
+            };
+            match chunk {
+                Some(Ok(bytes)) => {
+                    for ev in parser.feed(&bytes) {
+                        if ev.data.trim().is_empty()
+                            || ev.event.as_deref().is_some_and(|e| e != "message")
+                        {
+                            continue;
+                        }
+                        match serde_json::from_str::<Value>(&ev.data) {
+                            Ok(m) => self.deliver(m, is_initialize),
+                            Err(_) => tracing::warn!(
+                                component = "upstream",
+                                event = "bad_sse_data",
+                                "upstream SSE event is not JSON; ignored"
+                            ),
+                        }
+                    }
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(component = "upstream", event = "sse_broken", error = %describe_http_error(&e), "upstream SSE stream broke off");
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// The GET stream carries server-initiated messages; servers may answer 405 (none offered).
+    fn open_get_stream(self: Arc<Self>) {
+        {
+            let mut st = self.state.lock().expect("state lock");
+            if st.get_stream_started || st.session_id.is_none() {
+                return;
+            }
+            st.get_stream_started = true;
+        }
+        tokio::spawn(async move {
+            let mut delay = std::time::Duration::from_secs(1);
+            loop {
+                let resp = self
+                    .request(reqwest::Method::GET)
+                    .header(ACCEPT, "text/event-stream")
+                    .send()
+                    .await;
+                match resp {
+                    Ok(r) if r.status().is_success() => {
+                        delay = std::time::Duration::from_secs(1);
+                        self.clone().read_sse(r, false).await;
+                    }
+                    Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
+                    Ok(r) if r.status() == StatusCode::NOT_FOUND => {
+                        let _ = self.events.send(LinkEvent::Closed(
+                            "the upstream HTTP session expired (404); re-initializing".into(),
+                        ));
+                        return;
+                    }
+                    Ok(_) | Err(_) => {}
+                }
+                tokio::select! {
+                    _ = self.cancel.cancelled() => return,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(std::time::Duration::from_secs(30));
+            }
+        });
+    }
+
+    /// Best effort: tell the upstream the session is over (DELETE), as the spec asks.
+    async fn end_session(&self) {
+        if self.state.lock().expect("state lock").session_id.is_none() {
+            return;
+        }
+        let req = self.request(reqwest::Method::DELETE).send();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), req).await;
+    }
+}

@@ -1,0 +1,125 @@
+//! Command line. Flags override environment variables (`MCP_GEN_UI_*`), which override the
+//! config file, which overrides defaults. `settings::resolve` applies that order.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum UpstreamTransportArg {
+    StreamableHttp,
+    Sse,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum HostTransportArg {
+    Http,
+    Stdio,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ProviderArg {
+    Anthropic,
+    Openai,
+    Ollama,
+    Offline,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LogFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Parser, Default)]
+#[command(name = "mcp-gen-ui", version, about = "Gives every plain MCP tool server an interactive MCP Apps UI.", long_about = None)]
+pub struct Args {
+    /// JSON config file (see --print-config-schema).
+    #[arg(long, env = "MCP_GEN_UI_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// stdio upstream: the command and its arguments, shell-style quoted.
+    #[arg(long, env = "MCP_GEN_UI_UPSTREAM", value_name = "CMD ARGS...")]
+    pub upstream: Option<String>,
+
+    /// Remote upstream URL (Streamable HTTP endpoint, or the /sse URL with --upstream-transport sse).
+    #[arg(long, env = "MCP_GEN_UI_UPSTREAM_URL", value_name = "URL")]
+    pub upstream_url: Option<String>,
+
+    /// Transport of a remote upstream.
+    #[arg(long, env = "MCP_GEN_UI_UPSTREAM_TRANSPORT", value_enum)]
+    pub upstream_transport: Option<UpstreamTransportArg>,
+
+    /// "Name: value" header for a remote upstream; repeatable.
+    #[arg(long = "upstream-header", value_name = "NAME: VALUE")]
+    pub upstream_headers: Vec<String>,
+
+    /// KEY=VALUE environment variable for a stdio upstream; repeatable.
+    #[arg(long = "upstream-env", value_name = "KEY=VALUE")]
+    pub upstream_env: Vec<String>,
+
+    /// How hosts connect: http (Streamable HTTP /mcp and legacy SSE /sse) or stdio.
+    #[arg(long, env = "MCP_GEN_UI_TRANSPORT", value_enum)]
+    pub transport: Option<HostTransportArg>,
+
+    /// ADDR:PORT for the HTTP transport [default: 127.0.0.1:8080].
+    #[arg(long, env = "MCP_GEN_UI_LISTEN", value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+
+    /// Origin allowed besides localhost ones (e.g. https://app.example.com); repeatable.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+
+    /// Host header value allowed besides localhost ones (e.g. mcp.internal:8080); repeatable.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+
+    /// LLM provider; unset: the one whose API key is in the environment, else offline.
+    #[arg(long, env = "MCP_GEN_UI_PROVIDER", value_enum)]
+    pub provider: Option<ProviderArg>,
+
+    /// LLM model name.
+    #[arg(long, env = "MCP_GEN_UI_MODEL")]
+    pub model: Option<String>,
+
+    /// LLM API base URL.
+    #[arg(long, env = "MCP_GEN_UI_LLM_BASE_URL", value_name = "URL")]
+    pub llm_base_url: Option<String>,
+
+    /// Persist generated UIs in this folder.
+    #[arg(long, env = "MCP_GEN_UI_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Do not cache UIs.
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Debug logging.
+    #[arg(long)]
+    pub debug: bool,
+
+    /// Log format.
+    #[arg(long, env = "MCP_GEN_UI_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormatArg>,
+
+    /// Log level (error, warn, info, debug, trace) or a tracing filter directive.
+    #[arg(long, env = "MCP_GEN_UI_LOG_LEVEL", value_name = "LEVEL")]
+    pub log_level: Option<String>,
+
+    /// Wrap the bundled demo upstream (weather tools); no other upstream flag.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Print the config file's JSON Schema and exit.
+    #[arg(long)]
+    pub print_config_schema: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the bundled demo MCP server on stdio (what --demo wraps).
+    DemoUpstream,
+}

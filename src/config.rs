@@ -1,0 +1,374 @@
+//! The configuration file (JSON, camelCase keys), its defaults and its validation. The JSON
+//! Schema shipped as `config.schema.json` is generated from these types (see the test).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A configuration error: the field and what to do about it. Exits with status 2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid configuration: {}: {}", self.field, self.message)
+    }
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// mcp-gen-ui configuration. Command-line flags override environment variables, which
+/// override this file, which overrides the defaults.
+pub struct Config {
+    #[serde(default)]
+    pub upstream: UpstreamConfig,
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub llm: LlmConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    #[serde(default)]
+    pub generation: GenerationConfig,
+    #[serde(default)]
+    pub logging: LoggingConfig,
+    #[serde(default)]
+    pub tool_refresh: ToolRefreshConfig,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpstreamTransport {
+    Stdio,
+    Sse,
+    StreamableHttp,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// The MCP server to wrap.
+pub struct UpstreamConfig {
+    /// stdio (spawn `command`), sse (legacy HTTP+SSE at `url`) or streamable-http (at `url`).
+    /// Defaults to stdio when `command` is set, else streamable-http.
+    pub transport: Option<UpstreamTransport>,
+    /// stdio: the program to run.
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// stdio: extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// stdio: working directory.
+    pub cwd: Option<PathBuf>,
+    /// sse / streamable-http: the endpoint URL.
+    pub url: Option<String>,
+    /// sse / streamable-http: extra request headers (for example Authorization).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum HostTransport {
+    #[default]
+    Http,
+    Stdio,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// The host side: how hosts reach this service.
+pub struct ServerConfig {
+    /// http (Streamable HTTP at /mcp and legacy SSE at /sse on one port) or stdio.
+    pub transport: HostTransport,
+    /// ADDR:PORT to listen on (http).
+    pub listen: String,
+    /// Origins allowed in the Origin header, besides localhost ones.
+    pub allowed_origins: Vec<String>,
+    /// Hosts allowed in the Host header, besides localhost ones.
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// A Streamable HTTP session idle this long, with no stream open, is closed.
+    pub session_idle_timeout_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            transport: HostTransport::Http,
+            listen: "127.0.0.1:8080".into(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            session_idle_timeout_secs: 1800,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Anthropic,
+    Openai,
+    Ollama,
+    Offline,
+}
+
+impl Provider {
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::Openai => "openai",
+            Provider::Ollama => "ollama",
+            Provider::Offline => "offline",
+        }
+    }
+
+    pub fn key_var(self) -> Option<&'static str> {
+        match self {
+            Provider::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Provider::Openai => Some("OPENAI_API_KEY"),
+            Provider::Ollama => Some("OLLAMA_API_KEY"),
+            Provider::Offline => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// The LLM that writes UIs.
+pub struct LlmConfig {
+    /// anthropic, openai, ollama or offline. Unset: the provider whose API key is in the
+    /// environment, else offline.
+    pub provider: Option<Provider>,
+    pub model: Option<String>,
+    /// Base URL of the provider's API (any OpenAI-compatible server for openai).
+    pub base_url: Option<String>,
+    /// Prefer the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, OLLAMA_API_KEY): a key here
+    /// works but logs a warning.
+    pub api_key: Option<String>,
+    pub temperature: f64,
+    pub max_tokens: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: None,
+            model: None,
+            base_url: None,
+            api_key: None,
+            temperature: 0.2,
+            max_tokens: 16000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheType {
+    #[default]
+    Memory,
+    Filesystem,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// The UI cache.
+pub struct CacheConfig {
+    pub enabled: bool,
+    #[serde(rename = "type")]
+    pub kind: CacheType,
+    /// Folder for `filesystem`.
+    pub dir: Option<PathBuf>,
+    pub max_entries: u64,
+    pub max_entry_size_bytes: u64,
+    pub max_total_size_bytes: u64,
+    pub ttl_seconds: Option<u64>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: true,
+            kind: CacheType::Memory,
+            dir: None,
+            max_entries: 100,
+            max_entry_size_bytes: 512_000,
+            max_total_size_bytes: 52_428_800,
+            ttl_seconds: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// UI generation.
+pub struct GenerationConfig {
+    /// Wall-clock budget for one generation, all retries included.
+    pub timeout_ms: u64,
+    pub max_retries: u32,
+    pub max_concurrent_generations: usize,
+    /// When set, only these tools get a UI; every tool is still proxied.
+    pub enabled_tools: Option<Vec<String>>,
+    /// light or dark: the theme hint given to the LLM.
+    pub theme: Option<String>,
+}
+
+impl Default for GenerationConfig {
+    fn default() -> Self {
+        GenerationConfig {
+            timeout_ms: 15_000,
+            max_retries: 2,
+            max_concurrent_generations: 2,
+            enabled_tools: None,
+            theme: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Logs (always to stderr or a file: stdout belongs to the stdio transport).
+pub struct LoggingConfig {
+    /// error, warn, info, debug, trace, or a tracing filter directive.
+    pub level: String,
+    pub format: LogFormat,
+    /// Append logs to this file instead of stderr.
+    pub file: Option<PathBuf>,
+    pub redact_sensitive_data: bool,
+}
+
+impl Default for LoggingConfig {
+    fn default() -> Self {
+        LoggingConfig {
+            level: "info".into(),
+            format: LogFormat::Text,
+            file: None,
+            redact_sensitive_data: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Periodic re-listing of the upstream's tools.
+pub struct ToolRefreshConfig {
+    pub enabled: bool,
+    pub interval_ms: u64,
+}
+
+impl Default for ToolRefreshConfig {
+    fn default() -> Self {
+        ToolRefreshConfig {
+            enabled: false,
+            interval_ms: 300_000,
+        }
+    }
+}
+
+/// Parses a config file; errors name the field by its JSON path.
+pub fn parse(text: &str) -> Result<Config, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let field = if path == "." {
+            "(file)".to_string()
+        } else {
+            path
+        };
+        let hint = if inner.to_string().contains("unknown field") {
+            "; remove it or fix its spelling (`mcp-gen-ui --print-config-schema` lists every key)"
+        } else if inner.is_syntax() || inner.is_eof() {
+            "; the file must be valid JSON"
+        } else {
+            ""
+        };
+        ConfigError::new(field, format!("{inner}{hint}"))
+    })
+}
+
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::new("--config", format!("cannot read {}: {e}", path.display()))
+    })?;
+    parse(&text)
+}
+
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(Config);
+    serde_json::to_string_pretty(&schema).expect("schema serializes") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_schema_matches_the_code() {
+        let shipped = include_str!("../config.schema.json");
+        assert_eq!(
+            shipped,
+            schema_json(),
+            "config.schema.json is stale: run `cargo run -- --print-config-schema > config.schema.json`"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = parse(r#"{"upstream": {"comand": "x"}}"#).unwrap_err();
+        assert_eq!(e.field, "upstream.comand");
+        assert!(e.message.contains("spelling"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let e = parse(r#"{"generation": {"timeoutMs": "soon"}}"#).unwrap_err();
+        assert_eq!(e.field, "generation.timeoutMs");
+        let e = parse(r#"{"llm": {"provider": "gpt"}}"#).unwrap_err();
+        assert_eq!(e.field, "llm.provider");
+        assert!(
+            e.message.contains("anthropic"),
+            "lists the valid values: {e}"
+        );
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let c = parse(r#"{"upstream": {"command": "node", "args": ["a.js"]}}"#).unwrap();
+        assert_eq!(c.generation.timeout_ms, 15_000);
+        assert_eq!(c.server.listen, "127.0.0.1:8080");
+        assert_eq!(c.cache.max_total_size_bytes, 52_428_800);
+    }
+
+    #[test]
+    fn syntax_errors_say_json() {
+        let e = parse("{").unwrap_err();
+        assert!(e.message.contains("valid JSON"), "{e}");
+    }
+}

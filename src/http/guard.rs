@@ -1,0 +1,113 @@
+//! DNS-rebinding protection: the Host and Origin headers must name this machine or an entry of
+//! the allow-lists. Pure functions, so the rules are tested without a server.
+
+/// Hosts that are always local.
+const LOCAL: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
+
+/// `host:port` or `[v6]:port` without the port.
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return match rest.find(']') {
+            Some(i) => &host[..i + 2],
+            None => host,
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+fn is_local(host: &str) -> bool {
+    let h = strip_port(host).to_ascii_lowercase();
+    LOCAL.contains(&h.as_str())
+}
+
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    if is_local(host) || allowed.iter().any(|a| a == "*") {
+        return true;
+    }
+    let bare = strip_port(host);
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(bare))
+}
+
+pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    if allowed
+        .iter()
+        .any(|a| a == "*" || a.eq_ignore_ascii_case(origin))
+    {
+        return true;
+    }
+    match url::Url::parse(origin) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => u.host_str().is_some_and(is_local),
+        _ => false,
+    }
+}
+
+/// Checks both headers; the error says which one failed and how to allow it.
+pub fn check(
+    host: Option<&str>,
+    origin: Option<&str>,
+    allowed_hosts: &[String],
+    allowed_origins: &[String],
+) -> Result<(), String> {
+    if let Some(h) = host {
+        if !host_allowed(h, allowed_hosts) {
+            return Err(format!("Host {h:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it", strip_port(h)));
+        }
+    }
+    if let Some(o) = origin {
+        if !origin_allowed(o, allowed_origins) {
+            return Err(format!("Origin {o:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {o} to accept it"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_hosts_pass() {
+        for h in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:8080",
+            "LOCALHOST",
+        ] {
+            assert!(host_allowed(h, &[]), "{h}");
+        }
+    }
+
+    #[test]
+    fn foreign_hosts_fail_unless_listed() {
+        assert!(!host_allowed("evil.example.com", &[]));
+        assert!(!host_allowed("localhost.evil.com:80", &[]));
+        assert!(host_allowed("mcp.internal:8080", &["mcp.internal".into()]));
+        assert!(host_allowed("anything", &["*".into()]));
+    }
+
+    #[test]
+    fn origins() {
+        assert!(origin_allowed("http://localhost:6274", &[]));
+        assert!(origin_allowed("http://127.0.0.1", &[]));
+        assert!(!origin_allowed("http://evil.example.com", &[]));
+        assert!(!origin_allowed("null", &[]));
+        assert!(origin_allowed(
+            "https://app.example.com",
+            &["https://app.example.com".into()]
+        ));
+    }
+
+    #[test]
+    fn error_names_the_header_and_the_fix() {
+        let e = check(Some("evil.example.com"), None, &[], &[]).unwrap_err();
+        assert!(e.contains("Host") && e.contains("--allowed-host evil.example.com"));
+        let e = check(Some("localhost"), Some("http://evil.example.com"), &[], &[]).unwrap_err();
+        assert!(e.contains("Origin") && e.contains("--allowed-origin"));
+    }
+}

@@ -1,0 +1,94 @@
+//! Legacy HTTP+SSE (MCP 2024-11-05): `GET /sse` opens the session stream, whose first event
+//! names `/messages?sessionId=...`; the host POSTs there and reads answers on the stream.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use mcp_gen_ui_actors::host_session::{AttachStream, Incoming, Transport};
+use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
+use mcp_gen_ui_actors::session_directory::Lookup;
+use mcp_gen_ui_actors::sse;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{json_error, sse_body, Edge};
+
+pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    let (session_id, session) = edge.open_session(Transport::Sse);
+    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    session.do_send(AttachStream { sink: tx });
+    let endpoint = sse::format(
+        Some("endpoint"),
+        None,
+        &format!("/messages?sessionId={session_id}"),
+    );
+    HttpResponse::Ok()
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, Some(endpoint), session_id))
+}
+
+#[derive(Deserialize)]
+pub struct SessionQuery {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+pub async fn post(
+    req: HttpRequest,
+    query: web::Query<SessionQuery>,
+    payload: web::Payload,
+    edge: web::Data<Edge>,
+) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    let Some(id) = query.into_inner().session_id else {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "the sessionId query parameter is required: use the endpoint URL the /sse stream sent",
+        );
+    };
+    let session = match edge.directory.send(Lookup { id: id.clone() }).await {
+        Ok(Some(s)) => s,
+        _ => {
+            return json_error(
+                StatusCode::NOT_FOUND,
+                code::INVALID_REQUEST,
+                format!("session {id} not found (its /sse stream closed): open /sse again"),
+            )
+        }
+    };
+    let body = match edge.read_body(&req, payload).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let msgs = match jsonrpc::parse_body(&body) {
+        Ok(m) => m,
+        Err(why) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                code::PARSE_ERROR,
+                format!("Parse error: {why}"),
+            )
+        }
+    };
+    if msgs.len() == 1 {
+        if let Kind::Invalid(why) = jsonrpc::kind(&msgs[0]) {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                format!("Invalid request: {why}"),
+            );
+        }
+    }
+    for m in msgs {
+        session.do_send(Incoming { msg: m, sink: None });
+    }
+    HttpResponse::Accepted().body("Accepted")
+}

@@ -1,0 +1,192 @@
+//! The HTTP edge: one port for Streamable HTTP (`/mcp`), legacy HTTP+SSE (`/sse`, `/messages`)
+//! and operations (`/healthz`, `/readyz`, `/metrics`). Handlers translate between the wire and
+//! actor messages; they hold no state of their own.
+
+// Handlers return `HttpResponse` as the early-exit error: it is what gets sent.
+#![allow(clippy::result_large_err)]
+
+pub mod guard;
+mod legacy_sse;
+mod ops;
+mod streamable;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Addr;
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use futures::StreamExt;
+use mcp_gen_ui_actors::host_session::{HostSession, Transport};
+use mcp_gen_ui_actors::jsonrpc::{self, code};
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::session_directory::{Insert, SessionDirectory};
+use mcp_gen_ui_actors::sse;
+use mcp_gen_ui_actors::ui_pages::UiPages;
+use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// Shared, immutable handles: every handler gets the same `Addr`s.
+#[derive(Clone)]
+pub struct Edge {
+    pub upstream: Addr<UpstreamConnection>,
+    pub directory: Addr<SessionDirectory>,
+    pub pages: Arc<UiPages>,
+    pub metrics: Arc<Metrics>,
+    pub allowed_hosts: Arc<Vec<String>>,
+    pub allowed_origins: Arc<Vec<String>>,
+    pub max_body_bytes: usize,
+    pub session_idle_timeout: Duration,
+}
+
+impl Edge {
+    /// Starts a host session and files it in the directory.
+    pub fn open_session(&self, transport: Transport) -> (String, Addr<HostSession>) {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let addr = actix::Actor::start(HostSession::new(
+            id.clone(),
+            transport,
+            self.upstream.clone(),
+            Some(self.directory.clone()),
+            self.pages.clone(),
+            self.metrics.clone(),
+            self.session_idle_timeout,
+        ));
+        self.directory.do_send(Insert {
+            id: id.clone(),
+            addr: addr.clone(),
+        });
+        (id, addr)
+    }
+
+    /// DNS-rebinding check; `Err` is the response to send.
+    fn guard(&self, req: &HttpRequest) -> Result<(), HttpResponse> {
+        let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
+        guard::check(
+            header("host"),
+            header("origin"),
+            &self.allowed_hosts,
+            &self.allowed_origins,
+        )
+        .map_err(|why| {
+            json_error(
+                actix_web::http::StatusCode::FORBIDDEN,
+                code::INVALID_REQUEST,
+                why,
+            )
+        })
+    }
+
+    /// Reads the body up to the cap; over it answers 413 with a JSON-RPC error, not "bad JSON".
+    async fn read_body(
+        &self,
+        req: &HttpRequest,
+        mut payload: web::Payload,
+    ) -> Result<Bytes, HttpResponse> {
+        let too_big = || {
+            json_error(
+                actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+                code::PAYLOAD_TOO_LARGE,
+                format!(
+                    "request body is larger than the {} byte limit (server.maxBodyBytes)",
+                    self.max_body_bytes
+                ),
+            )
+        };
+        let declared = req
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > self.max_body_bytes) {
+            return Err(too_big());
+        }
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| {
+                json_error(
+                    actix_web::http::StatusCode::BAD_REQUEST,
+                    code::PARSE_ERROR,
+                    format!("could not read the request body: {e}"),
+                )
+            })?;
+            if body.len() + chunk.len() > self.max_body_bytes {
+                return Err(too_big());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    }
+}
+
+pub fn json_error(
+    status: actix_web::http::StatusCode,
+    code: i64,
+    message: impl Into<String>,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("application/json")
+        .body(jsonrpc::error(Value::Null, code, message).to_string())
+}
+
+/// An SSE body from a channel of messages, with an optional first event and keep-alives.
+/// `priming` sends an event with an id and empty data first (SEP-1699: lets clients resume).
+pub fn sse_body(
+    rx: mpsc::UnboundedReceiver<Value>,
+    first: Option<String>,
+    stream_id: String,
+) -> impl futures::Stream<Item = Result<Bytes, actix_web::Error>> {
+    enum Item {
+        Msg(Option<Value>),
+        Tick,
+    }
+    // Yields every message, then one `Msg(None)` when the channel closes, then ends.
+    let messages = futures::stream::unfold(Some(rx), |state| async move {
+        let mut rx = state?;
+        match rx.recv().await {
+            Some(v) => Some((Item::Msg(Some(v)), Some(rx))),
+            None => Some((Item::Msg(None), None)),
+        }
+    });
+    let ticks = futures::stream::unfold((), |_| async {
+        tokio::time::sleep(KEEPALIVE).await;
+        Some((Item::Tick, ()))
+    });
+    let mut n: u64 = 0;
+    let merged = futures::stream::select(messages, ticks)
+        .take_while(|i| futures::future::ready(!matches!(i, Item::Msg(None))));
+    let body = merged.map(move |item| {
+        let text = match item {
+            Item::Msg(Some(v)) => {
+                n += 1;
+                sse::format(
+                    Some("message"),
+                    Some(&format!("{stream_id}-{n}")),
+                    &v.to_string(),
+                )
+            }
+            Item::Msg(None) => String::new(),
+            Item::Tick => ": keep-alive\n\n".to_string(),
+        };
+        Ok(Bytes::from(text))
+    });
+    futures::stream::iter(first.map(|f| Ok(Bytes::from(f)))).chain(body)
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/mcp")
+            .route(web::post().to(streamable::post))
+            .route(web::get().to(streamable::get))
+            .route(web::delete().to(streamable::delete)),
+    )
+    .service(web::resource("/sse").route(web::get().to(legacy_sse::open)))
+    .service(web::resource("/messages").route(web::post().to(legacy_sse::post)))
+    .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
+    .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
+    .service(web::resource("/metrics").route(web::get().to(ops::metrics)));
+}

@@ -1,0 +1,186 @@
+//! Streamable HTTP (MCP 2025-03-26 and later) at `/mcp`: POST carries messages and answers
+//! them on an SSE stream (or JSON for initialize), GET opens the session's own stream, DELETE
+//! ends the session. The session id travels in `Mcp-Session-Id`.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use mcp_gen_ui_actors::host_session::{AttachStream, Close, HostSession, Incoming, Transport};
+use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
+use mcp_gen_ui_actors::session_directory::Lookup;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{json_error, sse_body, Edge};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+fn accepts(req: &HttpRequest, what: &str) -> bool {
+    req.headers()
+        .get_all("accept")
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains(what) || v.contains("*/*"))
+}
+
+async fn find_session(
+    edge: &Edge,
+    req: &HttpRequest,
+) -> Result<(String, actix::Addr<HostSession>), HttpResponse> {
+    let Some(id) = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return Err(json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, "Mcp-Session-Id header is required: send initialize first and echo the session id it returns"));
+    };
+    match edge.directory.send(Lookup { id: id.clone() }).await {
+        Ok(Some(addr)) => Ok((id, addr)),
+        _ => Err(json_error(
+            StatusCode::NOT_FOUND,
+            code::INVALID_REQUEST,
+            format!("session {id} not found (it expired or was closed): initialize a new session"),
+        )),
+    }
+}
+
+pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
+        return json_error(
+            StatusCode::NOT_ACCEPTABLE,
+            code::INVALID_REQUEST,
+            "the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    let ctype = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ctype.starts_with("application/json") {
+        return json_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let body = match edge.read_body(&req, payload).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let msgs = match jsonrpc::parse_body(&body) {
+        Ok(m) => m,
+        Err(why) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                code::PARSE_ERROR,
+                format!("Parse error: {why}"),
+            )
+        }
+    };
+    let kinds: Vec<Kind> = msgs.iter().map(jsonrpc::kind).collect();
+    if let Some(Kind::Invalid(why)) = kinds
+        .iter()
+        .find(|k| matches!(k, Kind::Invalid(_)))
+        .filter(|_| msgs.len() == 1)
+    {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            format!("Invalid request: {why}"),
+        );
+    }
+    let initializing = msgs
+        .iter()
+        .any(|m| jsonrpc::method(m) == Some("initialize"));
+    let (session_id, session) = if initializing {
+        edge.open_session(Transport::StreamableHttp)
+    } else {
+        match find_session(&edge, &req).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    };
+    let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
+    if !kinds.iter().any(expects_answer) {
+        for m in msgs {
+            session.do_send(Incoming { msg: m, sink: None });
+        }
+        return HttpResponse::Accepted()
+            .insert_header((SESSION_HEADER, session_id))
+            .finish();
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    for (m, k) in msgs.into_iter().zip(kinds.iter()) {
+        let sink = expects_answer(k).then(|| tx.clone());
+        session.do_send(Incoming { msg: m, sink });
+    }
+    drop(tx);
+    if initializing {
+        // initialize answers at once and has nothing to stream: plain JSON suits every client.
+        let mut answers = Vec::new();
+        while let Some(v) = rx.recv().await {
+            answers.push(v);
+        }
+        let body = if answers.len() == 1 {
+            answers.pop().expect("one")
+        } else {
+            Value::Array(answers)
+        };
+        return HttpResponse::Ok()
+            .insert_header((SESSION_HEADER, session_id))
+            .content_type("application/json")
+            .body(body.to_string());
+    }
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
+    HttpResponse::Ok()
+        .insert_header((SESSION_HEADER, session_id))
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, Some(priming), stream_id))
+}
+
+/// The session's own stream: notifications and server requests not tied to a POST.
+pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    if !accepts(&req, "text/event-stream") {
+        return json_error(
+            StatusCode::NOT_ACCEPTABLE,
+            code::INVALID_REQUEST,
+            "the Accept header must list text/event-stream",
+        );
+    }
+    let (session_id, session) = match find_session(&edge, &req).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    session.do_send(AttachStream { sink: tx });
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
+    HttpResponse::Ok()
+        .insert_header((SESSION_HEADER, session_id))
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, Some(priming), stream_id))
+}
+
+pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    match find_session(&edge, &req).await {
+        Ok((_, session)) => {
+            session.do_send(Close);
+            HttpResponse::Ok().finish()
+        }
+        Err(r) => r,
+    }
+}

@@ -1,0 +1,149 @@
+//! mcp-gen-ui: wraps one MCP server and gives each of its tools an MCP Apps UI.
+
+mod cli;
+mod config;
+mod demo_upstream;
+mod http;
+mod logging;
+mod settings;
+mod stdio_edge;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor;
+use actix_web::{web, App, HttpServer};
+use clap::Parser;
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::session_directory::{CloseAll, SessionDirectory};
+use mcp_gen_ui_actors::ui_pages::UiPages;
+use mcp_gen_ui_actors::upstream_connection::{Shutdown, UpstreamConnection};
+
+use crate::cli::{Args, Command};
+use crate::config::HostTransport;
+use crate::settings::Settings;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.print_config_schema {
+        print!("{}", config::schema_json());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(Command::DemoUpstream) = args.command {
+        return match demo_upstream::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
+    let settings = match settings::resolve(&args, &|k| std::env::var(k).ok()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-gen-ui: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = logging::init(
+        &settings.log_level,
+        settings.log_format,
+        settings.log_file.as_deref(),
+    ) {
+        eprintln!("mcp-gen-ui: invalid configuration: logging.file: cannot open it: {e}");
+        return ExitCode::from(2);
+    }
+    for w in &settings.warnings {
+        tracing::warn!(component = "config", event = "warning", "{w}");
+    }
+    match actix_web::rt::System::new().block_on(run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-gen-ui: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(settings: Settings) -> std::io::Result<()> {
+    let metrics = Arc::new(Metrics::new());
+    let pages = Arc::new(UiPages::new());
+    // Singletons start once, before the HTTP workers: each worker gets the same addresses.
+    let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone()).start();
+    tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
+
+    let result = match settings.host_transport {
+        HostTransport::Stdio => {
+            eprintln!(
+                "mcp-gen-ui {}: host transport stdio; upstream {}",
+                env!("CARGO_PKG_VERSION"),
+                settings.upstream.describe()
+            );
+            stdio_edge::run(upstream.clone(), pages, metrics, settings.max_body_bytes).await;
+            Ok(())
+        }
+        HostTransport::Http => serve_http(&settings, upstream.clone(), pages, metrics).await,
+    };
+    let _ = upstream.send(Shutdown).await;
+    // The link guard closes the child's stdin, waits for it, then kills its process group.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    result
+}
+
+async fn serve_http(
+    settings: &Settings,
+    upstream: actix::Addr<UpstreamConnection>,
+    pages: Arc<UiPages>,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<()> {
+    let directory = SessionDirectory::default().start();
+    let edge = http::Edge {
+        upstream,
+        directory: directory.clone(),
+        pages,
+        metrics,
+        allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
+        allowed_origins: Arc::new(settings.allowed_origins.clone()),
+        max_body_bytes: settings.max_body_bytes,
+        session_idle_timeout: settings.session_idle_timeout,
+    };
+    let data = web::Data::new(edge);
+    let server =
+        HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
+            .workers(2)
+            .shutdown_timeout(10)
+            .bind(settings.listen)
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot listen on {}: {e}", settings.listen),
+                )
+            })?;
+    let addr = server.addrs().first().copied().unwrap_or(settings.listen);
+    let base = format!("http://{addr}");
+    println!(
+        "mcp-gen-ui {} listening on {base}",
+        env!("CARGO_PKG_VERSION")
+    );
+    println!("  Streamable HTTP  {base}/mcp");
+    println!("  legacy SSE       {base}/sse");
+    println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
+    println!(
+        "  upstream         {}{}",
+        settings.upstream.describe(),
+        if settings.demo { " (bundled demo)" } else { "" }
+    );
+    println!(
+        "  UI provider      {} ({})",
+        settings.provider.name(),
+        settings.provider_reason
+    );
+    tracing::info!(component = "main", event = "listening", address = %addr, "listening");
+    let res = server.run().await;
+    let closed = directory.send(CloseAll).await.unwrap_or(0);
+    tracing::info!(
+        component = "main",
+        event = "stopped",
+        sessions_closed = closed,
+        "HTTP server stopped"
+    );
+    res
+}

@@ -1,0 +1,468 @@
+//! Resolves flags, environment and config file into the settings the service runs with, and
+//! validates them. Pure: no I/O besides reading the config file named by a flag.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use mcp_gen_ui_actors::upstream::UpstreamSpec;
+
+use crate::cli::{Args, HostTransportArg, LogFormatArg, ProviderArg, UpstreamTransportArg};
+use crate::config::{
+    self, Config, ConfigError, HostTransport, LogFormat, Provider, UpstreamTransport,
+};
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub upstream: UpstreamSpec,
+    pub demo: bool,
+    pub host_transport: HostTransport,
+    pub listen: SocketAddr,
+    pub allowed_origins: Vec<String>,
+    pub allowed_hosts: Vec<String>,
+    pub max_body_bytes: usize,
+    pub session_idle_timeout: std::time::Duration,
+    pub provider: Provider,
+    /// Why this provider: for the startup log.
+    pub provider_reason: String,
+    pub log_level: String,
+    pub log_format: LogFormat,
+    pub log_file: Option<PathBuf>,
+    /// Warnings to log once logging is up (a key in the config file, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Reads `KEY` from the process environment; injectable for tests.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
+    let mut cfg = match &args.config {
+        Some(p) => config::load(p)?,
+        None => Config::default(),
+    };
+    let mut warnings = Vec::new();
+
+    // --- upstream ---
+    let flag_upstream = args.upstream.is_some() || args.upstream_url.is_some();
+    if args.demo && flag_upstream {
+        return Err(ConfigError::new("--demo", "--demo wraps the bundled demo upstream; drop --upstream/--upstream-url, or drop --demo"));
+    }
+    if let Some(cmdline) = &args.upstream {
+        let words = shell_words::split(cmdline).map_err(|e| {
+            ConfigError::new(
+                "--upstream",
+                format!("cannot split {cmdline:?} into words: {e}; quote it like a shell command"),
+            )
+        })?;
+        let Some((cmd, rest)) = words.split_first() else {
+            return Err(ConfigError::new("--upstream", "is empty; give the command that starts the MCP server, e.g. --upstream \"npx -y @modelcontextprotocol/server-memory\""));
+        };
+        cfg.upstream.command = Some(cmd.clone());
+        cfg.upstream.args = rest.to_vec();
+        cfg.upstream.url = None;
+        cfg.upstream.transport = Some(UpstreamTransport::Stdio);
+    }
+    if let Some(url) = &args.upstream_url {
+        cfg.upstream.url = Some(url.clone());
+        cfg.upstream.command = None;
+        cfg.upstream.transport = Some(UpstreamTransport::StreamableHttp);
+    }
+    if let Some(t) = args.upstream_transport {
+        if args.upstream.is_some() || (cfg.upstream.url.is_none() && cfg.upstream.command.is_some())
+        {
+            return Err(ConfigError::new("--upstream-transport", "applies to a remote upstream (--upstream-url); a --upstream command always speaks stdio"));
+        }
+        cfg.upstream.transport = Some(match t {
+            UpstreamTransportArg::StreamableHttp => UpstreamTransport::StreamableHttp,
+            UpstreamTransportArg::Sse => UpstreamTransport::Sse,
+        });
+    }
+    for h in &args.upstream_headers {
+        let Some((k, v)) = h.split_once(':') else {
+            return Err(ConfigError::new(
+                "--upstream-header",
+                format!("{h:?} is not \"Name: value\""),
+            ));
+        };
+        cfg.upstream
+            .headers
+            .insert(k.trim().to_string(), v.trim().to_string());
+    }
+    for e in &args.upstream_env {
+        let Some((k, v)) = e.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+            return Err(ConfigError::new(
+                "--upstream-env",
+                format!("{e:?} is not KEY=VALUE"),
+            ));
+        };
+        cfg.upstream.env.insert(k.to_string(), v.to_string());
+    }
+    let demo = args.demo;
+    let upstream = if demo {
+        let exe = std::env::current_exe().map_err(|e| {
+            ConfigError::new(
+                "--demo",
+                format!("cannot find this program's own path to start the demo upstream: {e}"),
+            )
+        })?;
+        UpstreamSpec::Stdio {
+            command: exe.to_string_lossy().into_owned(),
+            args: vec!["demo-upstream".into()],
+            env: Vec::new(),
+            cwd: None,
+        }
+    } else {
+        upstream_spec(&cfg)?
+    };
+
+    // --- host side ---
+    if let Some(t) = args.transport {
+        cfg.server.transport = match t {
+            HostTransportArg::Http => HostTransport::Http,
+            HostTransportArg::Stdio => HostTransport::Stdio,
+        };
+    }
+    if let Some(l) = &args.listen {
+        cfg.server.listen = l.clone();
+    }
+    let listen_field = if args.listen.is_some() {
+        "--listen"
+    } else {
+        "server.listen"
+    };
+    let listen: SocketAddr = cfg.server.listen.parse().map_err(|_| {
+        ConfigError::new(
+            listen_field,
+            format!(
+                "{:?} is not ADDR:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080)",
+                cfg.server.listen
+            ),
+        )
+    })?;
+    cfg.server
+        .allowed_origins
+        .extend(args.allowed_origins.iter().cloned());
+    cfg.server
+        .allowed_hosts
+        .extend(args.allowed_hosts.iter().cloned());
+    if cfg.server.max_body_bytes < 1024 {
+        return Err(ConfigError::new(
+            "server.maxBodyBytes",
+            "must be at least 1024",
+        ));
+    }
+
+    // --- llm ---
+    if let Some(p) = args.provider {
+        cfg.llm.provider = Some(match p {
+            ProviderArg::Anthropic => Provider::Anthropic,
+            ProviderArg::Openai => Provider::Openai,
+            ProviderArg::Ollama => Provider::Ollama,
+            ProviderArg::Offline => Provider::Offline,
+        });
+    }
+    if let Some(m) = &args.model {
+        cfg.llm.model = Some(m.clone());
+    }
+    if let Some(u) = &args.llm_base_url {
+        cfg.llm.base_url = Some(u.clone());
+    }
+    if let Some(u) = &cfg.llm.base_url {
+        let field = if args.llm_base_url.is_some() {
+            "--llm-base-url"
+        } else {
+            "llm.baseUrl"
+        };
+        http_url(u, field)?;
+    }
+    if cfg.llm.api_key.is_some() {
+        warnings.push("llm.apiKey is set in the config file: prefer the provider's environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, OLLAMA_API_KEY) so the key stays out of files".into());
+    }
+    let has_key = |p: Provider| {
+        p.key_var().and_then(env).is_some_and(|k| !k.is_empty()) || cfg.llm.api_key.is_some()
+    };
+    let (provider, provider_reason) = match cfg.llm.provider {
+        Some(p) => {
+            if matches!(p, Provider::Anthropic | Provider::Openai)
+                && !has_key(p)
+                && cfg.llm.base_url.is_none()
+            {
+                let var = p.key_var().expect("keyed provider");
+                return Err(ConfigError::new(
+                    "llm.provider",
+                    format!(
+                        "{} needs an API key: set {var} (or choose --provider offline)",
+                        p.name()
+                    ),
+                ));
+            }
+            (p, "chosen by flag, environment or config".to_string())
+        }
+        None => {
+            let keyed = [Provider::Anthropic, Provider::Openai]
+                .into_iter()
+                .find(|p| p.key_var().and_then(env).is_some_and(|k| !k.is_empty()));
+            match keyed {
+                Some(p) => (
+                    p,
+                    format!("{} is set in the environment", p.key_var().expect("keyed")),
+                ),
+                None => (
+                    Provider::Offline,
+                    "no provider named and no API key in the environment".into(),
+                ),
+            }
+        }
+    };
+
+    // --- cache ---
+    if let Some(d) = &args.cache_dir {
+        cfg.cache.dir = Some(d.clone());
+        cfg.cache.kind = config::CacheType::Filesystem;
+    }
+    if args.no_cache || args.debug {
+        cfg.cache.enabled = false;
+    }
+    if cfg.cache.kind == config::CacheType::Filesystem && cfg.cache.dir.is_none() {
+        return Err(ConfigError::new("cache.dir", "cache.type is filesystem but no folder is given: set cache.dir or pass --cache-dir DIR"));
+    }
+    if cfg.generation.max_concurrent_generations == 0 {
+        return Err(ConfigError::new(
+            "generation.maxConcurrentGenerations",
+            "must be at least 1",
+        ));
+    }
+    if cfg.generation.timeout_ms == 0 {
+        return Err(ConfigError::new(
+            "generation.timeoutMs",
+            "must be greater than 0",
+        ));
+    }
+
+    // --- logging ---
+    if let Some(l) = &args.log_level {
+        cfg.logging.level = l.clone();
+    }
+    if args.debug {
+        cfg.logging.level = "debug".into();
+    }
+    if let Some(f) = args.log_format {
+        cfg.logging.format = match f {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        };
+    }
+    let level_field = if args.log_level.is_some() {
+        "--log-level"
+    } else {
+        "logging.level"
+    };
+    valid_level(&cfg.logging.level)
+        .map_err(|e| ConfigError::new(level_field, format!("{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}", cfg.logging.level)))?;
+
+    Ok(Settings {
+        upstream,
+        demo,
+        host_transport: cfg.server.transport,
+        listen,
+        allowed_origins: cfg.server.allowed_origins.clone(),
+        allowed_hosts: cfg.server.allowed_hosts.clone(),
+        max_body_bytes: cfg.server.max_body_bytes,
+        session_idle_timeout: std::time::Duration::from_secs(cfg.server.session_idle_timeout_secs),
+        provider,
+        provider_reason,
+        log_level: cfg.logging.level.clone(),
+        log_format: cfg.logging.format,
+        log_file: cfg.logging.file.clone(),
+        warnings,
+    })
+}
+
+/// A bare word must be a level; anything with `=` or `,` is a tracing filter directive.
+fn valid_level(level: &str) -> Result<(), String> {
+    const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace", "off"];
+    if !level.contains(['=', ',']) {
+        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) { Ok(()) } else { Err("unknown level".into()) };
+    }
+    tracing_subscriber::EnvFilter::builder().parse(level).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
+    let u = url::Url::parse(raw).map_err(|e| {
+        ConfigError::new(
+            field,
+            format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL"),
+        )
+    })?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(ConfigError::new(
+            field,
+            format!("{raw:?} must use http:// or https://"),
+        ));
+    }
+    Ok(u)
+}
+
+fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
+    let up = &cfg.upstream;
+    if up.transport.is_none() && up.command.is_none() && up.url.is_none() {
+        return Err(ConfigError::new(
+            "upstream",
+            "no upstream given: pass --upstream \"CMD ARGS\" (stdio), --upstream-url URL (HTTP), --demo, or set upstream.command / upstream.url in the config file",
+        ));
+    }
+    let transport = up.transport.unwrap_or(if up.command.is_some() {
+        UpstreamTransport::Stdio
+    } else {
+        UpstreamTransport::StreamableHttp
+    });
+    match transport {
+        UpstreamTransport::Stdio => {
+            let Some(command) = up.command.clone().filter(|c| !c.trim().is_empty()) else {
+                return Err(ConfigError::new(
+                    "upstream",
+                    "no upstream given: pass --upstream \"CMD ARGS\" (stdio), --upstream-url URL (HTTP), --demo, or set upstream.command / upstream.url in the config file",
+                ));
+            };
+            Ok(UpstreamSpec::Stdio {
+                command,
+                args: up.args.clone(),
+                env: up.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                cwd: up.cwd.clone(),
+            })
+        }
+        t => {
+            let Some(raw) = &up.url else {
+                return Err(ConfigError::new("upstream.url", format!("upstream.transport is {} but no URL is given: pass --upstream-url URL or set upstream.url", if t == UpstreamTransport::Sse { "sse" } else { "streamable-http" })));
+            };
+            let url = http_url(raw, "upstream.url")?;
+            let headers = up
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Ok(if t == UpstreamTransport::Sse {
+                UpstreamSpec::Sse { url, headers }
+            } else {
+                UpstreamSpec::StreamableHttp { url, headers }
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(v: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("mcp-gen-ui").chain(v.iter().copied())).unwrap()
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn stdio_upstream_is_shell_split() {
+        let s = resolve(&args(&["--upstream", "node 'my server.js' --x"]), &no_env).unwrap();
+        match s.upstream {
+            UpstreamSpec::Stdio { command, args, .. } => {
+                assert_eq!(command, "node");
+                assert_eq!(args, vec!["my server.js", "--x"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_upstream_names_the_field() {
+        let e = resolve(&args(&[]), &no_env).unwrap_err();
+        assert_eq!(e.field, "upstream");
+    }
+
+    #[test]
+    fn bad_url_names_the_field() {
+        let e = resolve(&args(&["--upstream-url", "localhost:3000/mcp"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "upstream.url");
+        let e = resolve(&args(&["--upstream-url", "ftp://x/mcp"]), &no_env).unwrap_err();
+        assert!(e.message.contains("http"));
+    }
+
+    #[test]
+    fn demo_conflicts_with_upstream() {
+        let e = resolve(&args(&["--demo", "--upstream", "x"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--demo");
+    }
+
+    #[test]
+    fn provider_defaults_follow_keys() {
+        let s = resolve(&args(&["--demo"]), &no_env).unwrap();
+        assert_eq!(s.provider, Provider::Offline);
+        let env = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-test".to_string());
+        let s = resolve(&args(&["--demo"]), &env).unwrap();
+        assert_eq!(s.provider, Provider::Openai);
+        assert!(s.provider_reason.contains("OPENAI_API_KEY"));
+        let e = resolve(&args(&["--demo", "--provider", "anthropic"]), &no_env).unwrap_err();
+        assert!(e.message.contains("ANTHROPIC_API_KEY"));
+    }
+
+    #[test]
+    fn headers_env_and_listen_are_checked() {
+        assert_eq!(
+            resolve(
+                &args(&[
+                    "--upstream-url",
+                    "http://h/mcp",
+                    "--upstream-header",
+                    "nocolon"
+                ]),
+                &no_env
+            )
+            .unwrap_err()
+            .field,
+            "--upstream-header"
+        );
+        assert_eq!(
+            resolve(&args(&["--upstream", "x", "--upstream-env", "=v"]), &no_env)
+                .unwrap_err()
+                .field,
+            "--upstream-env"
+        );
+        assert_eq!(
+            resolve(&args(&["--demo", "--listen", "8080"]), &no_env)
+                .unwrap_err()
+                .field,
+            "--listen"
+        );
+        assert_eq!(
+            resolve(&args(&["--demo", "--log-level", "loud!!"]), &no_env)
+                .unwrap_err()
+                .field,
+            "--log-level"
+        );
+    }
+
+    #[test]
+    fn sse_transport_applies_to_urls_only() {
+        let s = resolve(
+            &args(&[
+                "--upstream-url",
+                "http://127.0.0.1:1/sse",
+                "--upstream-transport",
+                "sse",
+            ]),
+            &no_env,
+        )
+        .unwrap();
+        assert!(matches!(s.upstream, UpstreamSpec::Sse { .. }));
+        assert_eq!(
+            resolve(
+                &args(&["--upstream", "x", "--upstream-transport", "sse"]),
+                &no_env
+            )
+            .unwrap_err()
+            .field,
+            "--upstream-transport"
+        );
+    }
+}

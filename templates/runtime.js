@@ -1,0 +1,143 @@
+/* mcp-gen-ui View runtime: the MCP Apps View side (protocol 2026-01-26) over postMessage,
+ * with the public names of the ext-apps SDK's App class. Inlined into every served page
+ * because no host resolves the bare import of the ext-apps SDK package. */
+(function () {
+  "use strict";
+  var PROTOCOL = "2026-01-26";
+  function App(appInfo, capabilities, options) {
+    this.appInfo = appInfo || { name: "mcp-gen-ui-view", version: "1" };
+    this.capabilities = capabilities || {};
+    this.options = options || {};
+    this.timeoutMs = this.options.requestTimeoutMs || 30000;
+    this._next = 1;
+    this._pending = {};
+    this._hostContext = {};
+    this._hostCapabilities = {};
+    this._hostInfo = null;
+    this._connected = false;
+    this._target = null;
+  }
+  App.prototype._post = function (msg) {
+    (this._target || window.parent).postMessage(msg, "*");
+  };
+  App.prototype._request = function (method, params) {
+    var self = this, id = this._next++;
+    return new Promise(function (resolve, reject) {
+      var timer = setTimeout(function () {
+        delete self._pending[id];
+        reject(new Error(method + ": the host did not answer within " + self.timeoutMs + " ms"));
+      }, self.timeoutMs);
+      self._pending[id] = { resolve: resolve, reject: reject, timer: timer };
+      self._post({ jsonrpc: "2.0", id: id, method: method, params: params || {} });
+    });
+  };
+  App.prototype._notify = function (method, params) {
+    this._post({ jsonrpc: "2.0", method: method, params: params || {} });
+  };
+  App.prototype._call = function (name, arg) {
+    var h = this[name];
+    if (typeof h !== "function") return undefined;
+    try { return h.call(this, arg); } catch (e) { console.error("mcp-gen-ui: " + name + " failed", e); }
+  };
+  App.prototype._onMessage = function (ev) {
+    if (ev.source !== (this._target || window.parent)) return;
+    var m = ev.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.method === undefined && m.id !== undefined) {
+      var p = this._pending[m.id];
+      if (!p) return;
+      delete this._pending[m.id];
+      clearTimeout(p.timer);
+      if (m.error) {
+        var err = new Error(m.error.message || "request failed");
+        err.code = m.error.code; err.data = m.error.data;
+        p.reject(err);
+      } else p.resolve(m.result);
+      return;
+    }
+    var params = m.params || {};
+    switch (m.method) {
+      case "ui/notifications/tool-input": this._call("ontoolinput", params); break;
+      case "ui/notifications/tool-input-partial": this._call("ontoolinputpartial", params); break;
+      case "ui/notifications/tool-result": this._call("ontoolresult", params); break;
+      case "ui/notifications/tool-cancelled": this._call("ontoolcancelled", params); break;
+      case "ui/notifications/host-context-changed":
+        Object.assign(this._hostContext, params);
+        applyHostContext(this._hostContext);
+        this._call("onhostcontextchanged", params);
+        break;
+      case "ui/resource-teardown":
+        var self = this;
+        Promise.resolve(this._call("onteardown", params)).then(function () {
+          self._post({ jsonrpc: "2.0", id: m.id, result: {} });
+        });
+        break;
+      case "ping":
+        if (m.id !== undefined) this._post({ jsonrpc: "2.0", id: m.id, result: {} });
+        break;
+      default:
+        if (m.id !== undefined) this._post({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found: " + m.method } });
+    }
+  };
+  App.prototype.connect = function (transport) {
+    var self = this;
+    if (transport && transport.target) this._target = transport.target;
+    if (!this._listener) {
+      this._listener = function (ev) { self._onMessage(ev); };
+      window.addEventListener("message", this._listener);
+    }
+    return this._request("ui/initialize", {
+      appInfo: this.appInfo, appCapabilities: this.capabilities, protocolVersion: PROTOCOL
+    }).then(function (res) {
+      res = res || {};
+      self._hostInfo = res.hostInfo || null;
+      self._hostCapabilities = res.hostCapabilities || {};
+      self._hostContext = res.hostContext || {};
+      applyHostContext(self._hostContext);
+      self._connected = true;
+      self._notify("ui/notifications/initialized", {});
+      if (self.options.autoResize !== false) self._autoResize();
+      return res;
+    });
+  };
+  App.prototype._autoResize = function () {
+    var self = this, last = "";
+    function report() {
+      var el = document.documentElement;
+      var size = { width: Math.ceil(el.scrollWidth), height: Math.ceil(el.scrollHeight) };
+      var key = size.width + "x" + size.height;
+      if (key !== last) { last = key; self.sendSizeChanged(size); }
+    }
+    if (typeof ResizeObserver === "function") new ResizeObserver(report).observe(document.documentElement);
+    report();
+  };
+  App.prototype.callServerTool = function (p) { return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }); };
+  App.prototype.readServerResource = function (p) { return this._request("resources/read", { uri: p.uri }); };
+  App.prototype.sendMessage = function (p) {
+    var c = p && p.content;
+    return this._request("ui/message", { role: (p && p.role) || "user", content: Array.isArray(c) ? c : (c ? [c] : []) });
+  };
+  App.prototype.openLink = function (p) { return this._request("ui/open-link", { url: p.url }); };
+  App.prototype.requestDisplayMode = function (p) { return this._request("ui/request-display-mode", { mode: p.mode }); };
+  App.prototype.updateModelContext = function (p) { return this._request("ui/update-model-context", p || {}); };
+  App.prototype.sendLog = function (p) { this._notify("notifications/message", { level: p.level || "info", data: p.data, logger: p.logger }); };
+  App.prototype.sendSizeChanged = function (p) { this._notify("ui/notifications/size-changed", p); };
+  App.prototype.getHostContext = function () { return this._hostContext; };
+  App.prototype.getHostCapabilities = function () { return this._hostCapabilities; };
+  App.prototype.getHostVersion = function () { return this._hostInfo; };
+  App.prototype.close = function () {
+    if (this._listener) window.removeEventListener("message", this._listener);
+    this._listener = null;
+  };
+  function applyHostContext(ctx) {
+    var root = document.documentElement;
+    if (ctx.theme === "dark" || ctx.theme === "light") {
+      root.setAttribute("data-theme", ctx.theme);
+      root.style.colorScheme = ctx.theme;
+    }
+    var vars = ctx.styles && ctx.styles.variables;
+    if (vars) for (var k in vars) if (vars[k] != null && k.indexOf("--") === 0) root.style.setProperty(k, vars[k]);
+  }
+  function PostMessageTransport(target) { this.target = target; }
+  globalThis.McpGenUiRuntime = { App: App, PostMessageTransport: PostMessageTransport, PROTOCOL_VERSION: PROTOCOL };
+})();
