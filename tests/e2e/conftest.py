@@ -1,0 +1,140 @@
+"""Shared helpers for the end-to-end tests: start real upstream servers and the proxy as
+processes, and connect real MCP clients (the Python `mcp` SDK) to them."""
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("MCP_GEN_UI_BIN", ROOT / "target" / "debug" / "mcp-gen-ui"))
+NODE_MODULES = ROOT / "tests" / "node" / "node_modules"
+EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+UI_EXT = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+NODE = os.environ.get("NODE_BIN", "node")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30.0, status: int = 200) -> None:
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == status:
+                    return
+        except Exception as e:  # not up yet
+            last = e
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} not ready after {timeout}s: {last}")
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"port {port} not open after {timeout}s")
+
+
+class Proc:
+    """A child process whose output goes to a log file under tests/artifacts."""
+
+    def __init__(self, name: str, args: list[str], env: dict | None = None):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.log_path = ARTIFACTS / f"{name}.log"
+        self.log = open(self.log_path, "w")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, env=full_env, text=True, start_new_session=True)
+
+    def read_line_matching(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        deadline = time.time() + timeout
+        seen = []
+        while time.time() < deadline:
+            line = self.p.stdout.readline()
+            if not line:
+                if self.p.poll() is not None:
+                    break
+                continue
+            seen.append(line)
+            m = re.search(pattern, line)
+            if m:
+                return m
+        raise AssertionError(f"{self.name}: no line matching {pattern!r}; got {seen!r}; log {self.log_path.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.p.pid, 15)
+            try:
+                self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.p.pid, 9)
+                self.p.wait()
+        self.log.close()
+
+
+def everything_cmd(mode: str) -> list[str]:
+    return [NODE, str(EVERYTHING), mode]
+
+
+@contextlib.contextmanager
+def everything_http(mode: str):
+    """server-everything in sse or streamableHttp mode; yields its URL."""
+    port = free_port()
+    p = Proc(f"everything-{mode}-{port}", everything_cmd(mode), env={"PORT": str(port)})
+    try:
+        wait_port(port)
+        path = "/sse" if mode == "sse" else "/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        p.stop()
+
+
+def upstream_args(kind: str, url: str | None = None) -> list[str]:
+    if kind == "stdio":
+        return ["--upstream", " ".join(everything_cmd("stdio"))]
+    if kind == "sse":
+        return ["--upstream-url", url, "--upstream-transport", "sse"]
+    return ["--upstream-url", url]
+
+
+@contextlib.contextmanager
+def proxy_http(args: list[str], name: str = "proxy", env: dict | None = None, ready: bool = True):
+    """The proxy on the HTTP transport at a free port; yields (base_url, Proc)."""
+    p = Proc(name, [str(BIN), "--listen", "127.0.0.1:0", *args], env=env)
+    try:
+        m = p.read_line_matching(r"listening on (http://\S+)")
+        base = m.group(1)
+        if ready:
+            wait_http(base + "/readyz", timeout=60)
+        yield base, p
+    finally:
+        p.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _binary_exists():
+    if not BIN.exists():
+        pytest.exit(f"{BIN} does not exist: build it first (cargo build)", returncode=2)
+    if not EVERYTHING.exists():
+        pytest.exit(f"{EVERYTHING} is missing: run tests/run.sh, which installs the test peers", returncode=2)
+
+
+sys.path.insert(0, str(Path(__file__).parent))
