@@ -1,0 +1,218 @@
+// A fixture MCP server that answers the scenarios of the official conformance suite
+// (@modelcontextprotocol/conformance). Run it directly over Streamable HTTP (`http PORT`) to
+// see what the suite says of it, and over stdio (`stdio`) wrapped by mcp-gen-ui to see what the
+// suite says of the proxy: the proxy must pass every scenario the fixture passes.
+import { createServer } from "node:http";
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema,
+  ListResourceTemplatesRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, ListPromptsRequestSchema,
+  GetPromptRequestSchema, CompleteRequestSchema, SetLevelRequestSchema, CreateMessageResultSchema, ElicitResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+// 1x1 red PNG and a 1-sample WAV: the smallest valid files of their kind.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+const WAV = Buffer.concat([
+  Buffer.from("RIFF"), Buffer.from([38, 0, 0, 0]), Buffer.from("WAVEfmt "), Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0]),
+  Buffer.from("data"), Buffer.from([2, 0, 0, 0, 0, 0]),
+]).toString("base64");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const noArgs = { type: "object", properties: {} };
+
+const TOOLS = [
+  { name: "test_simple_text", description: "Returns simple text", inputSchema: noArgs },
+  { name: "test_image_content", description: "Returns an image", inputSchema: noArgs },
+  { name: "test_audio_content", description: "Returns audio", inputSchema: noArgs },
+  { name: "test_embedded_resource", description: "Returns an embedded resource", inputSchema: noArgs },
+  { name: "test_multiple_content_types", description: "Returns text, image and resource", inputSchema: noArgs },
+  { name: "test_tool_with_logging", description: "Logs while it runs", inputSchema: noArgs },
+  { name: "test_error_handling", description: "Always fails", inputSchema: noArgs },
+  { name: "test_tool_with_progress", description: "Reports progress", inputSchema: noArgs },
+  { name: "test_reconnection", description: "Answers after a pause", inputSchema: noArgs },
+  { name: "test_sampling", description: "Asks the client's LLM", inputSchema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] } },
+  { name: "test_elicitation", description: "Asks the user", inputSchema: { type: "object", properties: { message: { type: "string" } }, required: ["message"] } },
+  { name: "test_elicitation_sep1034_defaults", description: "Elicitation with defaults", inputSchema: noArgs },
+  { name: "test_elicitation_sep1330_enums", description: "Elicitation with enums", inputSchema: noArgs },
+  {
+    name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features",
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema", type: "object",
+      $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } }, additionalProperties: false,
+    },
+  },
+];
+
+const RESOURCES = [
+  { uri: "test://static-text", name: "static-text", description: "A static text resource", mimeType: "text/plain" },
+  { uri: "test://static-binary", name: "static-binary", description: "A static binary resource", mimeType: "image/png" },
+  { uri: "test://watched-resource", name: "watched-resource", description: "A resource that can be subscribed to", mimeType: "text/plain" },
+];
+
+const PROMPTS = [
+  { name: "test_simple_prompt", description: "A simple prompt" },
+  { name: "test_prompt_with_arguments", description: "A prompt with arguments", arguments: [{ name: "arg1", description: "First test argument", required: true }, { name: "arg2", description: "Second test argument", required: true }] },
+  { name: "test_prompt_with_embedded_resource", description: "A prompt with a resource", arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }] },
+  { name: "test_prompt_with_image", description: "A prompt with an image" },
+];
+
+// Server-to-client requests go through `extra` so that over HTTP they travel on the stream of
+// the tools/call that caused them (the session's GET stream may not be open yet).
+const elicit = (extra, params) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema);
+
+function makeServer() {
+  const server = new Server(
+    { name: "mcp-gen-ui-conformance-fixture", version: "1.0.0" },
+    { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} } },
+  );
+  const subscriptions = new Set();
+  const text = (t) => ({ content: [{ type: "text", text: t }] });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const args = req.params.arguments || {};
+    switch (req.params.name) {
+      case "test_simple_text": return text("This is a simple text response for testing.");
+      case "test_image_content": return { content: [{ type: "image", data: PNG, mimeType: "image/png" }] };
+      case "test_audio_content": return { content: [{ type: "audio", data: WAV, mimeType: "audio/wav" }] };
+      case "test_embedded_resource":
+        return { content: [{ type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } }] };
+      case "test_multiple_content_types":
+        return { content: [
+          { type: "text", text: "Multiple content types test:" },
+          { type: "image", data: PNG, mimeType: "image/png" },
+          { type: "resource", resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: JSON.stringify({ test: "data", value: 123 }) } },
+        ] };
+      case "test_tool_with_logging":
+        for (const [i, msg] of ["Tool execution started", "Tool processing data", "Tool execution completed"].entries()) {
+          if (i) await sleep(50);
+          await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: msg } });
+        }
+        return text("Tool with logging executed successfully");
+      case "test_error_handling":
+        return { isError: true, content: [{ type: "text", text: "This tool intentionally returns an error for testing" }] };
+      case "test_tool_with_progress": {
+        const token = req.params._meta?.progressToken;
+        for (const [i, p] of [0, 50, 100].entries()) {
+          if (i) await sleep(50);
+          if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p, total: 100 } });
+        }
+        return text("Tool with progress executed successfully");
+      }
+      case "test_reconnection":
+        await sleep(100);
+        return text("Reconnection test completed");
+      case "test_sampling": {
+        const r = await extra.sendRequest({ method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: String(args.prompt ?? "") } }], maxTokens: 100 } }, CreateMessageResultSchema);
+        return text(`LLM response: ${r.content?.text ?? JSON.stringify(r.content)}`);
+      }
+      case "test_elicitation": {
+        const r = await elicit(extra, {
+          message: String(args.message ?? ""),
+          requestedSchema: { type: "object", properties: { username: { type: "string", description: "User's response" }, email: { type: "string", description: "User's email address" } }, required: ["username", "email"] },
+        });
+        return text(`User response: ${JSON.stringify({ action: r.action, content: r.content })}`);
+      }
+      case "test_elicitation_sep1034_defaults": {
+        const r = await elicit(extra, {
+          message: "Please review and update the form fields with defaults",
+          requestedSchema: { type: "object", properties: {
+            name: { type: "string", description: "User name", default: "John Doe" },
+            age: { type: "integer", description: "User age", default: 30 },
+            score: { type: "number", description: "User score", default: 95.5 },
+            status: { type: "string", description: "User status", enum: ["active", "inactive", "pending"], default: "active" },
+            verified: { type: "boolean", description: "Verification status", default: true },
+          } },
+        });
+        return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
+      }
+      case "test_elicitation_sep1330_enums": {
+        const r = await elicit(extra, {
+          message: "Please select options from the enum fields",
+          requestedSchema: { type: "object", properties: {
+            untitledSingle: { type: "string", description: "Select one option", enum: ["option1", "option2", "option3"] },
+            titledSingle: { type: "string", description: "Select one option with titles", oneOf: [{ const: "value1", title: "First Option" }, { const: "value2", title: "Second Option" }, { const: "value3", title: "Third Option" }] },
+            legacyEnum: { type: "string", description: "Select one option (legacy)", enum: ["opt1", "opt2", "opt3"], enumNames: ["Option One", "Option Two", "Option Three"] },
+            untitledMulti: { type: "array", description: "Select multiple options", minItems: 1, maxItems: 3, items: { type: "string", enum: ["option1", "option2", "option3"] } },
+            titledMulti: { type: "array", description: "Select multiple options with titles", minItems: 1, maxItems: 3, items: { anyOf: [{ const: "value1", title: "First Choice" }, { const: "value2", title: "Second Choice" }, { const: "value3", title: "Third Choice" }] } },
+          } },
+        });
+        return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
+      }
+      case "json_schema_2020_12_tool": return text(`Received: ${JSON.stringify(args)}`);
+      default: throw new Error(`Unknown tool: ${req.params.name}`);
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template", description: "A resource template", mimeType: "application/json" }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const uri = req.params.uri;
+    if (uri === "test://static-text") return { contents: [{ uri, mimeType: "text/plain", text: "This is the content of the static text resource." }] };
+    if (uri === "test://static-binary") return { contents: [{ uri, mimeType: "image/png", blob: PNG }] };
+    if (uri === "test://watched-resource") return { contents: [{ uri, mimeType: "text/plain", text: "Watched resource content" }] };
+    const m = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
+    if (m) return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify({ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` }) }] };
+    const err = new Error(`Resource not found: ${uri}`);
+    err.code = -32002;
+    throw err;
+  });
+  server.setRequestHandler(SubscribeRequestSchema, async (req) => { subscriptions.add(req.params.uri); return {}; });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (req) => { subscriptions.delete(req.params.uri); return {}; });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    const a = req.params.arguments || {};
+    const user = (content) => ({ role: "user", content });
+    switch (req.params.name) {
+      case "test_simple_prompt": return { messages: [user({ type: "text", text: "This is a simple prompt for testing." })] };
+      case "test_prompt_with_arguments": return { messages: [user({ type: "text", text: `Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'` })] };
+      case "test_prompt_with_embedded_resource":
+        return { messages: [
+          user({ type: "resource", resource: { uri: a.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } }),
+          user({ type: "text", text: "Please process the embedded resource above." }),
+        ] };
+      case "test_prompt_with_image":
+        return { messages: [user({ type: "image", data: PNG, mimeType: "image/png" }), user({ type: "text", text: "Please analyze the image above." })] };
+      default: throw new Error(`Unknown prompt: ${req.params.name}`);
+    }
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (req) => {
+    const v = String(req.params.argument?.value ?? "");
+    const values = ["paris", "park", "party"].filter((x) => x.startsWith(v));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
+  server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
+  return server;
+}
+
+const LOCAL = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
+
+async function serveHttp(port) {
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const origin = req.headers.origin;
+    if (!LOCAL.test(req.headers.host || "") || (origin && !/^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(origin))) {
+      res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Host/Origin not allowed" } }));
+      return;
+    }
+    const sid = req.headers["mcp-session-id"];
+    let transport = sid ? sessions.get(sid) : undefined;
+    if (!transport) {
+      if (sid) { res.writeHead(404).end(); return; }
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => sessions.set(id, transport) });
+      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+      await makeServer().connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  });
+  http.listen(port, "127.0.0.1");
+}
+
+if (process.argv[2] === "http") await serveHttp(Number(process.argv[3] || 3210));
+else await makeServer().connect(new StdioServerTransport());
