@@ -256,8 +256,15 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     } else {
         "logging.level"
     };
-    valid_level(&cfg.logging.level)
-        .map_err(|e| ConfigError::new(level_field, format!("{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}", cfg.logging.level)))?;
+    valid_level(&cfg.logging.level).map_err(|e| {
+        ConfigError::new(
+            level_field,
+            format!(
+                "{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}",
+                cfg.logging.level
+            ),
+        )
+    })?;
 
     Ok(Settings {
         upstream,
@@ -281,9 +288,16 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
 fn valid_level(level: &str) -> Result<(), String> {
     const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace", "off"];
     if !level.contains(['=', ',']) {
-        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) { Ok(()) } else { Err("unknown level".into()) };
+        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+            Ok(())
+        } else {
+            Err("unknown level".into())
+        };
     }
-    tracing_subscriber::EnvFilter::builder().parse(level).map(|_| ()).map_err(|e| e.to_string())
+    tracing_subscriber::EnvFilter::builder()
+        .parse(level)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {

@@ -1,0 +1,180 @@
+"""Acceptance 4: bad input gets a clear error that names what is wrong, and nothing panics."""
+
+import json
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import BIN, proxy_http
+
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def run_bin(args, timeout=10):
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    "args,config,field",
+    [
+        ([], None, "upstream"),
+        (["--upstream-url", "localhost:3000/mcp"], None, "upstream.url"),
+        (["--upstream-url", "ftp://example.com/mcp"], None, "upstream.url"),
+        (["--provider", "gpt", "--demo"], None, "--provider"),
+        (["--demo", "--listen", "8080"], None, "--listen"),
+        (["--demo", "--upstream", "node x.js"], None, "--demo"),
+        (["--upstream-url", "http://127.0.0.1:1/mcp", "--upstream-header", "no colon"], None, "--upstream-header"),
+        (["--demo", "--provider", "anthropic"], None, "llm.provider"),
+        ([], {"upstream": {"comand": "node"}}, "upstream.comand"),
+        ([], {"upstream": {"command": "node"}, "llm": {"provider": "gpt"}}, "llm.provider"),
+        ([], {"upstream": {"command": "node"}, "generation": {"timeoutMs": "soon"}}, "generation.timeoutMs"),
+        ([], {"upstream": {"transport": "sse"}}, "upstream.url"),
+        ([], {"upstream": {"url": "not a url"}}, "upstream.url"),
+        ([], {"upstream": {"command": "node"}, "cache": {"type": "filesystem"}}, "cache.dir"),
+        ([], {"upstream": {"command": "node"}, "logging": {"level": "loud"}}, "logging.level"),
+    ],
+)
+def test_invalid_config_exits_2_naming_the_field(args, config, field, tmp_path):
+    if config is not None:
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        args = ["--config", str(path), *args]
+    env_free = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    out = subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=10, env={"PATH": "/usr/bin:/bin", **env_free})
+    assert out.returncode == 2, out
+    assert field in out.stderr, out.stderr
+    assert "panicked" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) <= 4, f"one clear message, not a wall: {out.stderr}"
+
+
+def test_config_file_that_is_not_json(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("{ upstream: ")
+    out = run_bin(["--config", str(path)])
+    assert out.returncode == 2 and "valid JSON" in out.stderr, out.stderr
+
+
+def test_schema_flag_prints_the_schema():
+    out = run_bin(["--print-config-schema"])
+    schema = json.loads(out.stdout)
+    assert out.returncode == 0 and "upstream" in schema["properties"]
+
+
+def post(url, body: bytes, headers=None, method="POST"):
+    req = urllib.request.Request(url, data=body, headers=headers or MCP_HEADERS, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def sse_json(body: bytes) -> dict:
+    datas = [line[5:].strip() for line in body.decode().splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(datas[-1])
+
+
+@pytest.fixture(scope="module")
+def demo():
+    with proxy_http(["--demo"], name="proxy-bad-input") as (base, proc):
+        yield base, proc
+
+
+def initialize(base) -> str:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "clientInfo": {"name": "t", "version": "1"},
+        "capabilities": {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}}}).encode()
+    status, headers, _ = post(base + "/mcp", body)
+    assert status == 200
+    return headers["mcp-session-id"]
+
+
+def test_http_errors_are_json_rpc(demo):
+    base, proc = demo
+    status, _, body = post(base + "/mcp", b"{not json")
+    assert status == 400 and json.loads(body)["error"]["code"] == -32700
+
+    status, _, body = post(base + "/mcp", b'{"hello": 1}')
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600
+
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
+    status, _, body = post(base + "/mcp", ping, {**MCP_HEADERS, "Mcp-Session-Id": "no-such-session"})
+    assert status == 404 and "not found" in json.loads(body)["error"]["message"]
+
+    status, _, body = post(base + "/mcp", ping)
+    assert status == 400 and "Mcp-Session-Id" in json.loads(body)["error"]["message"]
+
+    status, _, body = post(base + "/mcp", ping, {"Content-Type": "application/json", "Accept": "application/json"})
+    assert status == 406
+
+    status, _, body = post(base + "/messages?sessionId=nope", ping, {"Content-Type": "application/json"})
+    assert status == 404 and json.loads(body)["error"]
+
+    status, _, body = post(base + "/mcp", ping, {**MCP_HEADERS, "Host": "evil.example.com"})
+    assert status == 403 and "--allowed-host" in json.loads(body)["error"]["message"]
+
+
+def test_oversized_body_gets_413_not_invalid_json(demo):
+    base, _ = demo
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (5 * 1024 * 1024) + b'"}}'
+    status, _, body = post(base + "/mcp", big)
+    assert status == 413
+    err = json.loads(body)["error"]
+    assert "limit" in err["message"] and "JSON" not in err["message"]
+
+    # Without Content-Length (chunked), the cap still holds.
+    def chunks():
+        for _ in range(6):
+            yield b"x" * (1024 * 1024)
+
+    req = urllib.request.Request(base + "/mcp", data=chunks(), headers={**MCP_HEADERS, "Transfer-Encoding": "chunked"}, method="POST")
+    try:
+        urllib.request.urlopen(req, timeout=10)
+        raise AssertionError("expected 413")
+    except urllib.error.HTTPError as e:
+        assert e.code == 413
+    except (ConnectionResetError, BrokenPipeError, urllib.error.URLError):
+        pass  # the server may close the connection after answering 413 mid-upload
+
+
+def test_unknown_ui_resource_and_bad_ids(demo):
+    base, proc = demo
+    sid = initialize(base)
+    h = {**MCP_HEADERS, "Mcp-Session-Id": sid}
+    read = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "ui://no_such_tool"}}).encode()
+    status, _, body = post(base + "/mcp", read, h)
+    err = sse_json(body)["error"]
+    assert err["code"] == -32002 and "ui://no_such_tool" in err["message"]
+
+    bad_id = json.dumps({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}).encode()
+    status, _, body = post(base + "/mcp", bad_id, h)
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600
+
+    unknown_method = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}).encode()
+    status, _, body = post(base + "/mcp", unknown_method, h)
+    assert sse_json(body)["error"]["code"] == -32601
+
+    with urllib.request.urlopen(base + "/healthz") as r:
+        assert r.status == 200
+    assert "panicked" not in proc.log_path.read_text()
+
+
+def test_stdio_edge_answers_parse_errors_and_keeps_going():
+    lines = "\n".join([
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ]) + "\n"
+    p = subprocess.Popen([str(BIN), "--demo", "--transport", "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(lines)
+    p.stdin.flush()
+    answers = [json.loads(p.stdout.readline()) for _ in range(3)]
+    p.stdin.close()
+    p.wait(timeout=10)
+    assert answers[0]["error"]["code"] == -32700
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[2]["result"]["tools"], "the session survives a bad line"
+    assert "_meta" not in by_id[2]["result"]["tools"][0] or "ui" not in by_id[2]["result"]["tools"][0]["_meta"], "a host without the UI extension gets pass-through"
+    assert p.returncode == 0

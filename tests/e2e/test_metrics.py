@@ -1,0 +1,58 @@
+"""Acceptance 5: /metrics parses as Prometheus text and counts what happened."""
+
+import urllib.request
+
+import anyio
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import proxy_http
+from mcpclient import session
+
+
+def scrape(base) -> dict:
+    text = urllib.request.urlopen(base + "/metrics").read().decode()
+    samples = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def value(samples, name, **labels):
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+async def scripted(base):
+    async with session("mcp", base) as s:
+        for city in ["Oslo", "Lima", "Pune"]:
+            await s.call_tool("get_current_weather", {"city": city})
+        await s.call_tool("get_forecast", {"city": "Oslo", "days": 3})
+        await s.read_resource("ui://get_forecast")
+        try:
+            await s.read_resource("ui://missing")
+        except Exception:
+            pass
+        before = scrape(base)
+        assert value(before, "mcp_gen_ui_host_sessions", transport="streamable-http") == 1
+    return before
+
+
+def test_metrics_count_a_scripted_session():
+    with proxy_http(["--demo"], name="proxy-metrics") as (base, _):
+        during = anyio.run(scripted, base)
+        assert value(during, "mcp_gen_ui_requests_total", method="tools/call", outcome="ok") == 4
+        assert value(during, "mcp_gen_ui_requests_total", method="resources/read", outcome="ok") == 1
+        assert value(during, "mcp_gen_ui_requests_total", method="resources/read", outcome="error") == 1
+        assert value(during, "mcp_gen_ui_requests_total", method="initialize", outcome="ok") == 1
+        assert value(during, "mcp_gen_ui_upstream_call_duration_seconds_count", method="tools/call") == 4
+        assert value(during, "mcp_gen_ui_ui_reads_total", kind="template") == 1
+        assert value(during, "mcp_gen_ui_upstream_connected") == 1
+        assert value(during, "mcp_gen_ui_upstream_restarts_total") == 0
+        # The DELETE at the end of the client session closes it.
+        for _ in range(50):
+            if value(scrape(base), "mcp_gen_ui_host_sessions", transport="streamable-http") == 0:
+                break
+            import time
+
+            time.sleep(0.1)
+        assert value(scrape(base), "mcp_gen_ui_host_sessions", transport="streamable-http") == 0

@@ -1,0 +1,88 @@
+"""Acceptance 3: killing the upstream child mid-call fails the in-flight call with a clear error
+within a second, keeps the host session open, and a call after the restart succeeds."""
+
+import os
+import signal
+import subprocess
+import time
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError as McpError
+
+from conftest import proxy_http, upstream_args
+from mcpclient import session
+
+
+def child_pids(parent: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def upstream_pid(proxy_pid: int) -> int:
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        kids = child_pids(proxy_pid)
+        if kids:
+            return kids[0]
+        time.sleep(0.05)
+    raise AssertionError("the proxy has no upstream child")
+
+
+async def crash_during_call(transport, target, proxy_pid_fn):
+    async with session(transport, target) as s:
+        assert (await s.call_tool("echo", {"message": "before"})).content[0].text.endswith("before")
+        pid = upstream_pid(proxy_pid_fn())
+        outcome = {}
+
+        async def long_call():
+            t0 = time.monotonic()
+            try:
+                await s.call_tool("trigger-long-running-operation", {"duration": 30, "steps": 3})
+                outcome["error"] = None
+            except McpError as e:
+                outcome["error"] = e.message
+            outcome["t"] = time.monotonic() - t0
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(long_call)
+            await anyio.sleep(1.0)
+            killed_at = time.monotonic()
+            os.kill(pid, signal.SIGKILL)
+        waited = time.monotonic() - killed_at
+        assert outcome["error"], "the in-flight call should fail"
+        assert "upstream" in outcome["error"] and "exited" in outcome["error"], outcome["error"]
+        assert waited < 1.0, f"the in-flight call took {waited:.2f}s to fail after the crash"
+
+        # Same session, after the supervisor restarted the upstream.
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                res = await s.call_tool("echo", {"message": "after"})
+                assert res.content[0].text.endswith("after")
+                break
+            except McpError:
+                if time.monotonic() > deadline:
+                    raise
+                await anyio.sleep(0.2)
+        assert upstream_pid(proxy_pid_fn()) != pid, "a new upstream process should be running"
+
+
+@pytest.mark.parametrize("transport", ["mcp", "stdio"])
+def test_upstream_crash_is_survived(transport, tmp_path):
+    args = upstream_args("stdio")
+    if transport == "stdio":
+        # The stdio proxy is the client's child; find it by its command line.
+        def proxy_pid():
+            out = subprocess.run(["pgrep", "-f", "--newest", "mcp-gen-ui --transport stdio"], capture_output=True, text=True).stdout.split()
+            return int(out[0])
+
+        anyio.run(crash_during_call, "stdio", args, proxy_pid)
+    else:
+        with proxy_http(args, name="proxy-supervision") as (base, proc):
+            anyio.run(crash_during_call, "mcp", base, lambda: proc.p.pid)
+            import urllib.request
+
+            metrics = urllib.request.urlopen(base + "/metrics").read().decode()
+            assert "mcp_gen_ui_upstream_restarts_total 1" in metrics
+            assert "mcp_gen_ui_upstream_connected 1" in metrics

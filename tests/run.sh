@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need (npm peers into tests/node, a Python venv
+# in tests/.venv), builds, and runs every test: Rust units, then the end-to-end suite with real
+# MCP servers, real MCP clients and the official conformance suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "npm peers (tests/node)"
+(cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+
+step "Python venv (tests/.venv)"
+if [ ! -x tests/.venv/bin/python ]; then
+  python3 -m venv tests/.venv
+fi
+tests/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+
+step "build"
+cargo build --locked --all-targets
+
+step "format and lint"
+cargo fmt --all -- --check
+cargo clippy --locked --all-targets -- -D warnings
+
+step "unit tests"
+cargo test --locked --workspace
+
+step "end-to-end tests"
+export MCP_GEN_UI_BIN="$ROOT/target/debug/mcp-gen-ui"
+tests/.venv/bin/python -m pytest tests/e2e -q -p no:cacheprovider "$@"
