@@ -8,6 +8,12 @@ ROOT=$PWD
 
 step() { printf '\n=== %s\n' "$*"; }
 
+step "system packages"
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
 step "npm peers (tests/node)"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 
@@ -30,3 +36,6 @@ cargo test --locked --workspace
 step "end-to-end tests"
 export MCP_GEN_UI_BIN="$ROOT/target/debug/mcp-gen-ui"
 tests/.venv/bin/python -m pytest tests/e2e -q -p no:cacheprovider "$@"
+
+step "browser tests (headless Chromium, official AppBridge)"
+(cd tests/node && node --test browser/)

@@ -1,0 +1,31 @@
+// A minimal MCP Apps host page built on the official AppBridge (bundled by esbuild at test time).
+// The test driver injects the View's HTML and answers the View's tools/call through a real MCP
+// client connected to the proxy (window.hostCallTool, exposed by playwright).
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+window.mountView = async function mountView(html, opts = {}) {
+  document.body.textContent = "";
+  const iframe = document.createElement("iframe");
+  iframe.setAttribute("sandbox", "allow-scripts allow-forms");
+  iframe.style.cssText = "width:860px;height:900px;border:1px solid #999";
+  document.body.appendChild(iframe);
+  const log = { initialized: false, calls: [], sizes: [], links: [], logs: [] };
+  window.__hostLog = log;
+  const bridge = new AppBridge(
+    null,
+    { name: "mcp-gen-ui-test-host", version: "1.0.0" },
+    { openLinks: {}, serverTools: {}, logging: {} },
+    { hostContext: { theme: opts.theme || "light", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web", locale: "en-US" } },
+  );
+  bridge.oninitialized = () => { log.initialized = true; };
+  bridge.oncalltool = async (params) => {
+    log.calls.push(params);
+    return await window.hostCallTool(params);
+  };
+  bridge.onsizechange = (s) => log.sizes.push(s);
+  bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
+  bridge.onloggingmessage = (m) => log.logs.push(m);
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  window.__bridge = bridge;
+  iframe.srcdoc = html;
+};

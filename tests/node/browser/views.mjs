@@ -1,0 +1,149 @@
+// Drives View pages served by the proxy in headless Chromium against the official AppBridge.
+// Shared by the browser tests: start a proxy, fetch every ui:// page with a real MCP client,
+// mount it in the host page, check the handshake, the controls, a typed tools/call and results.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { chromium } from "playwright-core";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, "../../..");
+export const BIN = process.env.MCP_GEN_UI_BIN || join(ROOT, "target/debug/mcp-gen-ui");
+export const ARTIFACTS = join(ROOT, "tests/artifacts/screens");
+export const UI_EXT = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
+
+export async function startProxy(args, name) {
+  const child = spawn(BIN, ["--listen", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let stderr = "";
+  child.stderr.on("data", (d) => { stderr += d; });
+  const base = await new Promise((ok, fail) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error(`${name}: no listening line; stderr: ${stderr.slice(-2000)}`)), 30000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); ok(m[1]); }
+    });
+    child.on("exit", (code) => fail(new Error(`${name}: exited ${code}; stderr: ${stderr.slice(-2000)}`)));
+  });
+  for (let i = 0; i < 600; i++) {
+    try { if ((await fetch(base + "/readyz")).ok) break; } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} }, stderr: () => stderr };
+}
+
+export async function connectClient(base) {
+  const client = new Client({ name: "mcp-gen-ui-browser-test", version: "1.0.0" }, { capabilities: { extensions: UI_EXT } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(base + "/mcp")));
+  return client;
+}
+
+let bundle;
+export async function hostBundle() {
+  if (!bundle) {
+    const out = await build({ entryPoints: [join(HERE, "host.js")], bundle: true, format: "iife", write: false, platform: "browser", logLevel: "silent" });
+    bundle = out.outputFiles[0].text;
+  }
+  return bundle;
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+  });
+}
+
+/** A value for one control, chosen so the call is valid where the schema says how. */
+function sampleValue(schema) {
+  const s = schema.oneOf?.[0] || schema.anyOf?.[0] || schema;
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
+  if (s.default !== undefined) return undefined; // keep the form's default
+  if (type === "integer" || type === "number") return String(s.minimum ?? s.exclusiveMinimum ?? 1);
+  if (type === "string" && !s.enum) {
+    if (s.format === "email") return "someone@example.com";
+    if (s.format === "uri" || s.format === "url") return "https://example.com/";
+    if (s.format === "date") return "2026-01-02";
+    return "hello";
+  }
+  if (type === "object") return "{}";
+  if (type === "array") return "[]";
+  return undefined;
+}
+
+function typeMatches(value, schema) {
+  const s = schema.oneOf?.[0] || schema.anyOf?.[0] || schema;
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (s.enum) return s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value));
+  return types.some((t) => {
+    switch (t) {
+      case "integer": return Number.isInteger(value);
+      case "number": return typeof value === "number";
+      case "boolean": return typeof value === "boolean";
+      case "string": return typeof value === "string";
+      case "array": return Array.isArray(value);
+      case "object": return value !== null && typeof value === "object" && !Array.isArray(value);
+      case undefined: return true;
+      default: return true;
+    }
+  });
+}
+
+/**
+ * Mounts `html` for `tool` and checks it. `submit` says whether to fill and submit the form.
+ * Returns a report; throws with a clear message on the first failed check.
+ */
+export async function checkView(browser, client, tool, html, { label, submit, pushed = "pushed-result-marker-42" }) {
+  const page = await browser.newPage({ viewport: { width: 900, height: 950 } });
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.exposeFunction("hostCallTool", async (params) => client.callTool(params));
+  await page.setContent(`<!doctype html><html><body><script>${await hostBundle()}</script></body></html>`);
+  await page.evaluate((h) => window.mountView(h), html);
+  await page.waitForFunction(() => window.__hostLog && window.__hostLog.initialized, null, { timeout: 10000 })
+    .catch(() => { throw new Error(`${label}: the View never completed ui/initialize; console: ${errors.join(" | ")}`); });
+  const frame = page.frames().find((f) => f !== page.mainFrame());
+  const props = Object.keys(tool.inputSchema?.properties || {});
+  for (const p of props) {
+    const n = await frame.locator(`[name="${p}"]`).count();
+    if (n !== 1) throw new Error(`${label}: expected one control for input property ${p}, found ${n}`);
+    const id = await frame.locator(`[name="${p}"]`).getAttribute("id");
+    if (!(await frame.locator(`label[for="${id}"]`).count())) throw new Error(`${label}: control ${p} has no label`);
+  }
+  let call;
+  if (submit) {
+    for (const p of props) {
+      const v = sampleValue(tool.inputSchema.properties[p]);
+      if (v !== undefined) await frame.locator(`[name="${p}"]`).fill(v);
+    }
+    const before = (await page.evaluate(() => window.__hostLog.calls.length));
+    await frame.locator("#submit").click();
+    await page.waitForFunction((n) => window.__hostLog.calls.length > n, before, { timeout: 5000 })
+      .catch(() => { throw new Error(`${label}: submitting did not send tools/call; status: ${""}`); });
+    call = (await page.evaluate(() => window.__hostLog.calls.at(-1)));
+    if (call.name !== tool.name) throw new Error(`${label}: called ${call.name}, expected ${tool.name}`);
+    for (const [k, v] of Object.entries(call.arguments || {})) {
+      if (!typeMatches(v, tool.inputSchema.properties[k] || {})) throw new Error(`${label}: argument ${k}=${JSON.stringify(v)} does not match its schema type`);
+    }
+    await frame.locator("#result .block, #result details").first().waitFor({ timeout: 20000 })
+      .catch(() => { throw new Error(`${label}: the answer to tools/call never showed`); });
+  }
+  await page.screenshot({ path: join(ARTIFACTS, `${label.replace(/[^\w.-]+/g, "_")}.png`), fullPage: false });
+  // A result the host pushes (for the call that opened the View) must render too.
+  await page.evaluate((t) => window.__bridge.sendToolResult({ content: [{ type: "text", text: t }] }), pushed);
+  await frame.getByText(pushed).first().waitFor({ timeout: 5000 })
+    .catch(() => { throw new Error(`${label}: a result pushed with ui/notifications/tool-result did not show`); });
+  const realErrors = errors.filter((e) => !/favicon/.test(e));
+  if (realErrors.length) throw new Error(`${label}: browser console errors: ${realErrors.join(" | ")}`);
+  const sizes = await page.evaluate(() => window.__hostLog.sizes.length);
+  await page.close();
+  return { call, sizes };
+}
+
+mkdirSync(ARTIFACTS, { recursive: true });
