@@ -86,3 +86,48 @@ def test_upstream_crash_is_survived(transport, tmp_path):
             metrics = urllib.request.urlopen(base + "/metrics").read().decode()
             assert "mcp_gen_ui_upstream_restarts_total 1" in metrics
             assert "mcp_gen_ui_upstream_connected 1" in metrics
+
+
+def test_streamable_http_upstream_restart_reinitializes():
+    """The upstream HTTP server restarts (forgetting its sessions): the proxy sees 404 for its
+    session, re-initializes, and the host's session keeps working."""
+    from conftest import EVERYTHING, NODE, Proc, free_port, wait_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def start():
+        p = Proc(f"everything-restart-{time.time_ns()}", [NODE, str(EVERYTHING), "streamableHttp"], env={"PORT": str(port)})
+        wait_port(port)
+        return p
+
+    async def scenario(base, restart):
+        async with session("mcp", base) as s:
+            assert (await s.call_tool("echo", {"message": "one"})).content[0].text.endswith("one")
+            restart()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    res = await s.call_tool("echo", {"message": "two"})
+                    break
+                except McpError as e:
+                    assert "upstream" in e.message, e.message
+                    if time.monotonic() > deadline:
+                        raise
+                    await anyio.sleep(0.2)
+            assert res.content[0].text.endswith("two")
+
+    upstream = [start()]
+
+    def restart():
+        upstream[0].stop()
+        upstream[0] = start()
+
+    try:
+        with proxy_http(["--upstream-url", url], name="proxy-http-restart") as (base, _):
+            anyio.run(scenario, base, restart)
+            import urllib.request
+
+            assert "mcp_gen_ui_upstream_restarts_total 1" in urllib.request.urlopen(base + "/metrics").read().decode()
+    finally:
+        upstream[0].stop()

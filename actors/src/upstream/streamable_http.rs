@@ -66,6 +66,13 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     Ok(Link::new(to_up_tx, from_up_rx, cancel))
 }
 
+/// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
+/// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
+fn session_rejected(status: StatusCode, body: &str) -> bool {
+    status == StatusCode::NOT_FOUND
+        || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
+}
+
 impl Shared {
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
         let st = self.state.lock().expect("state lock");
@@ -125,6 +132,12 @@ impl Shared {
         }
         if !status.is_success() {
             let body = resp.text().await.unwrap_or_default();
+            if had_session && session_rejected(status, &body) {
+                let _ = self.events.send(LinkEvent::Closed(format!(
+                    "the upstream no longer knows our HTTP session ({status}); re-initializing"
+                )));
+                return;
+            }
             // A JSON-RPC error body is the upstream's own answer: pass it through as is.
             if let Ok(v) = serde_json::from_str::<Value>(&body) {
                 if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
@@ -283,5 +296,27 @@ impl Shared {
         }
         let req = self.request(reqwest::Method::DELETE).send();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), req).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_rejection_is_recognised() {
+        assert!(session_rejected(StatusCode::NOT_FOUND, ""));
+        assert!(session_rejected(
+            StatusCode::BAD_REQUEST,
+            r#"{"error":{"message":"Bad Request: No valid session ID provided"}}"#
+        ));
+        assert!(!session_rejected(
+            StatusCode::BAD_REQUEST,
+            r#"{"error":{"message":"invalid params"}}"#
+        ));
+        assert!(!session_rejected(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "session"
+        ));
     }
 }
