@@ -106,6 +106,10 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// A Streamable HTTP session idle this long, with no stream open, is closed.
     pub session_idle_timeout_secs: u64,
+    /// Seconds between keep-alive comments on SSE streams. They keep idle streams open through
+    /// proxies and reveal hosts that went away (a closed legacy SSE session is reaped after
+    /// about two intervals).
+    pub sse_keepalive_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -117,6 +121,7 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             session_idle_timeout_secs: 1800,
+            sse_keepalive_secs: 15,
         }
     }
 }

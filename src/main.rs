@@ -104,6 +104,7 @@ async fn serve_http(
         allowed_origins: Arc::new(settings.allowed_origins.clone()),
         max_body_bytes: settings.max_body_bytes,
         session_idle_timeout: settings.session_idle_timeout,
+        sse_keepalive: settings.sse_keepalive,
     };
     let data = web::Data::new(edge);
     let server =

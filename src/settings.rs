@@ -21,6 +21,7 @@ pub struct Settings {
     pub allowed_hosts: Vec<String>,
     pub max_body_bytes: usize,
     pub session_idle_timeout: std::time::Duration,
+    pub sse_keepalive: std::time::Duration,
     pub provider: Provider,
     /// Why this provider: for the startup log.
     pub provider_reason: String,
@@ -144,6 +145,12 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     cfg.server
         .allowed_hosts
         .extend(args.allowed_hosts.iter().cloned());
+    if cfg.server.sse_keepalive_secs == 0 {
+        return Err(ConfigError::new(
+            "server.sseKeepaliveSecs",
+            "must be at least 1",
+        ));
+    }
     if cfg.server.max_body_bytes < 1024 {
         return Err(ConfigError::new(
             "server.maxBodyBytes",
@@ -275,6 +282,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         allowed_hosts: cfg.server.allowed_hosts.clone(),
         max_body_bytes: cfg.server.max_body_bytes,
         session_idle_timeout: std::time::Duration::from_secs(cfg.server.session_idle_timeout_secs),
+        sse_keepalive: std::time::Duration::from_secs(cfg.server.sse_keepalive_secs),
         provider,
         provider_reason,
         log_level: cfg.logging.level.clone(),

@@ -29,7 +29,7 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .content_type("text/event-stream")
-        .streaming(sse_body(rx, Some(endpoint), session_id))
+        .streaming(sse_body(rx, Some(endpoint), session_id, edge.sse_keepalive))
 }
 
 #[derive(Deserialize)]

@@ -27,9 +27,6 @@ use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
-const KEEPALIVE: Duration = Duration::from_secs(15);
-
 /// Shared, immutable handles: every handler gets the same `Addr`s.
 #[derive(Clone)]
 pub struct Edge {
@@ -41,6 +38,8 @@ pub struct Edge {
     pub allowed_origins: Arc<Vec<String>>,
     pub max_body_bytes: usize,
     pub session_idle_timeout: Duration,
+    /// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
+    pub sse_keepalive: Duration,
 }
 
 impl Edge {
@@ -139,6 +138,7 @@ pub fn sse_body(
     rx: mpsc::UnboundedReceiver<Value>,
     first: Option<String>,
     stream_id: String,
+    keepalive: Duration,
 ) -> impl futures::Stream<Item = Result<Bytes, actix_web::Error>> {
     enum Item {
         Msg(Option<Value>),
@@ -152,8 +152,8 @@ pub fn sse_body(
             None => Some((Item::Msg(None), None)),
         }
     });
-    let ticks = futures::stream::unfold((), |_| async {
-        tokio::time::sleep(KEEPALIVE).await;
+    let ticks = futures::stream::unfold((), move |_| async move {
+        tokio::time::sleep(keepalive).await;
         Some((Item::Tick, ()))
     });
     let mut n: u64 = 0;

@@ -141,7 +141,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .content_type("text/event-stream")
-        .streaming(sse_body(rx, Some(priming), stream_id))
+        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
 }
 
 /// The session's own stream: notifications and server requests not tied to a POST.
@@ -169,7 +169,7 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .content_type("text/event-stream")
-        .streaming(sse_body(rx, Some(priming), stream_id))
+        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
 }
 
 pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {

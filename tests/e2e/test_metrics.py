@@ -56,3 +56,23 @@ def test_metrics_count_a_scripted_session():
 
             time.sleep(0.1)
         assert value(scrape(base), "mcp_gen_ui_host_sessions", transport="streamable-http") == 0
+
+
+def test_closed_sse_sessions_are_reaped(tmp_path):
+    import json
+    import time
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"server": {"sseKeepaliveSecs": 1}}))
+
+    async def open_and_close(base):
+        async with session("sse", base) as s:
+            await s.list_tools()
+            assert value(scrape(base), "mcp_gen_ui_host_sessions", transport="sse") == 1
+
+    with proxy_http(["--demo", "--config", str(config)], name="proxy-reap") as (base, _):
+        anyio.run(open_and_close, base)
+        deadline = time.time() + 15
+        while value(scrape(base), "mcp_gen_ui_host_sessions", transport="sse") != 0:
+            assert time.time() < deadline, "the SSE session was not reaped after its stream closed"
+            time.sleep(0.2)

@@ -87,3 +87,17 @@ def test_tool_list_changes_reach_the_host(tmp_path):
 
     with proxy_http(args, name="proxy-list-changed") as (base, _):
         anyio.run(scenario, base)
+
+
+def test_upstream_env_reaches_the_child():
+    from conftest import everything_cmd
+
+    args = ["--upstream", " ".join(everything_cmd("stdio")), "--upstream-env", "MCP_GEN_UI_TEST_VAR=from-the-flag"]
+
+    async def scenario(base):
+        async with session("mcp", base) as s:
+            res = await s.call_tool("get-env", {})
+            assert "from-the-flag" in res.content[0].text
+
+    with proxy_http(args, name="proxy-env") as (base, _):
+        anyio.run(scenario, base)
