@@ -139,5 +139,13 @@
     if (vars) for (var k in vars) if (vars[k] != null && k.indexOf("--") === 0) root.style.setProperty(k, vars[k]);
   }
   function PostMessageTransport(target) { this.target = target; }
-  globalThis.McpGenUiRuntime = { App: App, PostMessageTransport: PostMessageTransport, PROTOCOL_VERSION: PROTOCOL };
+  /* The SDK's style helpers, for generated pages that import them. */
+  function applyDocumentTheme(theme) { applyHostContext({ theme: theme }); }
+  function applyHostStyleVariables(vars) { applyHostContext({ styles: { variables: vars } }); }
+  function applyHostFonts(css) {
+    if (!css) return;
+    var s = document.createElement("style"); s.textContent = css; document.head.appendChild(s);
+  }
+  globalThis.McpGenUiRuntime = { App: App, PostMessageTransport: PostMessageTransport, PROTOCOL_VERSION: PROTOCOL,
+    applyDocumentTheme: applyDocumentTheme, applyHostStyleVariables: applyHostStyleVariables, applyHostFonts: applyHostFonts };
 })();

@@ -6,7 +6,10 @@
 
 pub mod host_session;
 pub mod jsonrpc;
+pub mod llm;
 pub mod metrics;
+pub mod postprocess;
+pub mod prompts;
 pub mod session_directory;
 pub mod sse;
 pub mod template_form;
