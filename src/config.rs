@@ -234,6 +234,9 @@ pub struct GenerationConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// light or dark: the theme hint given to the LLM.
     pub theme: Option<String>,
+    /// A folder with system.hbs, generate.hbs and classify.hbs to use instead of the built-in
+    /// prompts (changing them makes new cache keys).
+    pub prompts_dir: Option<PathBuf>,
 }
 
 impl Default for GenerationConfig {
@@ -244,6 +247,7 @@ impl Default for GenerationConfig {
             max_concurrent_generations: 2,
             enabled_tools: None,
             theme: None,
+            prompts_dir: None,
         }
     }
 }

@@ -15,13 +15,19 @@ use std::time::Duration;
 use actix::Actor;
 use actix_web::{web, App, HttpServer};
 use clap::Parser;
+use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
+use mcp_gen_ui_actors::generate::{Deps, GenSettings};
+use mcp_gen_ui_actors::generation_queue::GenerationQueue;
+use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::session_directory::{CloseAll, SessionDirectory};
-use mcp_gen_ui_actors::ui_pages::UiPages;
+use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
+use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
 use mcp_gen_ui_actors::upstream_connection::{Shutdown, UpstreamConnection};
 
 use crate::cli::{Args, Command};
-use crate::config::HostTransport;
+use crate::config::{HostTransport, Provider};
 use crate::settings::Settings;
 
 fn main() -> ExitCode {
@@ -54,7 +60,14 @@ fn main() -> ExitCode {
     for w in &settings.warnings {
         tracing::warn!(component = "config", event = "warning", "{w}");
     }
-    match actix_web::rt::System::new().block_on(run(settings)) {
+    let prompts = match Prompts::load(settings.config.generation.prompts_dir.as_deref()) {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("mcp-gen-ui: invalid configuration: generation.promptsDir: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match actix_web::rt::System::new().block_on(run(settings, prompts)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-gen-ui: {e}");
@@ -63,11 +76,87 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(settings: Settings) -> std::io::Result<()> {
+/// The provider client, or None for offline.
+fn llm_client(settings: &Settings) -> Option<SharedLlm> {
+    let llm = &settings.config.llm;
+    let key = settings.api_key.clone().map(|k| k.0);
+    let (base, model) = (llm.base_url.as_deref(), llm.model.as_deref());
+    match settings.provider {
+        Provider::Offline => None,
+        Provider::Anthropic => Some(Arc::new(Anthropic::new(
+            base,
+            key.unwrap_or_default(),
+            model,
+        ))),
+        Provider::Openai => Some(Arc::new(OpenAi::new(base, key, model))),
+        Provider::Ollama => Some(Arc::new(Ollama::new(base, key, model))),
+    }
+}
+
+/// Starts the UI side: cache, then the queue that generates into it.
+fn start_generation(
+    settings: &Settings,
+    prompts: Arc<Prompts>,
+    metrics: Arc<Metrics>,
+) -> actix::Addr<GenerationQueue> {
+    let cfg = &settings.config;
+    let llm = llm_client(settings);
+    let fingerprint = ConfigFingerprint {
+        prompt_version: PROMPT_VERSION.to_string(),
+        prompts_hash: prompts.hash.clone(),
+        template_version: TEMPLATE_VERSION.to_string(),
+        provider: settings.provider.name().to_string(),
+        model: llm
+            .as_ref()
+            .map(|l| l.model().to_string())
+            .unwrap_or_default(),
+        temperature: cfg.llm.temperature,
+    };
+    let cache = UiCache::new(
+        CacheSettings {
+            max_entries: cfg.cache.max_entries,
+            max_entry_bytes: cfg.cache.max_entry_size_bytes,
+            max_total_bytes: cfg.cache.max_total_size_bytes,
+            ttl: cfg.cache.ttl_seconds.map(Duration::from_secs),
+            dir: (cfg.cache.kind == config::CacheType::Filesystem)
+                .then(|| cfg.cache.dir.clone())
+                .flatten(),
+        },
+        metrics.clone(),
+    )
+    .start();
+    let deps = Deps {
+        llm,
+        prompts,
+        pages: Arc::new(UiPages::new()),
+        metrics,
+        settings: GenSettings {
+            budget: Duration::from_millis(cfg.generation.timeout_ms),
+            max_retries: cfg.generation.max_retries,
+            temperature: cfg.llm.temperature,
+            max_tokens: cfg.llm.max_tokens,
+            theme: cfg
+                .generation
+                .theme
+                .clone()
+                .unwrap_or_else(|| "light".into()),
+        },
+    };
+    GenerationQueue::new(
+        cache,
+        deps,
+        fingerprint.hash(),
+        cfg.cache.enabled,
+        cfg.generation.max_concurrent_generations,
+    )
+    .start()
+}
+
+async fn run(settings: Settings, prompts: Arc<Prompts>) -> std::io::Result<()> {
     let metrics = Arc::new(Metrics::new());
-    let pages = Arc::new(UiPages::new());
     // Singletons start once, before the HTTP workers: each worker gets the same addresses.
     let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone()).start();
+    let queue = start_generation(&settings, prompts, metrics.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
 
     let result = match settings.host_transport {
@@ -77,10 +166,10 @@ async fn run(settings: Settings) -> std::io::Result<()> {
                 env!("CARGO_PKG_VERSION"),
                 settings.upstream.describe()
             );
-            stdio_edge::run(upstream.clone(), pages, metrics, settings.max_body_bytes).await;
+            stdio_edge::run(upstream.clone(), queue, metrics, settings.max_body_bytes).await;
             Ok(())
         }
-        HostTransport::Http => serve_http(&settings, upstream.clone(), pages, metrics).await,
+        HostTransport::Http => serve_http(&settings, upstream.clone(), queue, metrics).await,
     };
     let _ = upstream.send(Shutdown).await;
     // The link guard closes the child's stdin, waits for it, then kills its process group.
@@ -91,14 +180,14 @@ async fn run(settings: Settings) -> std::io::Result<()> {
 async fn serve_http(
     settings: &Settings,
     upstream: actix::Addr<UpstreamConnection>,
-    pages: Arc<UiPages>,
+    queue: actix::Addr<GenerationQueue>,
     metrics: Arc<Metrics>,
 ) -> std::io::Result<()> {
     let directory = SessionDirectory::default().start();
     let edge = http::Edge {
         upstream,
         directory: directory.clone(),
-        pages,
+        queue,
         metrics,
         allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
         allowed_origins: Arc::new(settings.allowed_origins.clone()),

@@ -30,6 +30,19 @@ pub struct Settings {
     pub log_file: Option<PathBuf>,
     /// Warnings to log once logging is up (a key in the config file, ...).
     pub warnings: Vec<String>,
+    /// The provider's API key (environment first, then the config file).
+    pub api_key: Option<Secret>,
+    pub config: Config,
+}
+
+/// A value that never prints: Debug shows only that it is set.
+#[derive(Clone)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
 }
 
 /// Reads `KEY` from the process environment; injectable for tests.
@@ -273,6 +286,23 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         )
     })?;
 
+    let api_key = provider
+        .key_var()
+        .and_then(env)
+        .filter(|k| !k.is_empty())
+        .or_else(|| cfg.llm.api_key.clone())
+        .map(Secret);
+    if let Some(t) = &cfg.generation.theme {
+        if t != "light" && t != "dark" {
+            return Err(ConfigError::new(
+                "generation.theme",
+                format!("{t:?} is not light or dark"),
+            ));
+        }
+    }
+    if cfg.cache.max_entries == 0 || cfg.cache.max_total_size_bytes == 0 {
+        return Err(ConfigError::new("cache.maxEntries", "cache.maxEntries and cache.maxTotalSizeBytes must be at least 1 (use --no-cache to turn the cache off)"));
+    }
     Ok(Settings {
         upstream,
         demo,
@@ -289,6 +319,8 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         log_format: cfg.logging.format,
         log_file: cfg.logging.file.clone(),
         warnings,
+        api_key,
+        config: cfg,
     })
 }
 

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Addr;
+use mcp_gen_ui_actors::generation_queue::GenerationQueue;
 use mcp_gen_ui_actors::host_session::{AttachStream, Close, HostSession, Incoming, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::ui_pages::UiPages;
 use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 pub async fn run(
     upstream: Addr<UpstreamConnection>,
-    pages: Arc<UiPages>,
+    queue: Addr<GenerationQueue>,
     metrics: Arc<Metrics>,
     max_line: usize,
 ) {
@@ -25,7 +25,7 @@ pub async fn run(
         Transport::Stdio,
         upstream,
         None,
-        pages,
+        queue,
         metrics,
         Duration::MAX,
     ));

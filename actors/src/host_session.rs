@@ -12,11 +12,11 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::generation_queue::{GenerationQueue, ReadUi};
 use crate::jsonrpc::{self, code, Kind};
 use crate::metrics::{method_label, Metrics};
 use crate::session_directory::{Remove, SessionDirectory};
 use crate::ui_meta;
-use crate::ui_pages::UiPages;
 use crate::upstream_connection::{
     Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister,
     UpstreamConnection, WaitReady, READY_WAIT,
@@ -67,7 +67,7 @@ pub struct HostSession {
     transport: Transport,
     upstream: Addr<UpstreamConnection>,
     directory: Option<Addr<SessionDirectory>>,
-    pages: Arc<UiPages>,
+    queue: Addr<GenerationQueue>,
     metrics: Arc<Metrics>,
     negotiated: Option<Negotiated>,
     subscriptions: HashSet<String>,
@@ -86,7 +86,7 @@ impl HostSession {
         transport: Transport,
         upstream: Addr<UpstreamConnection>,
         directory: Option<Addr<SessionDirectory>>,
-        pages: Arc<UiPages>,
+        queue: Addr<GenerationQueue>,
         metrics: Arc<Metrics>,
         idle_limit: Duration,
     ) -> Self {
@@ -95,7 +95,7 @@ impl HostSession {
             transport,
             upstream,
             directory,
-            pages,
+            queue,
             metrics,
             negotiated: None,
             subscriptions: HashSet::new(),
@@ -394,9 +394,27 @@ impl HostSession {
                 .cloned();
             match tool {
                 Some(tool) if act.ui() => {
-                    let html = act.pages.template_page(&tool);
-                    act.metrics.ui_reads.with_label_values(&["template"]).inc();
-                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, html)));
+                    let request_id = uuid::Uuid::new_v4().simple().to_string();
+                    let read = act.queue.send(ReadUi {
+                        tool,
+                        refinements: Vec::new(),
+                        request_id,
+                        force: false,
+                    });
+                    ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
+                        Ok(entry) => {
+                            act.metrics
+                                .ui_reads
+                                .with_label_values(&[entry.kind.as_str()])
+                                .inc();
+                            act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &entry)));
+                        }
+                        Err(_) => act.answer(jsonrpc::error(
+                            id,
+                            code::INTERNAL_ERROR,
+                            "the generation queue stopped",
+                        )),
+                    }));
                 }
                 _ if upstream_has(&status, "resources") => {
                     // Not one of ours (or a plain host): the upstream may serve its own ui://.

@@ -4,6 +4,9 @@
 //! [`session_directory`]. Pure logic: [`jsonrpc`], [`sse`], [`ui_meta`], [`template_form`].
 //! I/O without actor state: [`upstream`] (transports), [`ui_pages`] (rendering).
 
+pub mod cache_key;
+pub mod generate;
+pub mod generation_queue;
 pub mod host_session;
 pub mod jsonrpc;
 pub mod llm;
@@ -13,6 +16,7 @@ pub mod prompts;
 pub mod session_directory;
 pub mod sse;
 pub mod template_form;
+pub mod ui_cache;
 pub mod ui_meta;
 pub mod ui_pages;
 pub mod upstream;

@@ -21,6 +21,19 @@ pub struct Metrics {
     pub host_sessions: IntGaugeVec,
     /// ui:// reads by how the page was made (template, generated, ...).
     pub ui_reads: IntCounterVec,
+    /// Wall time of a generation (classification, attempts, backoff) by tool and outcome.
+    pub generation_duration: HistogramVec,
+    pub cache_hits: IntCounter,
+    pub cache_misses: IntCounter,
+    pub cache_entries: IntGauge,
+    pub cache_bytes: IntGauge,
+    /// Pages served as a fallback, by reason (offline, minimal, TIMEOUT, RATE_LIMIT, not_html, ...).
+    pub fallbacks: IntCounterVec,
+    pub llm_requests: IntCounterVec,
+    /// Tokens by provider, model and direction (input, output).
+    pub llm_tokens: IntCounterVec,
+    pub generations_in_flight: IntGauge,
+    pub generations_queued: IntGauge,
 }
 
 /// MCP methods get their own label value; anything else is "other" so labels stay bounded.
@@ -96,6 +109,68 @@ impl Metrics {
             &["kind"],
         )
         .expect("valid metric");
+        let generation_duration = HistogramVec::new(
+            HistogramOpts::new(
+                format!("{PREFIX}_generation_duration_seconds"),
+                "UI generation wall time by tool and outcome",
+            )
+            .buckets(vec![
+                0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 30.0,
+            ]),
+            &["tool", "outcome"],
+        )
+        .expect("valid metric");
+        let cache_hits = IntCounter::new(
+            format!("{PREFIX}_cache_hits_total"),
+            "ui:// reads answered from the cache",
+        )
+        .expect("valid metric");
+        let cache_misses = IntCounter::new(
+            format!("{PREFIX}_cache_misses_total"),
+            "ui:// reads that had to make a page",
+        )
+        .expect("valid metric");
+        let cache_entries = IntGauge::new(format!("{PREFIX}_cache_entries"), "Pages in the cache")
+            .expect("valid metric");
+        let cache_bytes = IntGauge::new(
+            format!("{PREFIX}_cache_bytes"),
+            "Bytes of HTML in the cache",
+        )
+        .expect("valid metric");
+        let fallbacks = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_fallbacks_total"),
+                "Pages served instead of a generated one, by reason",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
+        let llm_requests = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_llm_requests_total"),
+                "LLM requests by provider, model and outcome",
+            ),
+            &["provider", "model", "outcome"],
+        )
+        .expect("valid metric");
+        let llm_tokens = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_llm_tokens_total"),
+                "LLM tokens by provider, model and direction",
+            ),
+            &["provider", "model", "direction"],
+        )
+        .expect("valid metric");
+        let generations_in_flight = IntGauge::new(
+            format!("{PREFIX}_generations_in_flight"),
+            "Generations holding a concurrency slot",
+        )
+        .expect("valid metric");
+        let generations_queued = IntGauge::new(
+            format!("{PREFIX}_generations_queued"),
+            "Generations waiting for a concurrency slot",
+        )
+        .expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(upstream_latency.clone()),
@@ -103,6 +178,16 @@ impl Metrics {
             Box::new(upstream_connected.clone()),
             Box::new(host_sessions.clone()),
             Box::new(ui_reads.clone()),
+            Box::new(generation_duration.clone()),
+            Box::new(cache_hits.clone()),
+            Box::new(cache_misses.clone()),
+            Box::new(cache_entries.clone()),
+            Box::new(cache_bytes.clone()),
+            Box::new(fallbacks.clone()),
+            Box::new(llm_requests.clone()),
+            Box::new(llm_tokens.clone()),
+            Box::new(generations_in_flight.clone()),
+            Box::new(generations_queued.clone()),
         ] {
             registry.register(c).expect("metric names are unique");
         }
@@ -118,6 +203,16 @@ impl Metrics {
             upstream_connected,
             host_sessions,
             ui_reads,
+            generation_duration,
+            cache_hits,
+            cache_misses,
+            cache_entries,
+            cache_bytes,
+            fallbacks,
+            llm_requests,
+            llm_tokens,
+            generations_in_flight,
+            generations_queued,
         }
     }
 

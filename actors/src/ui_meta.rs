@@ -3,6 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::cache_key::UiEntry;
+
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 pub const MIME: &str = "text/html;profile=mcp-app";
 pub const SCHEME: &str = "ui://";
@@ -76,14 +78,24 @@ pub fn ui_resource(tool: &Value) -> Option<Value> {
     }))
 }
 
-/// The `resources/read` result for a tool's UI page.
-pub fn ui_read_result(uri: &str, html: String) -> Value {
+/// The `resources/read` result for a tool's UI page. Besides `_meta.ui`, `_meta["mcp-gen-ui"]`
+/// says how the page was made (hosts ignore unknown `_meta` keys), so a fallback is visible.
+pub fn ui_read_result(uri: &str, entry: &UiEntry) -> Value {
     json!({
         "contents": [{
             "uri": uri,
             "mimeType": MIME,
-            "text": html,
-            "_meta": {"ui": {"prefersBorder": true}},
+            "text": entry.html,
+            "_meta": {
+                "ui": {"prefersBorder": true},
+                "mcp-gen-ui": {
+                    "kind": entry.kind,
+                    "uiType": entry.ui_type,
+                    "fallbackReason": entry.fallback_reason,
+                    "generatedAt": entry.generated_at,
+                    "model": entry.model,
+                },
+            },
         }]
     })
 }

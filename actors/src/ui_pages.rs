@@ -37,6 +37,15 @@ impl UiPages {
     /// The template UI for a tool. Never fails: a render error yields the emergency page.
     pub fn template_page(&self, tool: &Value) -> String {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
+        self.try_template_page(tool).unwrap_or_else(|e| {
+            tracing::error!(component = "ui_pages", event = "template_failed", tool_name = %name, error = %e, "template render failed; serving the emergency page");
+            self.emergency_page(name)
+        })
+    }
+
+    /// The template UI, or why it could not be rendered.
+    pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         let title = tool
             .get("title")
             .and_then(Value::as_str)
@@ -55,13 +64,7 @@ impl UiPages {
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
         });
-        match self.hb.render("minimal", &data) {
-            Ok(html) => html,
-            Err(e) => {
-                tracing::error!(component = "ui_pages", event = "template_failed", tool_name = %name, error = %e, "template render failed; serving the emergency page");
-                self.emergency_page(name)
-            }
-        }
+        self.hb.render("minimal", &data).map_err(|e| e.to_string())
     }
 
     /// The last resort: a static page that still connects and can call the tool with JSON.

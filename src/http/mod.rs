@@ -17,12 +17,12 @@ use actix::Addr;
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures::StreamExt;
+use mcp_gen_ui_actors::generation_queue::GenerationQueue;
 use mcp_gen_ui_actors::host_session::{HostSession, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session_directory::{Insert, SessionDirectory};
 use mcp_gen_ui_actors::sse;
-use mcp_gen_ui_actors::ui_pages::UiPages;
 use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 pub struct Edge {
     pub upstream: Addr<UpstreamConnection>,
     pub directory: Addr<SessionDirectory>,
-    pub pages: Arc<UiPages>,
+    pub queue: Addr<GenerationQueue>,
     pub metrics: Arc<Metrics>,
     pub allowed_hosts: Arc<Vec<String>>,
     pub allowed_origins: Arc<Vec<String>>,
@@ -51,7 +51,7 @@ impl Edge {
             transport,
             self.upstream.clone(),
             Some(self.directory.clone()),
-            self.pages.clone(),
+            self.queue.clone(),
             self.metrics.clone(),
             self.session_idle_timeout,
         ));

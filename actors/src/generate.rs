@@ -1,0 +1,341 @@
+//! One generation, start to finish, as a plain async function: classify, ask the LLM, retry
+//! with backoff, post-process, and fall back to the template. The budget is a wall-clock
+//! deadline across all of it; when it runs out the in-flight request future is dropped (which
+//! closes the provider connection) and the template is returned.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::cache_key::{PageKind, UiEntry, ENTRY_FORMAT};
+use crate::llm::{ErrorCode, LlmError, LlmRequest, SharedLlm};
+use crate::metrics::Metrics;
+use crate::postprocess;
+use crate::prompts::{parse_classification, Prompts, UiType, PROMPT_VERSION};
+use crate::ui_pages::{UiPages, TEMPLATE_VERSION};
+
+#[derive(Debug, Clone)]
+pub struct GenSettings {
+    pub budget: Duration,
+    pub max_retries: u32,
+    pub temperature: f64,
+    pub max_tokens: u32,
+    pub theme: String,
+}
+
+/// What a generation needs; everything is owned so the future is `'static`.
+pub struct Job {
+    pub key: String,
+    pub tool: Value,
+    pub refinements: Vec<String>,
+    pub request_id: String,
+    pub deadline: Instant,
+    /// A classification remembered for this tool hash, if any.
+    pub known_type: Option<UiType>,
+}
+
+pub struct Deps {
+    pub llm: Option<SharedLlm>,
+    pub prompts: Arc<Prompts>,
+    pub pages: Arc<UiPages>,
+    pub metrics: Arc<Metrics>,
+    pub settings: GenSettings,
+}
+
+/// How a generation ended, for the queue (which remembers classifications).
+pub struct Outcome {
+    pub entry: UiEntry,
+    pub classified: Option<UiType>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Backoff before retry `attempt` (0-based): 1 s doubling, at most 5 s.
+pub fn backoff(attempt: u32) -> Duration {
+    Duration::from_secs(1u64 << attempt.min(3)).min(Duration::from_secs(5))
+}
+
+/// How long to wait before the next attempt, or None when the wait does not fit the budget.
+/// A provider's Retry-After is honoured only as given: retrying earlier just fails again.
+pub fn next_wait(err: &LlmError, attempt: u32, remaining: Duration) -> Option<Duration> {
+    let wait = err.retry_after.unwrap_or_else(|| backoff(attempt));
+    (wait < remaining).then_some(wait)
+}
+
+struct Ctx<'a> {
+    job: &'a Job,
+    deps: &'a Deps,
+    started: Instant,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Ctx<'_> {
+    fn entry(
+        &self,
+        html: String,
+        kind: PageKind,
+        reason: Option<String>,
+        ui_type: Option<UiType>,
+    ) -> UiEntry {
+        let (provider, model) = match &self.deps.llm {
+            Some(l) => (l.provider().to_string(), l.model().to_string()),
+            None => ("offline".to_string(), String::new()),
+        };
+        UiEntry {
+            format: ENTRY_FORMAT,
+            key: self.job.key.clone(),
+            tool_name: self
+                .job
+                .tool
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            html,
+            kind,
+            ui_type,
+            generated_at: now_ms(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            provider,
+            model,
+            prompt_version: PROMPT_VERSION.to_string(),
+            template_version: TEMPLATE_VERSION.to_string(),
+            fallback_reason: reason,
+            warnings: Vec::new(),
+            repairs: Vec::new(),
+            request_id: self.job.request_id.clone(),
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        }
+    }
+
+    fn fallback(&self, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
+        let tool_name = self
+            .job
+            .tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let (html, kind) = match self.deps.pages.try_template_page(&self.job.tool) {
+            Ok(h) => (h, PageKind::Template),
+            Err(_) => (
+                self.deps.pages.emergency_page(tool_name),
+                PageKind::Emergency,
+            ),
+        };
+        self.deps
+            .metrics
+            .fallbacks
+            .with_label_values(&[reason])
+            .inc();
+        if !matches!(reason, "offline" | "minimal") {
+            tracing::warn!(component = "generation", event = "fallback", request_id = %self.job.request_id, tool_name, reason, detail, level = kind.level(), "serving the template UI instead of a generated one");
+        }
+        let mut e = self.entry(html, kind, Some(reason.to_string()), ui_type);
+        if !detail.is_empty() {
+            e.warnings.push(detail.to_string());
+        }
+        e
+    }
+
+    fn remaining(&self) -> Duration {
+        self.job.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// One LLM call bounded by what is left of the budget; records tokens and outcome.
+    async fn ask(
+        &mut self,
+        system: String,
+        user: String,
+        max_tokens: u32,
+    ) -> Result<String, LlmError> {
+        let llm = self
+            .deps
+            .llm
+            .clone()
+            .expect("ask is only called with a provider");
+        let req = LlmRequest {
+            system,
+            user,
+            max_tokens,
+            temperature: self.deps.settings.temperature,
+            request_id: self.job.request_id.clone(),
+        };
+        let labels = |outcome: &str| {
+            [
+                llm.provider().to_string(),
+                llm.model().to_string(),
+                outcome.to_string(),
+            ]
+        };
+        let res = match tokio::time::timeout(self.remaining(), llm.complete(req)).await {
+            Ok(r) => r,
+            // Dropping the future dropped the request: the provider sees its connection close.
+            Err(_) => Err(LlmError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no answer within the {} ms budget",
+                    self.deps.settings.budget.as_millis()
+                ),
+            )),
+        };
+        match &res {
+            Ok(r) => {
+                self.input_tokens += r.input_tokens;
+                self.output_tokens += r.output_tokens;
+                let [p, m, _] = labels("ok");
+                self.deps
+                    .metrics
+                    .llm_tokens
+                    .with_label_values(&[&p, &m, "input"])
+                    .inc_by(r.input_tokens);
+                self.deps
+                    .metrics
+                    .llm_tokens
+                    .with_label_values(&[&p, &m, "output"])
+                    .inc_by(r.output_tokens);
+                self.deps
+                    .metrics
+                    .llm_requests
+                    .with_label_values(&labels("ok").each_ref().map(String::as_str))
+                    .inc();
+            }
+            Err(e) => self
+                .deps
+                .metrics
+                .llm_requests
+                .with_label_values(&labels(e.code.as_str()).each_ref().map(String::as_str))
+                .inc(),
+        }
+        res.map(|r| r.text)
+    }
+}
+
+pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
+    let mut cx = Ctx {
+        job: &job,
+        deps: &deps,
+        started: Instant::now(),
+        input_tokens: 0,
+        output_tokens: 0,
+    };
+    if deps.llm.is_none() {
+        return Outcome {
+            entry: cx.fallback("offline", "", None),
+            classified: None,
+        };
+    }
+    let tool_name = job
+        .tool
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let ui_type = match job.known_type {
+        Some(t) => t,
+        None => match cx
+            .ask(deps.prompts.system(), deps.prompts.classify(&job.tool), 16)
+            .await
+        {
+            Ok(answer) => parse_classification(&answer),
+            Err(e) => {
+                return Outcome {
+                    entry: cx.fallback(e.code.as_str(), &e.message, None),
+                    classified: None,
+                }
+            }
+        },
+    };
+    let classified = job.known_type.is_none().then_some(ui_type);
+    if ui_type == UiType::Minimal {
+        return Outcome {
+            entry: cx.fallback("minimal", "", Some(ui_type)),
+            classified,
+        };
+    }
+    let system = deps.prompts.system();
+    let user = deps
+        .prompts
+        .generate(&job.tool, &job.refinements, &deps.settings.theme);
+    let mut last_problem = (String::from("TIMEOUT"), String::new());
+    for attempt in 0..=deps.settings.max_retries {
+        if cx.remaining().is_zero() {
+            break;
+        }
+        match cx
+            .ask(system.clone(), user.clone(), deps.settings.max_tokens)
+            .await
+        {
+            Ok(text) => match postprocess::process(&text) {
+                Ok(p) => {
+                    let kind = if p.repairs.is_empty() {
+                        PageKind::Generated
+                    } else {
+                        PageKind::Repaired
+                    };
+                    let mut e = cx.entry(p.html, kind, None, Some(ui_type));
+                    e.repairs = p.repairs;
+                    e.warnings = p.warnings;
+                    tracing::info!(component = "generation", event = "generated", request_id = %job.request_id, tool_name = %tool_name, kind = kind.as_str(), attempt, duration_ms = e.duration_ms, "page generated");
+                    return Outcome {
+                        entry: e,
+                        classified,
+                    };
+                }
+                Err(rej) => {
+                    tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
+                    last_problem = (rej.reason().to_string(), rej.to_string());
+                }
+            },
+            Err(e) => {
+                tracing::warn!(component = "generation", event = "llm_error", request_id = %job.request_id, tool_name = %tool_name, attempt, code = e.code.as_str(), retryable = e.retryable, error = %e.message, "LLM request failed");
+                last_problem = (e.code.as_str().to_string(), e.message.clone());
+                if !e.retryable || attempt == deps.settings.max_retries {
+                    break;
+                }
+                match next_wait(&e, attempt, cx.remaining()) {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => break,
+                }
+            }
+        }
+    }
+    Outcome {
+        entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)),
+        classified,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_five_seconds() {
+        let b: Vec<u64> = (0..5).map(|a| backoff(a).as_secs()).collect();
+        assert_eq!(b, vec![1, 2, 4, 5, 5]);
+    }
+
+    #[test]
+    fn retry_after_is_honoured_only_when_it_fits() {
+        let mut e = LlmError::new(ErrorCode::RateLimit, "slow down");
+        e.retry_after = Some(Duration::from_secs(3));
+        assert_eq!(
+            next_wait(&e, 0, Duration::from_secs(10)),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(next_wait(&e, 0, Duration::from_secs(2)), None);
+        e.retry_after = None;
+        assert_eq!(
+            next_wait(&e, 1, Duration::from_secs(10)),
+            Some(Duration::from_secs(2))
+        );
+    }
+}

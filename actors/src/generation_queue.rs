@@ -1,0 +1,193 @@
+//! `GenerationQueue`: every `ui://` read goes through here. It owns the single-flight map (one
+//! lookup-or-generation per cache key, however many reads wait on it), the concurrency slots,
+//! and the remembered classifications. A read's wait for a slot counts against its budget.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::Value;
+use tokio::sync::{oneshot, Semaphore};
+
+use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
+use crate::generate::{self, Deps, Job};
+use crate::prompts::UiType;
+use crate::ui_cache::{Get, Put, UiCache};
+
+pub struct GenerationQueue {
+    cache: Addr<UiCache>,
+    deps: Arc<Deps>,
+    config_hash: String,
+    cache_enabled: bool,
+    slots: Arc<Semaphore>,
+    waiting: HashMap<String, Vec<oneshot::Sender<Arc<UiEntry>>>>,
+    classifications: HashMap<String, UiType>,
+}
+
+impl GenerationQueue {
+    pub fn new(
+        cache: Addr<UiCache>,
+        deps: Deps,
+        config_hash: String,
+        cache_enabled: bool,
+        max_concurrent: usize,
+    ) -> Self {
+        GenerationQueue {
+            cache,
+            deps: Arc::new(deps),
+            config_hash,
+            cache_enabled,
+            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            waiting: HashMap::new(),
+            classifications: HashMap::new(),
+        }
+    }
+
+    /// The key a read of `tool` with `refinements` uses.
+    pub fn key_for(&self, tool: &Value, refinements: &[String]) -> String {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        cache_key(
+            name,
+            &tool_hash(tool),
+            &refinements_hash(refinements),
+            &self.config_hash,
+        )
+    }
+}
+
+impl Actor for GenerationQueue {
+    type Context = Context<Self>;
+}
+
+/// Read (or make) the page for a tool. `force` skips the cache lookup (regenerate).
+#[derive(Message)]
+#[rtype(result = "Arc<UiEntry>")]
+pub struct ReadUi {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+    pub request_id: String,
+    pub force: bool,
+}
+
+impl Handler<ReadUi> for GenerationQueue {
+    type Result = ResponseFuture<Arc<UiEntry>>;
+
+    fn handle(&mut self, m: ReadUi, ctx: &mut Self::Context) -> Self::Result {
+        let arrived = Instant::now();
+        let key = self.key_for(&m.tool, &m.refinements);
+        let (tx, rx) = oneshot::channel();
+        let joined = match self.waiting.get_mut(&key) {
+            Some(list) => {
+                list.push(tx);
+                true
+            }
+            None => {
+                self.waiting.insert(key.clone(), vec![tx]);
+                false
+            }
+        };
+        if !joined {
+            let th = tool_hash(&m.tool);
+            let job = Job {
+                key: key.clone(),
+                known_type: self.classifications.get(&th).copied(),
+                tool: m.tool,
+                refinements: m.refinements,
+                request_id: m.request_id,
+                deadline: arrived + self.deps.settings.budget,
+            };
+            let lookup =
+                (self.cache_enabled && !m.force).then(|| self.cache.send(Get { key: key.clone() }));
+            let cache = self.cache.clone();
+            let cache_enabled = self.cache_enabled;
+            let deps = self.deps.clone();
+            let slots = self.slots.clone();
+            let fut = async move {
+                if let Some(l) = lookup {
+                    if let Ok(Some(hit)) = l.await {
+                        deps.metrics.cache_hits.inc();
+                        return (hit, None);
+                    }
+                }
+                deps.metrics.cache_misses.inc();
+                let tool_label = job
+                    .tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let started = Instant::now();
+                let outcome = with_slot(&slots, &deps, job).await;
+                let entry = Arc::new(outcome.entry);
+                deps.metrics
+                    .generation_duration
+                    .with_label_values(&[&tool_label, entry.kind.as_str()])
+                    .observe(started.elapsed().as_secs_f64());
+                if cache_enabled {
+                    // Stored before the waiters hear: a read after this one finds it.
+                    let _ = cache
+                        .send(Put {
+                            entry: entry.clone(),
+                        })
+                        .await;
+                }
+                (entry, outcome.classified.map(|c| (th, c)))
+            };
+            ctx.spawn(
+                fut.into_actor(self)
+                    .map(move |(entry, classified), act, _| {
+                        if let Some((th, c)) = classified {
+                            act.classifications.insert(th, c);
+                        }
+                        for w in act.waiting.remove(&key).unwrap_or_default() {
+                            let _ = w.send(entry.clone());
+                        }
+                    }),
+            );
+        }
+        Box::pin(async move { rx.await.expect("the queue answers every waiter") })
+    }
+}
+
+/// Runs the job once a concurrency slot is free; waiting for it spends the job's budget.
+async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> generate::Outcome {
+    if deps.llm.is_none() {
+        return generate::run(job, deps.clone()).await; // offline: no LLM call, no slot needed
+    }
+    deps.metrics.generations_queued.inc();
+    let wait = job.deadline.saturating_duration_since(Instant::now());
+    let permit = tokio::time::timeout(wait, slots.clone().acquire_owned()).await;
+    deps.metrics.generations_queued.dec();
+    match permit {
+        Ok(Ok(_permit)) => {
+            deps.metrics.generations_in_flight.inc();
+            let out = generate::run(job, deps.clone()).await;
+            deps.metrics.generations_in_flight.dec();
+            out
+        }
+        _ => {
+            // The budget ran out in the queue: no LLM call, the template at once.
+            let job = Job {
+                deadline: Instant::now() - Duration::from_millis(1),
+                ..job
+            };
+            generate::run(job, deps.clone()).await
+        }
+    }
+}
+
+/// Forgets what was learnt about a tool (classification) so the next read asks again.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ForgetTool {
+    pub tool: Value,
+}
+
+impl Handler<ForgetTool> for GenerationQueue {
+    type Result = ();
+
+    fn handle(&mut self, m: ForgetTool, _ctx: &mut Self::Context) {
+        self.classifications.remove(&tool_hash(&m.tool));
+    }
+}

@@ -1,0 +1,243 @@
+//! `UiCache`: owns the generated pages. In memory: moka, LRU, weighed in bytes. On disk
+//! (`cache.type: filesystem`): one JSON file per entry, written through with an atomic rename,
+//! restored at start; a corrupt or old-format file is skipped with a warning.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use moka::future::Cache;
+use moka::policy::EvictionPolicy;
+
+use crate::cache_key::{UiEntry, ENTRY_FORMAT};
+use crate::metrics::Metrics;
+
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    pub max_entries: u64,
+    pub max_entry_bytes: u64,
+    pub max_total_bytes: u64,
+    pub ttl: Option<Duration>,
+    pub dir: Option<PathBuf>,
+}
+
+pub struct UiCache {
+    mem: Cache<String, Arc<UiEntry>>,
+    settings: CacheSettings,
+    metrics: Arc<Metrics>,
+}
+
+fn file_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.json"))
+}
+
+impl UiCache {
+    pub fn new(settings: CacheSettings, metrics: Arc<Metrics>) -> Self {
+        // One weight bounds both totals: each entry weighs at least total/maxEntries, so no
+        // more than maxEntries fit, and big pages count by their size.
+        let floor = (settings.max_total_bytes / settings.max_entries.max(1)).max(1);
+        let dir = settings.dir.clone();
+        let mut builder = Cache::builder()
+            .eviction_policy(EvictionPolicy::lru())
+            .max_capacity(settings.max_total_bytes)
+            .weigher(move |_k: &String, v: &Arc<UiEntry>| {
+                (v.html.len() as u64).max(floor).min(u32::MAX as u64) as u32
+            })
+            .eviction_listener(move |key: Arc<String>, _v, cause| {
+                // Replaced entries keep their (rewritten) file; evicted ones lose it.
+                if cause.was_evicted() {
+                    if let Some(d) = &dir {
+                        let _ = std::fs::remove_file(file_of(d, &key));
+                    }
+                }
+            });
+        if let Some(ttl) = settings.ttl {
+            builder = builder.time_to_live(ttl);
+        }
+        UiCache {
+            mem: builder.build(),
+            settings,
+            metrics,
+        }
+    }
+
+    fn update_gauges(&self) {
+        self.metrics
+            .cache_entries
+            .set(self.mem.entry_count() as i64);
+        self.metrics
+            .cache_bytes
+            .set(self.mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+    }
+}
+
+impl Actor for UiCache {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // `wait` holds the mailbox until the restore is done: no read misses a restored entry.
+        let fut = restore(self.mem.clone(), self.settings.dir.clone());
+        ctx.wait(fut.into_actor(self).map(|(loaded, skipped), act, _| {
+            if act.settings.dir.is_some() {
+                tracing::info!(
+                    component = "ui_cache",
+                    event = "restored",
+                    loaded,
+                    skipped,
+                    "UI cache restored from disk"
+                );
+            }
+            act.update_gauges();
+        }));
+    }
+}
+
+/// Reads every entry file of the cache folder into `mem`. Returns (loaded, skipped).
+async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usize, usize) {
+    let Some(dir) = dir else { return (0, 0) };
+    let files = tokio::task::spawn_blocking(move || {
+        let _ = std::fs::create_dir_all(&dir);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.extension().and_then(|e| e.to_str()) == Some("json") {
+                out.push((p.clone(), std::fs::read(&p)));
+            }
+        }
+        out
+    })
+    .await
+    .unwrap_or_default();
+    let (mut loaded, mut skipped) = (0, 0);
+    for (path, bytes) in files {
+        let parsed = bytes
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<UiEntry>(&b).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(e) if e.format == ENTRY_FORMAT => {
+                mem.insert(e.key.clone(), Arc::new(e)).await;
+                loaded += 1;
+            }
+            Ok(e) => {
+                skipped += 1;
+                tracing::warn!(component = "ui_cache", event = "old_format", file = %path.display(), format = e.format, "skipping a cache file of an older format");
+            }
+            Err(err) => {
+                skipped += 1;
+                tracing::warn!(component = "ui_cache", event = "corrupt_file", file = %path.display(), error = %err, "skipping a corrupt cache file");
+            }
+        }
+    }
+    (loaded, skipped)
+}
+
+#[derive(Message)]
+#[rtype(result = "Option<Arc<UiEntry>>")]
+pub struct Get {
+    pub key: String,
+}
+
+impl Handler<Get> for UiCache {
+    type Result = ResponseFuture<Option<Arc<UiEntry>>>;
+
+    fn handle(&mut self, g: Get, _ctx: &mut Self::Context) -> Self::Result {
+        let mem = self.mem.clone();
+        Box::pin(async move { mem.get(&g.key).await })
+    }
+}
+
+/// Stores an entry (memory, then disk). Answers once both are done, so a read that follows
+/// sees it. Entries over `maxEntrySizeBytes` are served but not kept.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Put {
+    pub entry: Arc<UiEntry>,
+}
+
+impl Handler<Put> for UiCache {
+    type Result = ResponseFuture<bool>;
+
+    fn handle(&mut self, p: Put, _ctx: &mut Self::Context) -> Self::Result {
+        if p.entry.html.len() as u64 > self.settings.max_entry_bytes {
+            tracing::warn!(component = "ui_cache", event = "too_large", tool_name = %p.entry.tool_name, bytes = p.entry.html.len(), "page larger than cache.maxEntrySizeBytes: served, not cached");
+            return Box::pin(async { false });
+        }
+        let mem = self.mem.clone();
+        let dir = self.settings.dir.clone();
+        let metrics = self.metrics.clone();
+        Box::pin(async move {
+            mem.insert(p.entry.key.clone(), p.entry.clone()).await;
+            if let Some(dir) = dir {
+                let entry = p.entry.clone();
+                let res = tokio::task::spawn_blocking(move || write_atomic(&dir, &entry)).await;
+                if let Ok(Err(e)) | Err(e) = res.map_err(|e| std::io::Error::other(e.to_string())) {
+                    tracing::warn!(component = "ui_cache", event = "write_failed", error = %e, "could not persist a cache entry");
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
+            metrics
+                .cache_bytes
+                .set(mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+            true
+        })
+    }
+}
+
+fn write_atomic(dir: &Path, entry: &UiEntry) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.tmp-{}", entry.key, std::process::id()));
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec(entry).map_err(std::io::Error::other)?,
+    )?;
+    std::fs::rename(&tmp, file_of(dir, &entry.key))
+}
+
+/// Drops every entry of a tool (regenerate, tool removed).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct InvalidateTool {
+    pub tool_name: String,
+}
+
+impl Handler<InvalidateTool> for UiCache {
+    type Result = ResponseFuture<usize>;
+
+    fn handle(&mut self, m: InvalidateTool, _ctx: &mut Self::Context) -> Self::Result {
+        let mem = self.mem.clone();
+        let dir = self.settings.dir.clone();
+        let metrics = self.metrics.clone();
+        Box::pin(async move {
+            let keys: Vec<Arc<String>> = mem
+                .iter()
+                .filter(|(_, v)| v.tool_name == m.tool_name)
+                .map(|(k, _)| k)
+                .collect();
+            for k in &keys {
+                mem.invalidate(k.as_str()).await;
+                if let Some(d) = &dir {
+                    let _ = std::fs::remove_file(file_of(d, k));
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
+            keys.len()
+        })
+    }
+}
+
+/// The newest entry of each tool, for introspection.
+#[derive(Message)]
+#[rtype(result = "Vec<Arc<UiEntry>>")]
+pub struct Entries;
+
+impl Handler<Entries> for UiCache {
+    type Result = MessageResult<Entries>;
+
+    fn handle(&mut self, _: Entries, _ctx: &mut Self::Context) -> Self::Result {
+        self.update_gauges();
+        MessageResult(self.mem.iter().map(|(_, v)| v).collect())
+    }
+}
