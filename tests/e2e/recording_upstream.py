@@ -11,6 +11,7 @@ import threading
 import time
 
 LOG = open(sys.argv[1], "a", buffering=1)
+EXTRA = int(sys.argv[sys.argv.index("--extra-tools") + 1]) if "--extra-tools" in sys.argv else 0
 lock = threading.Lock()
 extra_tools: list[dict] = []
 cancelled: set = set()
@@ -28,7 +29,8 @@ def tools() -> list[dict]:
         {"name": "add_tool", "description": "Adds a tool", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
         {"name": "meta", "description": "Unusual fields", "inputSchema": {"type": "object"}, "_meta": {"vendor/x": 1, "ui": {"visibility": ["model", "app"]}}},
     ]
-    return base + extra_tools
+    generated = [{"name": f"extra_{i}", "description": f"Extra tool number {i}", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}} for i in range(EXTRA)]
+    return base + generated + extra_tools
 
 
 def slow(req_id, params) -> None:
