@@ -106,6 +106,10 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_LOG_LEVEL", value_name = "LEVEL")]
     pub log_level: Option<String>,
 
+    /// Also write every page made to DIR/<tool>.html.
+    #[arg(long, env = "MCP_GEN_UI_EXPORT_DIR", value_name = "DIR")]
+    pub export_dir: Option<PathBuf>,
+
     /// Wrap the bundled demo upstream (weather tools); no other upstream flag.
     #[arg(long)]
     pub demo: bool,
@@ -122,4 +126,9 @@ pub struct Args {
 pub enum Command {
     /// Run the bundled demo MCP server on stdio (what --demo wraps).
     DemoUpstream,
+    /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
+    Export {
+        /// Where to write the pages.
+        dir: Option<PathBuf>,
+    },
 }

@@ -22,10 +22,7 @@ impl std::fmt::Display for ConfigError {
 
 impl ConfigError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError {
-            field: field.into(),
-            message: message.into(),
-        }
+        ConfigError { field: field.into(), message: message.into() }
     }
 }
 
@@ -174,14 +171,7 @@ pub struct LlmConfig {
 
 impl Default for LlmConfig {
     fn default() -> Self {
-        LlmConfig {
-            provider: None,
-            model: None,
-            base_url: None,
-            api_key: None,
-            temperature: 0.2,
-            max_tokens: 16000,
-        }
+        LlmConfig { provider: None, model: None, base_url: None, api_key: None, temperature: 0.2, max_tokens: 16000 }
     }
 }
 
@@ -269,17 +259,15 @@ pub struct LoggingConfig {
     pub format: LogFormat,
     /// Append logs to this file instead of stderr.
     pub file: Option<PathBuf>,
+    /// With --debug, prompts, raw answers and pages are written here
+    /// (default: mcp-gen-ui-debug in the system's temporary folder).
+    pub debug_dir: Option<PathBuf>,
     pub redact_sensitive_data: bool,
 }
 
 impl Default for LoggingConfig {
     fn default() -> Self {
-        LoggingConfig {
-            level: "info".into(),
-            format: LogFormat::Text,
-            file: None,
-            redact_sensitive_data: true,
-        }
+        LoggingConfig { level: "info".into(), format: LogFormat::Text, file: None, debug_dir: None, redact_sensitive_data: true }
     }
 }
 
@@ -293,10 +281,7 @@ pub struct ToolRefreshConfig {
 
 impl Default for ToolRefreshConfig {
     fn default() -> Self {
-        ToolRefreshConfig {
-            enabled: false,
-            interval_ms: 300_000,
-        }
+        ToolRefreshConfig { enabled: false, interval_ms: 300_000 }
     }
 }
 
@@ -306,11 +291,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let field = if path == "." {
-            "(file)".to_string()
-        } else {
-            path
-        };
+        let field = if path == "." { "(file)".to_string() } else { path };
         let hint = if inner.to_string().contains("unknown field") {
             "; remove it or fix its spelling (`mcp-gen-ui --print-config-schema` lists every key)"
         } else if inner.is_syntax() || inner.is_eof() {
@@ -323,9 +304,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
 }
 
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError::new("--config", format!("cannot read {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new("--config", format!("cannot read {}: {e}", path.display())))?;
     parse(&text)
 }
 
@@ -341,11 +320,7 @@ mod tests {
     #[test]
     fn shipped_schema_matches_the_code() {
         let shipped = include_str!("../config.schema.json");
-        assert_eq!(
-            shipped,
-            schema_json(),
-            "config.schema.json is stale: run `cargo run -- --print-config-schema > config.schema.json`"
-        );
+        assert_eq!(shipped, schema_json(), "config.schema.json is stale: run `cargo run -- --print-config-schema > config.schema.json`");
     }
 
     #[test]
@@ -361,10 +336,7 @@ mod tests {
         assert_eq!(e.field, "generation.timeoutMs");
         let e = parse(r#"{"llm": {"provider": "gpt"}}"#).unwrap_err();
         assert_eq!(e.field, "llm.provider");
-        assert!(
-            e.message.contains("anthropic"),
-            "lists the valid values: {e}"
-        );
+        assert!(e.message.contains("anthropic"), "lists the valid values: {e}");
     }
 
     #[test]

@@ -8,17 +8,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 const SUN_PNG: &[u8] = include_bytes!("sun.png");
-const CONDITIONS: &[&str] = &[
-    "sunny",
-    "partly cloudy",
-    "cloudy",
-    "light rain",
-    "showers",
-    "thunderstorms",
-    "snow",
-    "fog",
-    "windy",
-];
+const CONDITIONS: &[&str] = &["sunny", "partly cloudy", "cloudy", "light rain", "showers", "thunderstorms", "snow", "fog", "windy"];
 
 fn units_schema() -> Value {
     json!({"type": "string", "enum": ["metric", "imperial"], "default": "metric", "description": "metric (°C, km/h) or imperial (°F, mph)"})
@@ -89,11 +79,7 @@ fn celsius(city: &str, salt: u64) -> f64 {
 }
 
 fn convert(c: f64, units: &str) -> f64 {
-    let v = if units == "imperial" {
-        c * 9.0 / 5.0 + 32.0
-    } else {
-        c
-    };
+    let v = if units == "imperial" { c * 9.0 / 5.0 + 32.0 } else { c };
     (v * 10.0).round() / 10.0
 }
 
@@ -110,16 +96,8 @@ fn error_result(msg: &str) -> Value {
 }
 
 fn call(state: &mut State, name: &str, args: &Value) -> Value {
-    let city = args
-        .get("city")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .unwrap_or("");
-    let units = args
-        .get("units")
-        .and_then(Value::as_str)
-        .unwrap_or(&state.units)
-        .to_string();
+    let city = args.get("city").and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let units = args.get("units").and_then(Value::as_str).unwrap_or(&state.units).to_string();
     if units != "metric" && units != "imperial" {
         return error_result("units must be \"metric\" or \"imperial\"");
     }
@@ -181,9 +159,7 @@ fn handle(state: &mut State, msg: &Value) -> Option<Value> {
             call(state, name, params.get("arguments").unwrap_or(&json!({})))
         }
         other => {
-            return Some(
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {other}")}}),
-            )
+            return Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {other}")}}))
         }
     };
     Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
@@ -191,19 +167,13 @@ fn handle(state: &mut State, msg: &Value) -> Option<Value> {
 
 /// Serves MCP on stdin/stdout until stdin closes.
 pub fn run() -> std::io::Result<()> {
-    let mut state = State {
-        units: "metric".into(),
-    };
+    let mut state = State { units: "metric".into() };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
         let line = line?;
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            writeln!(
-                out,
-                "{}",
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
-            )?;
+            writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}))?;
             out.flush()?;
             continue;
         };
@@ -221,52 +191,26 @@ mod tests {
 
     #[test]
     fn forecast_is_deterministic_and_bounded() {
-        let mut s = State {
-            units: "metric".into(),
-        };
-        let a = call(
-            &mut s,
-            "get_forecast",
-            &json!({"city": "Lisbon", "days": 3}),
-        );
-        let b = call(
-            &mut s,
-            "get_forecast",
-            &json!({"city": "lisbon", "days": 3}),
-        );
-        assert_eq!(
-            a["structuredContent"]["days"],
-            b["structuredContent"]["days"]
-        );
+        let mut s = State { units: "metric".into() };
+        let a = call(&mut s, "get_forecast", &json!({"city": "Lisbon", "days": 3}));
+        let b = call(&mut s, "get_forecast", &json!({"city": "lisbon", "days": 3}));
+        assert_eq!(a["structuredContent"]["days"], b["structuredContent"]["days"]);
         assert_eq!(a["structuredContent"]["days"].as_array().unwrap().len(), 3);
-        assert_eq!(
-            call(&mut s, "get_forecast", &json!({"city": "x", "days": 15}))["isError"],
-            true
-        );
+        assert_eq!(call(&mut s, "get_forecast", &json!({"city": "x", "days": 15}))["isError"], true);
     }
 
     #[test]
     fn set_units_changes_the_default() {
-        let mut s = State {
-            units: "metric".into(),
-        };
+        let mut s = State { units: "metric".into() };
         call(&mut s, "set_units", &json!({"units": "imperial"}));
-        assert_eq!(
-            call(&mut s, "get_current_weather", &json!({"city": "Oslo"}))["structuredContent"]
-                ["units"],
-            "imperial"
-        );
+        assert_eq!(call(&mut s, "get_current_weather", &json!({"city": "Oslo"}))["structuredContent"]["units"], "imperial");
     }
 
     #[test]
     fn map_is_a_png() {
-        let mut s = State {
-            units: "metric".into(),
-        };
+        let mut s = State { units: "metric".into() };
         let r = call(&mut s, "get_weather_map", &json!({"city": "Oslo"}));
-        let data = base64::engine::general_purpose::STANDARD
-            .decode(r["content"][1]["data"].as_str().unwrap())
-            .unwrap();
+        let data = base64::engine::general_purpose::STANDARD.decode(r["content"][1]["data"].as_str().unwrap()).unwrap();
         assert_eq!(&data[..8], b"\x89PNG\r\n\x1a\n");
     }
 }

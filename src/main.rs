@@ -3,6 +3,7 @@
 mod cli;
 mod config;
 mod demo_upstream;
+mod export;
 mod http;
 mod logging;
 mod settings;
@@ -18,9 +19,11 @@ use clap::Parser;
 use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generate::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation_queue::GenerationQueue;
+use mcp_gen_ui_actors::host_session::SessionDeps;
 use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
+use mcp_gen_ui_actors::refinements::Refinements;
 use mcp_gen_ui_actors::session_directory::{CloseAll, SessionDirectory};
 use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
 use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
@@ -49,11 +52,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = logging::init(
-        &settings.log_level,
-        settings.log_format,
-        settings.log_file.as_deref(),
-    ) {
+    if let Err(e) = logging::init(&settings.log_level, settings.log_format, settings.log_file.as_deref()) {
         eprintln!("mcp-gen-ui: invalid configuration: logging.file: cannot open it: {e}");
         return ExitCode::from(2);
     }
@@ -67,7 +66,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match actix_web::rt::System::new().block_on(run(settings, prompts)) {
+    let export = match &args.command {
+        Some(Command::Export { dir }) => match dir.clone().or_else(|| settings.export_dir.clone()) {
+            Some(d) => Some(d),
+            None => {
+                eprintln!("mcp-gen-ui: invalid configuration: export: give the folder: mcp-gen-ui export DIR (or --export-dir DIR)");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
+    match actix_web::rt::System::new().block_on(run(settings, prompts, export)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-gen-ui: {e}");
@@ -83,22 +92,15 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
     let (base, model) = (llm.base_url.as_deref(), llm.model.as_deref());
     match settings.provider {
         Provider::Offline => None,
-        Provider::Anthropic => Some(Arc::new(Anthropic::new(
-            base,
-            key.unwrap_or_default(),
-            model,
-        ))),
+        Provider::Anthropic => Some(Arc::new(Anthropic::new(base, key.unwrap_or_default(), model))),
         Provider::Openai => Some(Arc::new(OpenAi::new(base, key, model))),
         Provider::Ollama => Some(Arc::new(Ollama::new(base, key, model))),
     }
 }
 
-/// Starts the UI side: cache, then the queue that generates into it.
-fn start_generation(
-    settings: &Settings,
-    prompts: Arc<Prompts>,
-    metrics: Arc<Metrics>,
-) -> actix::Addr<GenerationQueue> {
+/// Starts every actor: cache, refinements, generation queue, upstream connection. Singletons
+/// start once, before any HTTP worker, so every worker shares the same addresses.
+fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> SessionDeps {
     let cfg = &settings.config;
     let llm = llm_client(settings);
     let fingerprint = ConfigFingerprint {
@@ -106,10 +108,7 @@ fn start_generation(
         prompts_hash: prompts.hash.clone(),
         template_version: TEMPLATE_VERSION.to_string(),
         provider: settings.provider.name().to_string(),
-        model: llm
-            .as_ref()
-            .map(|l| l.model().to_string())
-            .unwrap_or_default(),
+        model: llm.as_ref().map(|l| l.model().to_string()).unwrap_or_default(),
         temperature: cfg.llm.temperature,
     };
     let cache = UiCache::new(
@@ -118,58 +117,69 @@ fn start_generation(
             max_entry_bytes: cfg.cache.max_entry_size_bytes,
             max_total_bytes: cfg.cache.max_total_size_bytes,
             ttl: cfg.cache.ttl_seconds.map(Duration::from_secs),
-            dir: (cfg.cache.kind == config::CacheType::Filesystem)
-                .then(|| cfg.cache.dir.clone())
-                .flatten(),
+            dir: (cfg.cache.kind == config::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten(),
         },
         metrics.clone(),
     )
     .start();
+    let refinements = Refinements::default().start();
     let deps = Deps {
         llm,
         prompts,
         pages: Arc::new(UiPages::new()),
-        metrics,
+        metrics: metrics.clone(),
         settings: GenSettings {
             budget: Duration::from_millis(cfg.generation.timeout_ms),
             max_retries: cfg.generation.max_retries,
             temperature: cfg.llm.temperature,
             max_tokens: cfg.llm.max_tokens,
-            theme: cfg
-                .generation
-                .theme
-                .clone()
-                .unwrap_or_else(|| "light".into()),
+            theme: cfg.generation.theme.clone().unwrap_or_else(|| "light".into()),
+            debug_dir: settings.debug_dir.clone(),
+            redact: cfg.logging.redact_sensitive_data,
         },
     };
-    GenerationQueue::new(
+    let queue = GenerationQueue::new(
         cache,
+        refinements.clone(),
         deps,
         fingerprint.hash(),
         cfg.cache.enabled,
         cfg.generation.max_concurrent_generations,
+        settings.export_dir.clone(),
     )
-    .start()
+    .start();
+    let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
+    let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone())
+        .with_listener(queue.clone().recipient())
+        .with_refresh_interval(refresh)
+        .start();
+    SessionDeps {
+        upstream,
+        directory: None,
+        queue,
+        refinements,
+        metrics,
+        idle_limit: settings.session_idle_timeout,
+        enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
+    }
 }
 
-async fn run(settings: Settings, prompts: Arc<Prompts>) -> std::io::Result<()> {
+async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
     let metrics = Arc::new(Metrics::new());
-    // Singletons start once, before the HTTP workers: each worker gets the same addresses.
-    let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone()).start();
-    let queue = start_generation(&settings, prompts, metrics.clone());
+    let deps = start_actors(&settings, prompts, metrics.clone());
+    let upstream = deps.upstream.clone();
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
-
-    let result = match settings.host_transport {
-        HostTransport::Stdio => {
-            eprintln!(
-                "mcp-gen-ui {}: host transport stdio; upstream {}",
-                env!("CARGO_PKG_VERSION"),
-                settings.upstream.describe()
-            );
-            stdio_edge::run(upstream.clone(), queue, metrics, settings.max_body_bytes).await;
+    if let Some(dir) = &settings.debug_dir {
+        tracing::info!(component = "main", event = "debug_dir", dir = %dir.display(), "debug: prompts, answers and pages are written to {}", dir.display());
+    }
+    let result = match (export, settings.host_transport) {
+        (Some(dir), _) => export::run(&deps, &dir).await,
+        (None, HostTransport::Stdio) => {
+            eprintln!("mcp-gen-ui {}: host transport stdio; upstream {}", env!("CARGO_PKG_VERSION"), settings.upstream.describe());
+            stdio_edge::run(deps, settings.max_body_bytes).await;
             Ok(())
         }
-        HostTransport::Http => serve_http(&settings, upstream.clone(), queue, metrics).await,
+        (None, HostTransport::Http) => serve_http(&settings, deps, metrics).await,
     };
     let _ = upstream.send(Shutdown).await;
     // The link guard closes the child's stdin, waits for it, then kills its process group.
@@ -177,63 +187,35 @@ async fn run(settings: Settings, prompts: Arc<Prompts>) -> std::io::Result<()> {
     result
 }
 
-async fn serve_http(
-    settings: &Settings,
-    upstream: actix::Addr<UpstreamConnection>,
-    queue: actix::Addr<GenerationQueue>,
-    metrics: Arc<Metrics>,
-) -> std::io::Result<()> {
+async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
     let directory = SessionDirectory::default().start();
     let edge = http::Edge {
-        upstream,
+        upstream: deps.upstream.clone(),
+        session: SessionDeps { directory: Some(directory.clone()), ..deps },
         directory: directory.clone(),
-        queue,
         metrics,
         allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
         allowed_origins: Arc::new(settings.allowed_origins.clone()),
         max_body_bytes: settings.max_body_bytes,
-        session_idle_timeout: settings.session_idle_timeout,
         sse_keepalive: settings.sse_keepalive,
     };
     let data = web::Data::new(edge);
-    let server =
-        HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
-            .workers(2)
-            .shutdown_timeout(10)
-            .bind(settings.listen)
-            .map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!("cannot listen on {}: {e}", settings.listen),
-                )
-            })?;
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
+        .workers(2)
+        .shutdown_timeout(10)
+        .bind(settings.listen)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);
     let base = format!("http://{addr}");
-    println!(
-        "mcp-gen-ui {} listening on {base}",
-        env!("CARGO_PKG_VERSION")
-    );
+    println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
     println!("  Streamable HTTP  {base}/mcp");
     println!("  legacy SSE       {base}/sse");
     println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
-    println!(
-        "  upstream         {}{}",
-        settings.upstream.describe(),
-        if settings.demo { " (bundled demo)" } else { "" }
-    );
-    println!(
-        "  UI provider      {} ({})",
-        settings.provider.name(),
-        settings.provider_reason
-    );
+    println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
+    println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
     tracing::info!(component = "main", event = "listening", address = %addr, "listening");
     let res = server.run().await;
     let closed = directory.send(CloseAll).await.unwrap_or(0);
-    tracing::info!(
-        component = "main",
-        event = "stopped",
-        sessions_closed = closed,
-        "HTTP server stopped"
-    );
+    tracing::info!(component = "main", event = "stopped", sessions_closed = closed, "HTTP server stopped");
     res
 }

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use mcp_gen_ui_actors::upstream::UpstreamSpec;
 
 use crate::cli::{Args, HostTransportArg, LogFormatArg, ProviderArg, UpstreamTransportArg};
-use crate::config::{
-    self, Config, ConfigError, HostTransport, LogFormat, Provider, UpstreamTransport,
-};
+use crate::config::{self, Config, ConfigError, HostTransport, LogFormat, Provider, UpstreamTransport};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -32,6 +30,9 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// The provider's API key (environment first, then the config file).
     pub api_key: Option<Secret>,
+    /// `--debug`: where prompts, answers and pages are written.
+    pub debug_dir: Option<PathBuf>,
+    pub export_dir: Option<PathBuf>,
     pub config: Config,
 }
 
@@ -62,13 +63,13 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     }
     if let Some(cmdline) = &args.upstream {
         let words = shell_words::split(cmdline).map_err(|e| {
-            ConfigError::new(
-                "--upstream",
-                format!("cannot split {cmdline:?} into words: {e}; quote it like a shell command"),
-            )
+            ConfigError::new("--upstream", format!("cannot split {cmdline:?} into words: {e}; quote it like a shell command"))
         })?;
         let Some((cmd, rest)) = words.split_first() else {
-            return Err(ConfigError::new("--upstream", "is empty; give the command that starts the MCP server, e.g. --upstream \"npx -y @modelcontextprotocol/server-memory\""));
+            return Err(ConfigError::new(
+                "--upstream",
+                "is empty; give the command that starts the MCP server, e.g. --upstream \"npx -y @modelcontextprotocol/server-memory\"",
+            ));
         };
         cfg.upstream.command = Some(cmd.clone());
         cfg.upstream.args = rest.to_vec();
@@ -81,9 +82,11 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         cfg.upstream.transport = Some(UpstreamTransport::StreamableHttp);
     }
     if let Some(t) = args.upstream_transport {
-        if args.upstream.is_some() || (cfg.upstream.url.is_none() && cfg.upstream.command.is_some())
-        {
-            return Err(ConfigError::new("--upstream-transport", "applies to a remote upstream (--upstream-url); a --upstream command always speaks stdio"));
+        if args.upstream.is_some() || (cfg.upstream.url.is_none() && cfg.upstream.command.is_some()) {
+            return Err(ConfigError::new(
+                "--upstream-transport",
+                "applies to a remote upstream (--upstream-url); a --upstream command always speaks stdio",
+            ));
         }
         cfg.upstream.transport = Some(match t {
             UpstreamTransportArg::StreamableHttp => UpstreamTransport::StreamableHttp,
@@ -92,38 +95,21 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     }
     for h in &args.upstream_headers {
         let Some((k, v)) = h.split_once(':') else {
-            return Err(ConfigError::new(
-                "--upstream-header",
-                format!("{h:?} is not \"Name: value\""),
-            ));
+            return Err(ConfigError::new("--upstream-header", format!("{h:?} is not \"Name: value\"")));
         };
-        cfg.upstream
-            .headers
-            .insert(k.trim().to_string(), v.trim().to_string());
+        cfg.upstream.headers.insert(k.trim().to_string(), v.trim().to_string());
     }
     for e in &args.upstream_env {
         let Some((k, v)) = e.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-            return Err(ConfigError::new(
-                "--upstream-env",
-                format!("{e:?} is not KEY=VALUE"),
-            ));
+            return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE")));
         };
         cfg.upstream.env.insert(k.to_string(), v.to_string());
     }
     let demo = args.demo;
     let upstream = if demo {
-        let exe = std::env::current_exe().map_err(|e| {
-            ConfigError::new(
-                "--demo",
-                format!("cannot find this program's own path to start the demo upstream: {e}"),
-            )
-        })?;
-        UpstreamSpec::Stdio {
-            command: exe.to_string_lossy().into_owned(),
-            args: vec!["demo-upstream".into()],
-            env: Vec::new(),
-            cwd: None,
-        }
+        let exe = std::env::current_exe()
+            .map_err(|e| ConfigError::new("--demo", format!("cannot find this program's own path to start the demo upstream: {e}")))?;
+        UpstreamSpec::Stdio { command: exe.to_string_lossy().into_owned(), args: vec!["demo-upstream".into()], env: Vec::new(), cwd: None }
     } else {
         upstream_spec(&cfg)?
     };
@@ -138,37 +124,17 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     if let Some(l) = &args.listen {
         cfg.server.listen = l.clone();
     }
-    let listen_field = if args.listen.is_some() {
-        "--listen"
-    } else {
-        "server.listen"
-    };
+    let listen_field = if args.listen.is_some() { "--listen" } else { "server.listen" };
     let listen: SocketAddr = cfg.server.listen.parse().map_err(|_| {
-        ConfigError::new(
-            listen_field,
-            format!(
-                "{:?} is not ADDR:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080)",
-                cfg.server.listen
-            ),
-        )
+        ConfigError::new(listen_field, format!("{:?} is not ADDR:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080)", cfg.server.listen))
     })?;
-    cfg.server
-        .allowed_origins
-        .extend(args.allowed_origins.iter().cloned());
-    cfg.server
-        .allowed_hosts
-        .extend(args.allowed_hosts.iter().cloned());
+    cfg.server.allowed_origins.extend(args.allowed_origins.iter().cloned());
+    cfg.server.allowed_hosts.extend(args.allowed_hosts.iter().cloned());
     if cfg.server.sse_keepalive_secs == 0 {
-        return Err(ConfigError::new(
-            "server.sseKeepaliveSecs",
-            "must be at least 1",
-        ));
+        return Err(ConfigError::new("server.sseKeepaliveSecs", "must be at least 1"));
     }
     if cfg.server.max_body_bytes < 1024 {
-        return Err(ConfigError::new(
-            "server.maxBodyBytes",
-            "must be at least 1024",
-        ));
+        return Err(ConfigError::new("server.maxBodyBytes", "must be at least 1024"));
     }
 
     // --- llm ---
@@ -187,49 +153,30 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         cfg.llm.base_url = Some(u.clone());
     }
     if let Some(u) = &cfg.llm.base_url {
-        let field = if args.llm_base_url.is_some() {
-            "--llm-base-url"
-        } else {
-            "llm.baseUrl"
-        };
+        let field = if args.llm_base_url.is_some() { "--llm-base-url" } else { "llm.baseUrl" };
         http_url(u, field)?;
     }
     if cfg.llm.api_key.is_some() {
         warnings.push("llm.apiKey is set in the config file: prefer the provider's environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, OLLAMA_API_KEY) so the key stays out of files".into());
     }
-    let has_key = |p: Provider| {
-        p.key_var().and_then(env).is_some_and(|k| !k.is_empty()) || cfg.llm.api_key.is_some()
-    };
+    let has_key = |p: Provider| p.key_var().and_then(env).is_some_and(|k| !k.is_empty()) || cfg.llm.api_key.is_some();
     let (provider, provider_reason) = match cfg.llm.provider {
         Some(p) => {
-            if matches!(p, Provider::Anthropic | Provider::Openai)
-                && !has_key(p)
-                && cfg.llm.base_url.is_none()
-            {
+            if matches!(p, Provider::Anthropic | Provider::Openai) && !has_key(p) && cfg.llm.base_url.is_none() {
                 let var = p.key_var().expect("keyed provider");
                 return Err(ConfigError::new(
                     "llm.provider",
-                    format!(
-                        "{} needs an API key: set {var} (or choose --provider offline)",
-                        p.name()
-                    ),
+                    format!("{} needs an API key: set {var} (or choose --provider offline)", p.name()),
                 ));
             }
             (p, "chosen by flag, environment or config".to_string())
         }
         None => {
-            let keyed = [Provider::Anthropic, Provider::Openai]
-                .into_iter()
-                .find(|p| p.key_var().and_then(env).is_some_and(|k| !k.is_empty()));
+            let keyed =
+                [Provider::Anthropic, Provider::Openai].into_iter().find(|p| p.key_var().and_then(env).is_some_and(|k| !k.is_empty()));
             match keyed {
-                Some(p) => (
-                    p,
-                    format!("{} is set in the environment", p.key_var().expect("keyed")),
-                ),
-                None => (
-                    Provider::Offline,
-                    "no provider named and no API key in the environment".into(),
-                ),
+                Some(p) => (p, format!("{} is set in the environment", p.key_var().expect("keyed"))),
+                None => (Provider::Offline, "no provider named and no API key in the environment".into()),
             }
         }
     };
@@ -243,19 +190,16 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         cfg.cache.enabled = false;
     }
     if cfg.cache.kind == config::CacheType::Filesystem && cfg.cache.dir.is_none() {
-        return Err(ConfigError::new("cache.dir", "cache.type is filesystem but no folder is given: set cache.dir or pass --cache-dir DIR"));
+        return Err(ConfigError::new(
+            "cache.dir",
+            "cache.type is filesystem but no folder is given: set cache.dir or pass --cache-dir DIR",
+        ));
     }
     if cfg.generation.max_concurrent_generations == 0 {
-        return Err(ConfigError::new(
-            "generation.maxConcurrentGenerations",
-            "must be at least 1",
-        ));
+        return Err(ConfigError::new("generation.maxConcurrentGenerations", "must be at least 1"));
     }
     if cfg.generation.timeout_ms == 0 {
-        return Err(ConfigError::new(
-            "generation.timeoutMs",
-            "must be greater than 0",
-        ));
+        return Err(ConfigError::new("generation.timeoutMs", "must be greater than 0"));
     }
 
     // --- logging ---
@@ -271,37 +215,25 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
             LogFormatArg::Json => LogFormat::Json,
         };
     }
-    let level_field = if args.log_level.is_some() {
-        "--log-level"
-    } else {
-        "logging.level"
-    };
+    let level_field = if args.log_level.is_some() { "--log-level" } else { "logging.level" };
     valid_level(&cfg.logging.level).map_err(|e| {
         ConfigError::new(
             level_field,
-            format!(
-                "{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}",
-                cfg.logging.level
-            ),
+            format!("{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}", cfg.logging.level),
         )
     })?;
 
-    let api_key = provider
-        .key_var()
-        .and_then(env)
-        .filter(|k| !k.is_empty())
-        .or_else(|| cfg.llm.api_key.clone())
-        .map(Secret);
+    let api_key = provider.key_var().and_then(env).filter(|k| !k.is_empty()).or_else(|| cfg.llm.api_key.clone()).map(Secret);
     if let Some(t) = &cfg.generation.theme {
         if t != "light" && t != "dark" {
-            return Err(ConfigError::new(
-                "generation.theme",
-                format!("{t:?} is not light or dark"),
-            ));
+            return Err(ConfigError::new("generation.theme", format!("{t:?} is not light or dark")));
         }
     }
     if cfg.cache.max_entries == 0 || cfg.cache.max_total_size_bytes == 0 {
-        return Err(ConfigError::new("cache.maxEntries", "cache.maxEntries and cache.maxTotalSizeBytes must be at least 1 (use --no-cache to turn the cache off)"));
+        return Err(ConfigError::new(
+            "cache.maxEntries",
+            "cache.maxEntries and cache.maxTotalSizeBytes must be at least 1 (use --no-cache to turn the cache off)",
+        ));
     }
     Ok(Settings {
         upstream,
@@ -320,6 +252,8 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         log_file: cfg.logging.file.clone(),
         warnings,
         api_key,
+        debug_dir: args.debug.then(|| cfg.logging.debug_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mcp-gen-ui-debug"))),
+        export_dir: args.export_dir.clone(),
         config: cfg,
     })
 }
@@ -328,30 +262,16 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
 fn valid_level(level: &str) -> Result<(), String> {
     const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace", "off"];
     if !level.contains(['=', ',']) {
-        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
-            Ok(())
-        } else {
-            Err("unknown level".into())
-        };
+        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) { Ok(()) } else { Err("unknown level".into()) };
     }
-    tracing_subscriber::EnvFilter::builder()
-        .parse(level)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    tracing_subscriber::EnvFilter::builder().parse(level).map(|_| ()).map_err(|e| e.to_string())
 }
 
 fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
-    let u = url::Url::parse(raw).map_err(|e| {
-        ConfigError::new(
-            field,
-            format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL"),
-        )
-    })?;
+    let u = url::Url::parse(raw)
+        .map_err(|e| ConfigError::new(field, format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
     if !matches!(u.scheme(), "http" | "https") {
-        return Err(ConfigError::new(
-            field,
-            format!("{raw:?} must use http:// or https://"),
-        ));
+        return Err(ConfigError::new(field, format!("{raw:?} must use http:// or https://")));
     }
     Ok(u)
 }
@@ -364,11 +284,7 @@ fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
             "no upstream given: pass --upstream \"CMD ARGS\" (stdio), --upstream-url URL (HTTP), --demo, or set upstream.command / upstream.url in the config file",
         ));
     }
-    let transport = up.transport.unwrap_or(if up.command.is_some() {
-        UpstreamTransport::Stdio
-    } else {
-        UpstreamTransport::StreamableHttp
-    });
+    let transport = up.transport.unwrap_or(if up.command.is_some() { UpstreamTransport::Stdio } else { UpstreamTransport::StreamableHttp });
     match transport {
         UpstreamTransport::Stdio => {
             let Some(command) = up.command.clone().filter(|c| !c.trim().is_empty()) else {
@@ -386,19 +302,17 @@ fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
         }
         t => {
             let Some(raw) = &up.url else {
-                return Err(ConfigError::new("upstream.url", format!("upstream.transport is {} but no URL is given: pass --upstream-url URL or set upstream.url", if t == UpstreamTransport::Sse { "sse" } else { "streamable-http" })));
+                return Err(ConfigError::new(
+                    "upstream.url",
+                    format!(
+                        "upstream.transport is {} but no URL is given: pass --upstream-url URL or set upstream.url",
+                        if t == UpstreamTransport::Sse { "sse" } else { "streamable-http" }
+                    ),
+                ));
             };
             let url = http_url(raw, "upstream.url")?;
-            let headers = up
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            Ok(if t == UpstreamTransport::Sse {
-                UpstreamSpec::Sse { url, headers }
-            } else {
-                UpstreamSpec::StreamableHttp { url, headers }
-            })
+            let headers = up.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Ok(if t == UpstreamTransport::Sse { UpstreamSpec::Sse { url, headers } } else { UpstreamSpec::StreamableHttp { url, headers } })
         }
     }
 }
@@ -463,60 +377,18 @@ mod tests {
     #[test]
     fn headers_env_and_listen_are_checked() {
         assert_eq!(
-            resolve(
-                &args(&[
-                    "--upstream-url",
-                    "http://h/mcp",
-                    "--upstream-header",
-                    "nocolon"
-                ]),
-                &no_env
-            )
-            .unwrap_err()
-            .field,
+            resolve(&args(&["--upstream-url", "http://h/mcp", "--upstream-header", "nocolon"]), &no_env).unwrap_err().field,
             "--upstream-header"
         );
-        assert_eq!(
-            resolve(&args(&["--upstream", "x", "--upstream-env", "=v"]), &no_env)
-                .unwrap_err()
-                .field,
-            "--upstream-env"
-        );
-        assert_eq!(
-            resolve(&args(&["--demo", "--listen", "8080"]), &no_env)
-                .unwrap_err()
-                .field,
-            "--listen"
-        );
-        assert_eq!(
-            resolve(&args(&["--demo", "--log-level", "loud!!"]), &no_env)
-                .unwrap_err()
-                .field,
-            "--log-level"
-        );
+        assert_eq!(resolve(&args(&["--upstream", "x", "--upstream-env", "=v"]), &no_env).unwrap_err().field, "--upstream-env");
+        assert_eq!(resolve(&args(&["--demo", "--listen", "8080"]), &no_env).unwrap_err().field, "--listen");
+        assert_eq!(resolve(&args(&["--demo", "--log-level", "loud!!"]), &no_env).unwrap_err().field, "--log-level");
     }
 
     #[test]
     fn sse_transport_applies_to_urls_only() {
-        let s = resolve(
-            &args(&[
-                "--upstream-url",
-                "http://127.0.0.1:1/sse",
-                "--upstream-transport",
-                "sse",
-            ]),
-            &no_env,
-        )
-        .unwrap();
+        let s = resolve(&args(&["--upstream-url", "http://127.0.0.1:1/sse", "--upstream-transport", "sse"]), &no_env).unwrap();
         assert!(matches!(s.upstream, UpstreamSpec::Sse { .. }));
-        assert_eq!(
-            resolve(
-                &args(&["--upstream", "x", "--upstream-transport", "sse"]),
-                &no_env
-            )
-            .unwrap_err()
-            .field,
-            "--upstream-transport"
-        );
+        assert_eq!(resolve(&args(&["--upstream", "x", "--upstream-transport", "sse"]), &no_env).unwrap_err().field, "--upstream-transport");
     }
 }

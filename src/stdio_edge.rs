@@ -1,34 +1,17 @@
 //! The stdio edge: one host session over stdin/stdout, newline-delimited JSON-RPC. Ends when
 //! stdin closes.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Addr;
-use mcp_gen_ui_actors::generation_queue::GenerationQueue;
-use mcp_gen_ui_actors::host_session::{AttachStream, Close, HostSession, Incoming, Transport};
+use mcp_gen_ui_actors::host_session::{AttachStream, Close, HostSession, Incoming, SessionDeps, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
-use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-pub async fn run(
-    upstream: Addr<UpstreamConnection>,
-    queue: Addr<GenerationQueue>,
-    metrics: Arc<Metrics>,
-    max_line: usize,
-) {
-    let session = actix::Actor::start(HostSession::new(
-        "stdio".into(),
-        Transport::Stdio,
-        upstream,
-        None,
-        queue,
-        metrics,
-        Duration::MAX,
-    ));
+pub async fn run(deps: SessionDeps, max_line: usize) {
+    let session =
+        actix::Actor::start(HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps }));
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     session.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
@@ -69,19 +52,11 @@ pub async fn run(
                 }
             }
             Err(why) => {
-                let _ = tx.send(jsonrpc::error(
-                    Value::Null,
-                    code::PARSE_ERROR,
-                    format!("Parse error: {why}"),
-                ));
+                let _ = tx.send(jsonrpc::error(Value::Null, code::PARSE_ERROR, format!("Parse error: {why}")));
             }
         }
     }
-    tracing::info!(
-        component = "stdio_edge",
-        event = "stdin_closed",
-        "host closed stdin; shutting down"
-    );
+    tracing::info!(component = "stdio_edge", event = "stdin_closed", "host closed stdin; shutting down");
     session.do_send(Close);
     drop(tx);
     // Answers still in flight get a moment to be written.

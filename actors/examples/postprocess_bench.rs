@@ -11,7 +11,10 @@ fn page(target: usize) -> String {
     let mut rows = String::new();
     let mut i = 0;
     while rows.len() < target {
-        rows.push_str(&format!("<tr><td>row {i}</td><td class=\"n\">{}</td><td><span class=\"tag\">item-{i}</span></td></tr>\n", i * 37 % 1000));
+        rows.push_str(&format!(
+            "<tr><td>row {i}</td><td class=\"n\">{}</td><td><span class=\"tag\">item-{i}</span></td></tr>\n",
+            i * 37 % 1000
+        ));
         i += 1;
     }
     format!(
@@ -43,20 +46,7 @@ fn main() {
     let p = |v: &[f64], q: f64| v[((v.len() as f64 - 1.0) * q) as usize];
     println!("post-processing a {} KB answer, {n} runs", raw.len() / 1024);
     println!("{:28} {:>8} {:>8}", "", "p50 ms", "p99 ms");
-    println!(
-        "{:28} {:8.3} {:8.3}",
-        "scraper parse only (base)",
-        p(&base, 0.5),
-        p(&base, 0.99)
-    );
-    println!(
-        "{:28} {:8.3} {:8.3}",
-        "full post-processing",
-        p(&full, 0.5),
-        p(&full, 0.99)
-    );
-    println!(
-        "ratio full/parse: p50 {:.2}x",
-        p(&full, 0.5) / p(&base, 0.5)
-    );
+    println!("{:28} {:8.3} {:8.3}", "scraper parse only (base)", p(&base, 0.5), p(&base, 0.99));
+    println!("{:28} {:8.3} {:8.3}", "full post-processing", p(&full, 0.5), p(&full, 0.99));
+    println!("ratio full/parse: p50 {:.2}x", p(&full, 0.5) / p(&base, 0.5));
 }

@@ -80,12 +80,7 @@ impl ConfigFingerprint {
     }
 }
 
-pub fn cache_key(
-    tool_name: &str,
-    tool_hash: &str,
-    refinements_hash: &str,
-    config_hash: &str,
-) -> String {
+pub fn cache_key(tool_name: &str, tool_hash: &str, refinements_hash: &str, config_hash: &str) -> String {
     sha(&[tool_name, tool_hash, refinements_hash, config_hash])
 }
 
@@ -171,68 +166,22 @@ mod tests {
         let tool = json!({"name": "t", "description": "d", "inputSchema": {}});
         let base = cache_key("t", &tool_hash(&tool), &refinements_hash(&[]), &fp().hash());
         let described = json!({"name": "t", "description": "d2", "inputSchema": {}});
-        assert_ne!(
-            base,
-            cache_key(
-                "t",
-                &tool_hash(&described),
-                &refinements_hash(&[]),
-                &fp().hash()
-            )
-        );
-        assert_ne!(
-            base,
-            cache_key(
-                "t",
-                &tool_hash(&tool),
-                &refinements_hash(&["bigger".into()]),
-                &fp().hash()
-            )
-        );
+        assert_ne!(base, cache_key("t", &tool_hash(&described), &refinements_hash(&[]), &fp().hash()));
+        assert_ne!(base, cache_key("t", &tool_hash(&tool), &refinements_hash(&["bigger".into()]), &fp().hash()));
         for changed in [
-            ConfigFingerprint {
-                model: "m2".into(),
-                ..fp()
-            },
-            ConfigFingerprint {
-                prompts_hash: "p2".into(),
-                ..fp()
-            },
-            ConfigFingerprint {
-                prompt_version: "2".into(),
-                ..fp()
-            },
-            ConfigFingerprint {
-                template_version: "2".into(),
-                ..fp()
-            },
-            ConfigFingerprint {
-                temperature: 0.7,
-                ..fp()
-            },
+            ConfigFingerprint { model: "m2".into(), ..fp() },
+            ConfigFingerprint { prompts_hash: "p2".into(), ..fp() },
+            ConfigFingerprint { prompt_version: "2".into(), ..fp() },
+            ConfigFingerprint { template_version: "2".into(), ..fp() },
+            ConfigFingerprint { temperature: 0.7, ..fp() },
         ] {
-            assert_ne!(
-                base,
-                cache_key(
-                    "t",
-                    &tool_hash(&tool),
-                    &refinements_hash(&[]),
-                    &changed.hash()
-                ),
-                "{changed:?}"
-            );
+            assert_ne!(base, cache_key("t", &tool_hash(&tool), &refinements_hash(&[]), &changed.hash()), "{changed:?}");
         }
-        assert_eq!(
-            base,
-            cache_key("t", &tool_hash(&tool), &refinements_hash(&[]), &fp().hash())
-        );
+        assert_eq!(base, cache_key("t", &tool_hash(&tool), &refinements_hash(&[]), &fp().hash()));
     }
 
     #[test]
     fn refinement_order_matters() {
-        assert_ne!(
-            refinements_hash(&["a".into(), "b".into()]),
-            refinements_hash(&["b".into(), "a".into()])
-        );
+        assert_ne!(refinements_hash(&["a".into(), "b".into()]), refinements_hash(&["b".into(), "a".into()]));
     }
 }

@@ -22,6 +22,27 @@ pub struct GenSettings {
     pub temperature: f64,
     pub max_tokens: u32,
     pub theme: String,
+    /// `--debug`: write each prompt, raw answer and page here.
+    pub debug_dir: Option<std::path::PathBuf>,
+    /// `logging.redactSensitiveData`: logged prompts and answers are cut short.
+    pub redact: bool,
+}
+
+/// Writes a debug artefact; failures only warn (debugging must not break serving).
+fn debug_write(dir: &std::path::Path, name: String, text: &str) {
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(&name), text)) {
+        tracing::warn!(component = "generation", event = "debug_write_failed", file = %name, error = %e, "could not write a debug file");
+    }
+}
+
+fn shorten(s: &str, redact: bool) -> &str {
+    if !redact {
+        return s;
+    }
+    match s.char_indices().nth(2000) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
 }
 
 /// What a generation needs; everything is owned so the future is `'static`.
@@ -50,10 +71,7 @@ pub struct Outcome {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Backoff before retry `attempt` (0-based): 1 s doubling, at most 5 s.
@@ -77,13 +95,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn entry(
-        &self,
-        html: String,
-        kind: PageKind,
-        reason: Option<String>,
-        ui_type: Option<UiType>,
-    ) -> UiEntry {
+    fn entry(&self, html: String, kind: PageKind, reason: Option<String>, ui_type: Option<UiType>) -> UiEntry {
         let (provider, model) = match &self.deps.llm {
             Some(l) => (l.provider().to_string(), l.model().to_string()),
             None => ("offline".to_string(), String::new()),
@@ -91,13 +103,7 @@ impl Ctx<'_> {
         UiEntry {
             format: ENTRY_FORMAT,
             key: self.job.key.clone(),
-            tool_name: self
-                .job
-                .tool
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            tool_name: self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
             html,
             kind,
             ui_type,
@@ -117,24 +123,12 @@ impl Ctx<'_> {
     }
 
     fn fallback(&self, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
-        let tool_name = self
-            .job
-            .tool
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let tool_name = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let (html, kind) = match self.deps.pages.try_template_page(&self.job.tool) {
             Ok(h) => (h, PageKind::Template),
-            Err(_) => (
-                self.deps.pages.emergency_page(tool_name),
-                PageKind::Emergency,
-            ),
+            Err(_) => (self.deps.pages.emergency_page(tool_name), PageKind::Emergency),
         };
-        self.deps
-            .metrics
-            .fallbacks
-            .with_label_values(&[reason])
-            .inc();
+        self.deps.metrics.fallbacks.with_label_values(&[reason]).inc();
         if !matches!(reason, "offline" | "minimal") {
             tracing::warn!(component = "generation", event = "fallback", request_id = %self.job.request_id, tool_name, reason, detail, level = kind.level(), "serving the template UI instead of a generated one");
         }
@@ -150,150 +144,86 @@ impl Ctx<'_> {
     }
 
     /// One LLM call bounded by what is left of the budget; records tokens and outcome.
-    async fn ask(
-        &mut self,
-        system: String,
-        user: String,
-        max_tokens: u32,
-    ) -> Result<String, LlmError> {
-        let llm = self
-            .deps
-            .llm
-            .clone()
-            .expect("ask is only called with a provider");
-        let req = LlmRequest {
-            system,
-            user,
-            max_tokens,
-            temperature: self.deps.settings.temperature,
-            request_id: self.job.request_id.clone(),
-        };
-        let labels = |outcome: &str| {
-            [
-                llm.provider().to_string(),
-                llm.model().to_string(),
-                outcome.to_string(),
-            ]
-        };
+    async fn ask(&mut self, system: String, user: String, max_tokens: u32) -> Result<String, LlmError> {
+        let llm = self.deps.llm.clone().expect("ask is only called with a provider");
+        let req =
+            LlmRequest { system, user, max_tokens, temperature: self.deps.settings.temperature, request_id: self.job.request_id.clone() };
+        let labels = |outcome: &str| [llm.provider().to_string(), llm.model().to_string(), outcome.to_string()];
         let res = match tokio::time::timeout(self.remaining(), llm.complete(req)).await {
             Ok(r) => r,
             // Dropping the future dropped the request: the provider sees its connection close.
-            Err(_) => Err(LlmError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "no answer within the {} ms budget",
-                    self.deps.settings.budget.as_millis()
-                ),
-            )),
+            Err(_) => {
+                Err(LlmError::new(ErrorCode::Timeout, format!("no answer within the {} ms budget", self.deps.settings.budget.as_millis())))
+            }
         };
         match &res {
             Ok(r) => {
                 self.input_tokens += r.input_tokens;
                 self.output_tokens += r.output_tokens;
                 let [p, m, _] = labels("ok");
-                self.deps
-                    .metrics
-                    .llm_tokens
-                    .with_label_values(&[&p, &m, "input"])
-                    .inc_by(r.input_tokens);
-                self.deps
-                    .metrics
-                    .llm_tokens
-                    .with_label_values(&[&p, &m, "output"])
-                    .inc_by(r.output_tokens);
-                self.deps
-                    .metrics
-                    .llm_requests
-                    .with_label_values(&labels("ok").each_ref().map(String::as_str))
-                    .inc();
+                self.deps.metrics.llm_tokens.with_label_values(&[&p, &m, "input"]).inc_by(r.input_tokens);
+                self.deps.metrics.llm_tokens.with_label_values(&[&p, &m, "output"]).inc_by(r.output_tokens);
+                self.deps.metrics.llm_requests.with_label_values(&labels("ok").each_ref().map(String::as_str)).inc();
             }
-            Err(e) => self
-                .deps
-                .metrics
-                .llm_requests
-                .with_label_values(&labels(e.code.as_str()).each_ref().map(String::as_str))
-                .inc(),
+            Err(e) => self.deps.metrics.llm_requests.with_label_values(&labels(e.code.as_str()).each_ref().map(String::as_str)).inc(),
         }
         res.map(|r| r.text)
     }
 }
 
 pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
-    let mut cx = Ctx {
-        job: &job,
-        deps: &deps,
-        started: Instant::now(),
-        input_tokens: 0,
-        output_tokens: 0,
-    };
+    let mut cx = Ctx { job: &job, deps: &deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
     if deps.llm.is_none() {
-        return Outcome {
-            entry: cx.fallback("offline", "", None),
-            classified: None,
-        };
+        return Outcome { entry: cx.fallback("offline", "", None), classified: None };
     }
-    let tool_name = job
-        .tool
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let ui_type = match job.known_type {
         Some(t) => t,
-        None => match cx
-            .ask(deps.prompts.system(), deps.prompts.classify(&job.tool), 16)
-            .await
-        {
+        None => match cx.ask(deps.prompts.system(), deps.prompts.classify(&job.tool), 16).await {
             Ok(answer) => parse_classification(&answer),
-            Err(e) => {
-                return Outcome {
-                    entry: cx.fallback(e.code.as_str(), &e.message, None),
-                    classified: None,
-                }
-            }
+            Err(e) => return Outcome { entry: cx.fallback(e.code.as_str(), &e.message, None), classified: None },
         },
     };
     let classified = job.known_type.is_none().then_some(ui_type);
     if ui_type == UiType::Minimal {
-        return Outcome {
-            entry: cx.fallback("minimal", "", Some(ui_type)),
-            classified,
-        };
+        return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)), classified };
     }
     let system = deps.prompts.system();
-    let user = deps
-        .prompts
-        .generate(&job.tool, &job.refinements, &deps.settings.theme);
+    let user = deps.prompts.generate(&job.tool, &job.refinements, &deps.settings.theme);
+    let stem = format!("{}-{}", crate::generation_queue::file_stem(&tool_name), job.request_id);
+    tracing::debug!(component = "generation", event = "prompt", request_id = %job.request_id, tool_name = %tool_name, prompt = %shorten(&user, deps.settings.redact), "generation prompt");
+    if let Some(dir) = &deps.settings.debug_dir {
+        debug_write(dir, format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));
+    }
     let mut last_problem = (String::from("TIMEOUT"), String::new());
     for attempt in 0..=deps.settings.max_retries {
         if cx.remaining().is_zero() {
             break;
         }
-        match cx
-            .ask(system.clone(), user.clone(), deps.settings.max_tokens)
-            .await
-        {
-            Ok(text) => match postprocess::process(&text) {
-                Ok(p) => {
-                    let kind = if p.repairs.is_empty() {
-                        PageKind::Generated
-                    } else {
-                        PageKind::Repaired
-                    };
-                    let mut e = cx.entry(p.html, kind, None, Some(ui_type));
-                    e.repairs = p.repairs;
-                    e.warnings = p.warnings;
-                    tracing::info!(component = "generation", event = "generated", request_id = %job.request_id, tool_name = %tool_name, kind = kind.as_str(), attempt, duration_ms = e.duration_ms, "page generated");
-                    return Outcome {
-                        entry: e,
-                        classified,
-                    };
+        match cx.ask(system.clone(), user.clone(), deps.settings.max_tokens).await {
+            Ok(text) => {
+                tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
+                if let Some(dir) = &deps.settings.debug_dir {
+                    debug_write(dir, format!("{stem}.answer-{attempt}.txt"), &text);
                 }
-                Err(rej) => {
-                    tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
-                    last_problem = (rej.reason().to_string(), rej.to_string());
+                match postprocess::process(&text) {
+                    Ok(p) => {
+                        if let Some(dir) = &deps.settings.debug_dir {
+                            debug_write(dir, format!("{stem}.html"), &p.html);
+                        }
+                        let kind = if p.repairs.is_empty() { PageKind::Generated } else { PageKind::Repaired };
+                        let mut e = cx.entry(p.html, kind, None, Some(ui_type));
+                        e.repairs = p.repairs;
+                        e.warnings = p.warnings;
+                        tracing::info!(component = "generation", event = "generated", request_id = %job.request_id, tool_name = %tool_name, kind = kind.as_str(), attempt, duration_ms = e.duration_ms, "page generated");
+                        return Outcome { entry: e, classified };
+                    }
+                    Err(rej) => {
+                        tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
+                        last_problem = (rej.reason().to_string(), rej.to_string());
+                    }
                 }
-            },
+            }
             Err(e) => {
                 tracing::warn!(component = "generation", event = "llm_error", request_id = %job.request_id, tool_name = %tool_name, attempt, code = e.code.as_str(), retryable = e.retryable, error = %e.message, "LLM request failed");
                 last_problem = (e.code.as_str().to_string(), e.message.clone());
@@ -307,10 +237,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
             }
         }
     }
-    Outcome {
-        entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)),
-        classified,
-    }
+    Outcome { entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)), classified }
 }
 
 #[cfg(test)]
@@ -327,15 +254,9 @@ mod tests {
     fn retry_after_is_honoured_only_when_it_fits() {
         let mut e = LlmError::new(ErrorCode::RateLimit, "slow down");
         e.retry_after = Some(Duration::from_secs(3));
-        assert_eq!(
-            next_wait(&e, 0, Duration::from_secs(10)),
-            Some(Duration::from_secs(3))
-        );
+        assert_eq!(next_wait(&e, 0, Duration::from_secs(10)), Some(Duration::from_secs(3)));
         assert_eq!(next_wait(&e, 0, Duration::from_secs(2)), None);
         e.retry_after = None;
-        assert_eq!(
-            next_wait(&e, 1, Duration::from_secs(10)),
-            Some(Duration::from_secs(2))
-        );
+        assert_eq!(next_wait(&e, 1, Duration::from_secs(10)), Some(Duration::from_secs(2)));
     }
 }

@@ -13,10 +13,15 @@ use tokio::sync::{oneshot, Semaphore};
 use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::generate::{self, Deps, Job};
 use crate::prompts::UiType;
-use crate::ui_cache::{Get, Put, UiCache};
+use crate::refinements::{self, Refinements};
+use crate::ui_cache::{Get, InvalidateTool, Put, UiCache};
+use crate::upstream_connection::ToolsUpdated;
 
 pub struct GenerationQueue {
     cache: Addr<UiCache>,
+    refinements: Addr<Refinements>,
+    /// `--export-dir`: every page made is also written to `<dir>/<tool>.html`.
+    export_dir: Option<std::path::PathBuf>,
     deps: Arc<Deps>,
     config_hash: String,
     cache_enabled: bool,
@@ -28,13 +33,17 @@ pub struct GenerationQueue {
 impl GenerationQueue {
     pub fn new(
         cache: Addr<UiCache>,
+        refinements: Addr<Refinements>,
         deps: Deps,
         config_hash: String,
         cache_enabled: bool,
         max_concurrent: usize,
+        export_dir: Option<std::path::PathBuf>,
     ) -> Self {
         GenerationQueue {
             cache,
+            refinements,
+            export_dir,
             deps: Arc::new(deps),
             config_hash,
             cache_enabled,
@@ -47,12 +56,7 @@ impl GenerationQueue {
     /// The key a read of `tool` with `refinements` uses.
     pub fn key_for(&self, tool: &Value, refinements: &[String]) -> String {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        cache_key(
-            name,
-            &tool_hash(tool),
-            &refinements_hash(refinements),
-            &self.config_hash,
-        )
+        cache_key(name, &tool_hash(tool), &refinements_hash(refinements), &self.config_hash)
     }
 }
 
@@ -97,10 +101,10 @@ impl Handler<ReadUi> for GenerationQueue {
                 request_id: m.request_id,
                 deadline: arrived + self.deps.settings.budget,
             };
-            let lookup =
-                (self.cache_enabled && !m.force).then(|| self.cache.send(Get { key: key.clone() }));
+            let lookup = (self.cache_enabled && !m.force).then(|| self.cache.send(Get { key: key.clone() }));
             let cache = self.cache.clone();
             let cache_enabled = self.cache_enabled;
+            let export_dir = self.export_dir.clone();
             let deps = self.deps.clone();
             let slots = self.slots.clone();
             let fut = async move {
@@ -111,12 +115,7 @@ impl Handler<ReadUi> for GenerationQueue {
                     }
                 }
                 deps.metrics.cache_misses.inc();
-                let tool_label = job
-                    .tool
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let started = Instant::now();
                 let outcome = with_slot(&slots, &deps, job).await;
                 let entry = Arc::new(outcome.entry);
@@ -126,27 +125,46 @@ impl Handler<ReadUi> for GenerationQueue {
                     .observe(started.elapsed().as_secs_f64());
                 if cache_enabled {
                     // Stored before the waiters hear: a read after this one finds it.
-                    let _ = cache
-                        .send(Put {
-                            entry: entry.clone(),
-                        })
-                        .await;
+                    let _ = cache.send(Put { entry: entry.clone() }).await;
+                }
+                if let Some(dir) = export_dir {
+                    export(&dir, &entry).await;
                 }
                 (entry, outcome.classified.map(|c| (th, c)))
             };
-            ctx.spawn(
-                fut.into_actor(self)
-                    .map(move |(entry, classified), act, _| {
-                        if let Some((th, c)) = classified {
-                            act.classifications.insert(th, c);
-                        }
-                        for w in act.waiting.remove(&key).unwrap_or_default() {
-                            let _ = w.send(entry.clone());
-                        }
-                    }),
-            );
+            ctx.spawn(fut.into_actor(self).map(move |(entry, classified), act, _| {
+                if let Some((th, c)) = classified {
+                    act.classifications.insert(th, c);
+                }
+                for w in act.waiting.remove(&key).unwrap_or_default() {
+                    let _ = w.send(entry.clone());
+                }
+            }));
         }
         Box::pin(async move { rx.await.expect("the queue answers every waiter") })
+    }
+}
+
+/// A file name made from a tool name: letters, digits, `_`, `-` and `.` only.
+pub fn file_stem(tool: &str) -> String {
+    let s: String = tool.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("tool{s}")
+    } else {
+        s
+    }
+}
+
+async fn export(dir: &std::path::Path, entry: &UiEntry) {
+    let path = dir.join(format!("{}.html", file_stem(&entry.tool_name)));
+    let html = entry.html.clone();
+    let res = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(path.parent().expect("a file in a folder"))?;
+        std::fs::write(&path, html)
+    })
+    .await;
+    if !matches!(res, Ok(Ok(()))) {
+        tracing::warn!(component = "generation_queue", event = "export_failed", tool_name = %entry.tool_name, "could not write the exported page");
     }
 }
 
@@ -168,10 +186,7 @@ async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> genera
         }
         _ => {
             // The budget ran out in the queue: no LLM call, the template at once.
-            let job = Job {
-                deadline: Instant::now() - Duration::from_millis(1),
-                ..job
-            };
+            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
             generate::run(job, deps.clone()).await
         }
     }
@@ -189,5 +204,56 @@ impl Handler<ForgetTool> for GenerationQueue {
 
     fn handle(&mut self, m: ForgetTool, _ctx: &mut Self::Context) {
         self.classifications.remove(&tool_hash(&m.tool));
+    }
+}
+
+/// The cached page for a tool, if any, without generating one.
+#[derive(Message)]
+#[rtype(result = "Option<Arc<UiEntry>>")]
+pub struct Peek {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+}
+
+impl Handler<Peek> for GenerationQueue {
+    type Result = ResponseFuture<Option<Arc<UiEntry>>>;
+
+    fn handle(&mut self, m: Peek, _ctx: &mut Self::Context) -> Self::Result {
+        if !self.cache_enabled {
+            return Box::pin(async { None });
+        }
+        let get = self.cache.send(Get { key: self.key_for(&m.tool, &m.refinements) });
+        Box::pin(async move { get.await.ok().flatten() })
+    }
+}
+
+/// The cache key a read would use (for `_ui_inspect`).
+#[derive(Message)]
+#[rtype(result = "String")]
+pub struct KeyFor {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+}
+
+impl Handler<KeyFor> for GenerationQueue {
+    type Result = String;
+
+    fn handle(&mut self, m: KeyFor, _ctx: &mut Self::Context) -> String {
+        self.key_for(&m.tool, &m.refinements)
+    }
+}
+
+/// Removed tools lose their pages and refinements; changed tools lose their old pages (their
+/// key changed anyway) so the cache holds only what can be served.
+impl Handler<ToolsUpdated> for GenerationQueue {
+    type Result = ();
+
+    fn handle(&mut self, m: ToolsUpdated, _ctx: &mut Self::Context) {
+        for name in m.diff.removed.iter().chain(m.diff.changed.iter()) {
+            self.cache.do_send(InvalidateTool { tool_name: name.clone() });
+        }
+        for name in &m.diff.removed {
+            self.refinements.do_send(refinements::Clear { tool: name.clone() });
+        }
     }
 }

@@ -15,19 +15,20 @@ use tokio::sync::{mpsc, oneshot};
 use crate::generation_queue::{GenerationQueue, ReadUi};
 use crate::jsonrpc::{self, code, Kind};
 use crate::metrics::{method_label, Metrics};
+use crate::refinements::{self, Refinements};
 use crate::session_directory::{Remove, SessionDirectory};
+use crate::ui_control;
 use crate::ui_meta;
+use crate::ui_tools;
 use crate::upstream_connection::{
-    Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister,
-    UpstreamConnection, WaitReady, READY_WAIT,
+    Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister, UpstreamConnection, WaitReady, READY_WAIT,
 };
 
 /// Where a session's outgoing messages are written by the edge.
 pub type Sink = mpsc::UnboundedSender<Value>;
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
-pub const HOST_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Messages kept for a Streamable HTTP session that has no stream open right now.
 const BACKLOG_LIMIT: usize = 1000;
 /// A host that does not answer a sampling/elicitation request in this time gets an error sent
@@ -62,11 +63,25 @@ struct InFlight {
     sink: Option<Sink>,
 }
 
+/// What every host session needs from the rest of the service (addresses and settings only).
+#[derive(Clone)]
+pub struct SessionDeps {
+    pub upstream: Addr<UpstreamConnection>,
+    pub directory: Option<Addr<SessionDirectory>>,
+    pub queue: Addr<GenerationQueue>,
+    pub refinements: Addr<Refinements>,
+    pub metrics: Arc<Metrics>,
+    /// A session idle this long with no stream open is closed.
+    pub idle_limit: Duration,
+    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
+    pub enabled_tools: Option<Arc<HashSet<String>>>,
+}
+
 pub struct HostSession {
     id: SessionId,
     transport: Transport,
+    deps: SessionDeps,
     upstream: Addr<UpstreamConnection>,
-    directory: Option<Addr<SessionDirectory>>,
     queue: Addr<GenerationQueue>,
     metrics: Arc<Metrics>,
     negotiated: Option<Negotiated>,
@@ -77,26 +92,17 @@ pub struct HostSession {
     in_flight: HashMap<String, InFlight>,
     owed: HashMap<String, oneshot::Sender<Value>>,
     last_seen: Instant,
-    idle_limit: Duration,
 }
 
 impl HostSession {
-    pub fn new(
-        id: SessionId,
-        transport: Transport,
-        upstream: Addr<UpstreamConnection>,
-        directory: Option<Addr<SessionDirectory>>,
-        queue: Addr<GenerationQueue>,
-        metrics: Arc<Metrics>,
-        idle_limit: Duration,
-    ) -> Self {
+    pub fn new(id: SessionId, transport: Transport, deps: SessionDeps) -> Self {
         HostSession {
             id,
             transport,
-            upstream,
-            directory,
-            queue,
-            metrics,
+            upstream: deps.upstream.clone(),
+            queue: deps.queue.clone(),
+            metrics: deps.metrics.clone(),
+            deps,
             negotiated: None,
             subscriptions: HashSet::new(),
             ui_subscriptions: HashSet::new(),
@@ -105,8 +111,13 @@ impl HostSession {
             in_flight: HashMap::new(),
             owed: HashMap::new(),
             last_seen: Instant::now(),
-            idle_limit,
         }
+    }
+
+    /// Whether a tool gets a UI (`generation.enabledTools`).
+    fn ui_enabled_for(&self, tool: &Value) -> bool {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        self.deps.enabled_tools.as_ref().is_none_or(|set| set.contains(name))
     }
 
     fn ui(&self) -> bool {
@@ -153,15 +164,8 @@ impl HostSession {
         let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
             return; // cancelled meanwhile: the host asked us not to answer
         };
-        let outcome = if answer.get("error").is_some() {
-            "error"
-        } else {
-            "ok"
-        };
-        self.metrics
-            .requests
-            .with_label_values(&[f.method, outcome])
-            .inc();
+        let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
+        self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         match f.sink {
             Some(s) => {
                 if let Err(e) = s.send(answer) {
@@ -177,24 +181,14 @@ impl HostSession {
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         let key = jsonrpc::id_key(&id);
         if self.in_flight.contains_key(&key) {
-            let err = jsonrpc::error(
-                id,
-                code::INVALID_REQUEST,
-                "a request with this id is still in flight in this session; use a new id",
-            );
+            let err = jsonrpc::error(id, code::INVALID_REQUEST, "a request with this id is still in flight in this session; use a new id");
             match sink {
                 Some(s) => drop(s.send(err)),
                 None => self.send_session(err),
             }
             return;
         }
-        self.in_flight.insert(
-            key,
-            InFlight {
-                method: method_label(&method),
-                sink,
-            },
-        );
+        self.in_flight.insert(key, InFlight { method: method_label(&method), sink });
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
@@ -205,48 +199,71 @@ impl HostSession {
             "initialize" => self.initialize(ctx, msg),
             "tools/list" => self.tools_list(ctx, id),
             "resources/list" => self.resources_list(ctx, msg),
-            "resources/templates/list" => {
-                self.forward_if_capable(ctx, msg, "resources", json!({"resourceTemplates": []}))
-            }
+            "resources/templates/list" => self.forward_if_capable(ctx, msg, "resources", json!({"resourceTemplates": []})),
             "resources/read" => self.resources_read(ctx, msg),
             "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
+            "tools/call"
+                if self.ui()
+                    && jsonrpc::params(&msg).get("name").and_then(Value::as_str).is_some_and(|n| n.starts_with(ui_tools::PREFIX)) =>
+            {
+                self.ui_tool_call(ctx, msg)
+            }
             "server/discover" => {
                 // The 2026-07-28 stateless handshake: answer "not found" so that clients in
                 // auto mode fall back to initialize, which this proxy speaks.
-                self.answer(jsonrpc::error(
-                    id,
-                    code::METHOD_NOT_FOUND,
-                    "server/discover is not supported; use initialize",
-                ));
+                self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize"));
             }
             _ => self.forward(ctx, msg),
         }
     }
 
-    fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let fut = self.upstream.send(Forward {
-            session: self.id.clone(),
-            msg,
+    /// `_ui_*` tools: answered here (see `ui_control`), never forwarded.
+    fn ui_tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let params = jsonrpc::params(&msg).clone();
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let progress = params.pointer("/_meta/progressToken").cloned();
+        let deps = self.deps.clone();
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            let known: Vec<String> =
+                status.tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string)).collect();
+            let call = match ui_tools::parse(&name, &args, &known) {
+                Ok(c) => c,
+                Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
+            };
+            // Progress for long calls (refine, regenerate) goes on this request's stream.
+            let (ptx, mut prx) = mpsc::unbounded_channel::<Value>();
+            let addr = ctx.address();
+            let req_id = id.clone();
+            if let Some(token) = progress {
+                actix::spawn(async move {
+                    while let Some(p) = prx.recv().await {
+                        let mut params = p;
+                        params["progressToken"] = token.clone();
+                        addr.do_send(HostEvent::Notify {
+                            msg: jsonrpc::notification("notifications/progress", params),
+                            related: Some(req_id.clone()),
+                        });
+                    }
+                });
+            }
+            let fut = ui_control::run(call, status.tools.clone(), deps, ptx);
+            ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
+    }
+
+    fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let fut = self.upstream.send(Forward { session: self.id.clone(), msg });
         ctx.spawn(fut.into_actor(self).map(|res, act, _| match res {
             Ok(Value::Null) => {} // cancelled
             Ok(answer) => act.answer(answer),
-            Err(_) => tracing::error!(
-                component = "host_session",
-                event = "upstream_actor_gone",
-                "the upstream actor is gone"
-            ),
+            Err(_) => tracing::error!(component = "host_session", event = "upstream_actor_gone", "the upstream actor is gone"),
         }));
     }
 
     /// Forwards when the upstream declared `capability`; otherwise answers `empty` itself.
-    fn forward_if_capable(
-        &mut self,
-        ctx: &mut Context<Self>,
-        msg: Value,
-        capability: &'static str,
-        empty: Value,
-    ) {
+    fn forward_if_capable(&mut self, ctx: &mut Context<Self>, msg: Value, capability: &'static str, empty: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         self.with_status(ctx, id.clone(), move |act, ctx, status| {
             if upstream_has(&status, capability) {
@@ -258,49 +275,25 @@ impl HostSession {
     }
 
     /// Runs `then` with the upstream's status once it is ready, or answers the error.
-    fn with_status(
-        &mut self,
-        ctx: &mut Context<Self>,
-        id: Value,
-        then: impl FnOnce(&mut Self, &mut Context<Self>, Status) + 'static,
-    ) {
+    fn with_status(&mut self, ctx: &mut Context<Self>, id: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Status) + 'static) {
         let fut = self.upstream.send(WaitReady { limit: READY_WAIT });
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
             Ok(Ok(status)) => then(act, ctx, status),
-            Ok(Err(why)) => act.answer(jsonrpc::error(
-                id,
-                code::UPSTREAM_UNAVAILABLE,
-                format!("{why}; retry shortly"),
-            )),
-            Err(_) => act.answer(jsonrpc::error(
-                id,
-                code::INTERNAL_ERROR,
-                "the upstream actor stopped",
-            )),
+            Ok(Err(why)) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+            Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the upstream actor stopped")),
         }));
     }
 
     fn initialize(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let params = jsonrpc::params(&msg).clone();
-        let requested = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) {
-            requested
-        } else {
-            HOST_PROTOCOL_VERSIONS[0]
-        }
-        .to_string();
+        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
+        let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) { requested } else { HOST_PROTOCOL_VERSIONS[0] }.to_string();
         let ui = ui_meta::host_supports_ui(&params);
         if !ui {
             tracing::info!(component = "host_session", event = "pass_through", session = %self.id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
         }
-        self.negotiated = Some(Negotiated {
-            ui,
-            client_caps: params.get("capabilities").cloned().unwrap_or(json!({})),
-        });
+        self.negotiated = Some(Negotiated { ui, client_caps: params.get("capabilities").cloned().unwrap_or(json!({})) });
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let init = status.init.as_deref().cloned().unwrap_or(json!({}));
             let mut result = json!({
@@ -318,17 +311,11 @@ impl HostSession {
     fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let ui = act.ui();
-            let tools: Vec<Value> = status
-                .tools
-                .iter()
-                .map(|t| {
-                    if ui {
-                        ui_meta::decorate_tool(t)
-                    } else {
-                        t.clone()
-                    }
-                })
-                .collect();
+            let mut tools: Vec<Value> =
+                status.tools.iter().map(|t| if ui && act.ui_enabled_for(t) { ui_meta::decorate_tool(t) } else { t.clone() }).collect();
+            if ui {
+                tools.extend(ui_tools::definitions());
+            }
             act.answer(jsonrpc::result(id, json!({"tools": tools})));
         });
     }
@@ -337,11 +324,7 @@ impl HostSession {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         self.with_status(ctx, id.clone(), move |act, ctx, status| {
             let ours: Vec<Value> = if act.ui() {
-                status
-                    .tools
-                    .iter()
-                    .filter_map(ui_meta::ui_resource)
-                    .collect()
+                status.tools.iter().filter(|t| act.ui_enabled_for(t)).filter_map(ui_meta::ui_resource).collect()
             } else {
                 Vec::new()
             };
@@ -349,24 +332,16 @@ impl HostSession {
                 act.answer(jsonrpc::result(id, json!({"resources": ours})));
                 return;
             }
-            let fut = act.upstream.send(Forward {
-                session: act.id.clone(),
-                msg,
-            });
+            let fut = act.upstream.send(Forward { session: act.id.clone(), msg });
             ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
                 let Ok(mut answer) = res else { return };
                 if answer.is_null() {
                     return;
                 }
                 // Ours go on the last page, so that paging clients see each exactly once.
-                let last_page = answer
-                    .pointer("/result/nextCursor")
-                    .is_none_or(Value::is_null);
+                let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
-                    if let Some(list) = answer
-                        .pointer_mut("/result/resources")
-                        .and_then(Value::as_array_mut)
-                    {
+                    if let Some(list) = answer.pointer_mut("/result/resources").and_then(Value::as_array_mut) {
                         list.extend(ours);
                     }
                 }
@@ -377,51 +352,33 @@ impl HostSession {
 
     fn resources_read(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let uri = msg
-            .pointer("/params/uri")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         let Some(tool_name) = ui_meta::tool_of_uri(&uri).map(str::to_string) else {
             self.forward(ctx, msg);
             return;
         };
         self.with_status(ctx, id.clone(), move |act, ctx, status| {
-            let tool = status
-                .tools
-                .iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool_name.as_str()))
-                .cloned();
+            let tool = status.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool_name.as_str())).cloned();
             match tool {
-                Some(tool) if act.ui() => {
+                Some(tool) if act.ui() && act.ui_enabled_for(&tool) => {
                     let request_id = uuid::Uuid::new_v4().simple().to_string();
-                    let read = act.queue.send(ReadUi {
-                        tool,
-                        refinements: Vec::new(),
-                        request_id,
-                        force: false,
-                    });
+                    let (queue, refinements) = (act.queue.clone(), act.deps.refinements.clone());
+                    let read = async move {
+                        let history = refinements.send(refinements::History { tool: tool_name }).await.unwrap_or_default();
+                        let feedback = history.into_iter().map(|r| r.feedback).collect();
+                        queue.send(ReadUi { tool, refinements: feedback, request_id, force: false }).await
+                    };
                     ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
                         Ok(entry) => {
-                            act.metrics
-                                .ui_reads
-                                .with_label_values(&[entry.kind.as_str()])
-                                .inc();
+                            act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
                             act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &entry)));
                         }
-                        Err(_) => act.answer(jsonrpc::error(
-                            id,
-                            code::INTERNAL_ERROR,
-                            "the generation queue stopped",
-                        )),
+                        Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
                     }));
                 }
                 _ if upstream_has(&status, "resources") => {
                     // Not one of ours (or a plain host): the upstream may serve its own ui://.
-                    let fut = act.upstream.send(Forward {
-                        session: act.id.clone(),
-                        msg,
-                    });
+                    let fut = act.upstream.send(Forward { session: act.id.clone(), msg });
                     ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
                         let Ok(answer) = res else { return };
                         if answer.is_null() {
@@ -442,16 +399,8 @@ impl HostSession {
     fn subscription(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let subscribe = jsonrpc::method(&msg) == Some("resources/subscribe");
-        let Some(uri) = msg
-            .pointer("/params/uri")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-        else {
-            self.answer(jsonrpc::error(
-                id,
-                code::INVALID_PARAMS,
-                "params.uri is required: the URI of the resource",
-            ));
+        let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
+            self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
             return;
         };
         if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
@@ -468,10 +417,7 @@ impl HostSession {
             self.answer(jsonrpc::result(id, json!({})));
             return;
         }
-        let fut = self.upstream.send(Subscribe {
-            session: self.id.clone(),
-            msg,
-        });
+        let fut = self.upstream.send(Subscribe { session: self.id.clone(), msg });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             let Ok(answer) = res else { return };
             if answer.is_null() {
@@ -494,21 +440,12 @@ impl HostSession {
             "notifications/cancelled" => {
                 if let Some(req) = msg.pointer("/params/requestId") {
                     if let Some(f) = self.in_flight.remove(&jsonrpc::id_key(req)) {
-                        self.metrics
-                            .requests
-                            .with_label_values(&[f.method, "cancelled"])
-                            .inc();
+                        self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
                     }
                 }
-                self.upstream.do_send(ForwardNotification {
-                    session: self.id.clone(),
-                    msg,
-                });
+                self.upstream.do_send(ForwardNotification { session: self.id.clone(), msg });
             }
-            _ => self.upstream.do_send(ForwardNotification {
-                session: self.id.clone(),
-                msg,
-            }),
+            _ => self.upstream.do_send(ForwardNotification { session: self.id.clone(), msg }),
         }
     }
 
@@ -524,11 +461,7 @@ impl HostSession {
 }
 
 fn upstream_has(status: &Status, capability: &str) -> bool {
-    status
-        .init
-        .as_ref()
-        .and_then(|i| i.pointer(&format!("/capabilities/{capability}")))
-        .is_some_and(|c| !c.is_null())
+    status.init.as_ref().and_then(|i| i.pointer(&format!("/capabilities/{capability}"))).is_some_and(|c| !c.is_null())
 }
 
 fn not_found(id: Value, uri: &str, upstream_error: Option<Value>) -> Value {
@@ -547,20 +480,14 @@ impl Actor for HostSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.metrics
-            .host_sessions
-            .with_label_values(&[self.transport.label()])
-            .inc();
-        self.upstream.do_send(Register {
-            session: self.id.clone(),
-            addr: ctx.address(),
-        });
+        self.metrics.host_sessions.with_label_values(&[self.transport.label()]).inc();
+        self.upstream.do_send(Register { session: self.id.clone(), addr: ctx.address() });
         tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
         // Reap: an SSE session whose stream is gone, or any session idle past the limit.
         ctx.run_interval(Duration::from_secs(5), |act, ctx| {
             let stream_gone = act.transport == Transport::Sse && act.default_sink.as_ref().is_none_or(|s| s.is_closed());
             let stream_open = act.default_sink.as_ref().is_some_and(|s| !s.is_closed());
-            let idle = act.last_seen.elapsed() > act.idle_limit && act.in_flight.is_empty() && !stream_open;
+            let idle = act.last_seen.elapsed() > act.deps.idle_limit && act.in_flight.is_empty() && !stream_open;
             if stream_gone || idle {
                 tracing::info!(component = "host_session", event = "reaped", session = %act.id, stream_gone, idle, "closing host session");
                 ctx.stop();
@@ -569,18 +496,10 @@ impl Actor for HostSession {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        self.metrics
-            .host_sessions
-            .with_label_values(&[self.transport.label()])
-            .dec();
-        self.upstream.do_send(Unregister {
-            session: self.id.clone(),
-            subscriptions: self.subscriptions.drain().collect(),
-        });
-        if let Some(d) = &self.directory {
-            d.do_send(Remove {
-                id: self.id.clone(),
-            });
+        self.metrics.host_sessions.with_label_values(&[self.transport.label()]).dec();
+        self.upstream.do_send(Unregister { session: self.id.clone(), subscriptions: self.subscriptions.drain().collect() });
+        if let Some(d) = &self.deps.directory {
+            d.do_send(Remove { id: self.id.clone() });
         }
         tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed");
     }
@@ -605,17 +524,8 @@ impl Handler<Incoming> for HostSession {
             Kind::Notification => self.on_notification(m.msg),
             Kind::Response => self.on_response(m.msg),
             Kind::Invalid(why) => {
-                let id = m
-                    .msg
-                    .get("id")
-                    .filter(|i| i.is_string() || i.is_number())
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let err = jsonrpc::error(
-                    id,
-                    code::INVALID_REQUEST,
-                    format!("invalid JSON-RPC message: {why}"),
-                );
+                let id = m.msg.get("id").filter(|i| i.is_string() || i.is_number()).cloned().unwrap_or(Value::Null);
+                let err = jsonrpc::error(id, code::INVALID_REQUEST, format!("invalid JSON-RPC message: {why}"));
                 match m.sink {
                     Some(s) => drop(s.send(err)),
                     None => self.send_session(err),
@@ -671,6 +581,8 @@ pub enum HostEvent {
         uri: String,
         msg: Value,
     },
+    /// The set or content of ui:// resources changed (refine, regenerate).
+    UiResourcesChanged,
 }
 
 impl Handler<HostEvent> for HostSession {
@@ -680,15 +592,14 @@ impl Handler<HostEvent> for HostSession {
         match ev {
             HostEvent::Notify { msg, related } => self.send_related(msg, related.as_ref()),
             HostEvent::ToolsChanged => {
-                self.send_session(jsonrpc::notification(
-                    "notifications/tools/list_changed",
-                    Value::Null,
-                ));
+                self.send_session(jsonrpc::notification("notifications/tools/list_changed", Value::Null));
                 if self.ui() {
-                    self.send_session(jsonrpc::notification(
-                        "notifications/resources/list_changed",
-                        Value::Null,
-                    ));
+                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
+                }
+            }
+            HostEvent::UiResourcesChanged => {
+                if self.ui() {
+                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
                 }
             }
             HostEvent::ResourceUpdated { uri, msg } => {
@@ -721,15 +632,15 @@ impl Handler<ServerRequest> for HostSession {
             "roots/list" => Some("roots"),
             _ => None,
         };
-        let caps = self
-            .negotiated
-            .as_ref()
-            .map(|n| n.client_caps.clone())
-            .unwrap_or(json!({}));
+        let caps = self.negotiated.as_ref().map(|n| n.client_caps.clone()).unwrap_or(json!({}));
         if let Some(cap) = needed {
             if caps.get(cap).is_none() {
                 return Box::pin(async move {
-                    jsonrpc::error(id, code::METHOD_NOT_FOUND, format!("the host did not declare the {cap} capability, so it cannot answer {method}"))
+                    jsonrpc::error(
+                        id,
+                        code::METHOD_NOT_FOUND,
+                        format!("the host did not declare the {cap} capability, so it cannot answer {method}"),
+                    )
                 });
             }
         }
@@ -739,11 +650,7 @@ impl Handler<ServerRequest> for HostSession {
         Box::pin(async move {
             match tokio::time::timeout(SERVER_REQUEST_TIMEOUT, rx).await {
                 Ok(Ok(answer)) => answer,
-                _ => jsonrpc::error(
-                    id,
-                    code::INTERNAL_ERROR,
-                    format!("the host did not answer {method}"),
-                ),
+                _ => jsonrpc::error(id, code::INTERNAL_ERROR, format!("the host did not answer {method}")),
             }
         })
     }

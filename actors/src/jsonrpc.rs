@@ -111,22 +111,16 @@ pub fn progress_token(msg: &Value) -> Option<&Value> {
 }
 
 pub fn set_progress_token(msg: &mut Value, token: Value) {
-    if let Some(meta) = msg
-        .pointer_mut("/params/_meta")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(meta) = msg.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
         meta.insert("progressToken".into(), token);
     }
 }
 
 /// Parses a body that is one message or a batch; the error names what is wrong.
 pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, String> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
     match v {
-        Value::Array(items) if items.is_empty() => {
-            Err("an empty batch is not a valid JSON-RPC message".into())
-        }
+        Value::Array(items) if items.is_empty() => Err("an empty batch is not a valid JSON-RPC message".into()),
         Value::Array(items) => Ok(items),
         other => Ok(vec![other]),
     }
@@ -139,20 +133,11 @@ mod tests {
     #[test]
     fn classifies_messages() {
         assert_eq!(kind(&request(1, "ping", json!({}))), Kind::Request);
-        assert_eq!(
-            kind(&notification("notifications/initialized", Value::Null)),
-            Kind::Notification
-        );
+        assert_eq!(kind(&notification("notifications/initialized", Value::Null)), Kind::Notification);
         assert_eq!(kind(&result(json!("a"), json!({}))), Kind::Response);
         assert!(matches!(kind(&json!({"id": 1})), Kind::Invalid(_)));
-        assert!(matches!(
-            kind(&json!({"jsonrpc": "1.0", "method": "x"})),
-            Kind::Invalid(_)
-        ));
-        assert!(matches!(
-            kind(&json!({"jsonrpc": "2.0", "id": [1], "method": "x"})),
-            Kind::Invalid(_)
-        ));
+        assert!(matches!(kind(&json!({"jsonrpc": "1.0", "method": "x"})), Kind::Invalid(_)));
+        assert!(matches!(kind(&json!({"jsonrpc": "2.0", "id": [1], "method": "x"})), Kind::Invalid(_)));
         assert!(matches!(kind(&json!(3)), Kind::Invalid(_)));
     }
 

@@ -1,10 +1,7 @@
 //! Prometheus metrics. One registry per process, shared by `Arc`; the families are registered
 //! once here so that names and label sets live in one place.
 
-use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
-};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
 
 pub const PREFIX: &str = "mcp_gen_ui";
 
@@ -54,123 +51,66 @@ pub fn method_label(method: &str) -> &'static str {
         "logging/setLevel",
         "server/discover",
     ];
-    KNOWN
-        .iter()
-        .find(|m| **m == method)
-        .copied()
-        .unwrap_or("other")
+    KNOWN.iter().find(|m| **m == method).copied().unwrap_or("other")
 }
 
 impl Metrics {
     pub fn new() -> Self {
         let registry = Registry::new();
         let requests = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_requests_total"),
-                "Host requests by MCP method and outcome",
-            ),
+            Opts::new(format!("{PREFIX}_requests_total"), "Host requests by MCP method and outcome"),
             &["method", "outcome"],
         )
         .expect("valid metric");
         let upstream_latency = HistogramVec::new(
-            HistogramOpts::new(
-                format!("{PREFIX}_upstream_call_duration_seconds"),
-                "Upstream round-trip time by MCP method",
-            )
-            .buckets(vec![
-                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-            ]),
+            HistogramOpts::new(format!("{PREFIX}_upstream_call_duration_seconds"), "Upstream round-trip time by MCP method")
+                .buckets(vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
             &["method"],
         )
         .expect("valid metric");
-        let upstream_restarts = IntCounter::new(
-            format!("{PREFIX}_upstream_restarts_total"),
-            "Times the upstream was restarted or reconnected",
-        )
-        .expect("valid metric");
-        let upstream_connected = IntGauge::new(
-            format!("{PREFIX}_upstream_connected"),
-            "1 while the upstream is initialized and its tools listed",
-        )
-        .expect("valid metric");
-        let host_sessions = IntGaugeVec::new(
-            Opts::new(
-                format!("{PREFIX}_host_sessions"),
-                "Open host sessions by transport",
-            ),
-            &["transport"],
-        )
-        .expect("valid metric");
-        let ui_reads = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_ui_reads_total"),
-                "ui:// resource reads by the kind of page served",
-            ),
-            &["kind"],
-        )
-        .expect("valid metric");
+        let upstream_restarts =
+            IntCounter::new(format!("{PREFIX}_upstream_restarts_total"), "Times the upstream was restarted or reconnected")
+                .expect("valid metric");
+        let upstream_connected =
+            IntGauge::new(format!("{PREFIX}_upstream_connected"), "1 while the upstream is initialized and its tools listed")
+                .expect("valid metric");
+        let host_sessions =
+            IntGaugeVec::new(Opts::new(format!("{PREFIX}_host_sessions"), "Open host sessions by transport"), &["transport"])
+                .expect("valid metric");
+        let ui_reads =
+            IntCounterVec::new(Opts::new(format!("{PREFIX}_ui_reads_total"), "ui:// resource reads by the kind of page served"), &["kind"])
+                .expect("valid metric");
         let generation_duration = HistogramVec::new(
-            HistogramOpts::new(
-                format!("{PREFIX}_generation_duration_seconds"),
-                "UI generation wall time by tool and outcome",
-            )
-            .buckets(vec![
-                0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 30.0,
-            ]),
+            HistogramOpts::new(format!("{PREFIX}_generation_duration_seconds"), "UI generation wall time by tool and outcome")
+                .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 30.0]),
             &["tool", "outcome"],
         )
         .expect("valid metric");
-        let cache_hits = IntCounter::new(
-            format!("{PREFIX}_cache_hits_total"),
-            "ui:// reads answered from the cache",
-        )
-        .expect("valid metric");
-        let cache_misses = IntCounter::new(
-            format!("{PREFIX}_cache_misses_total"),
-            "ui:// reads that had to make a page",
-        )
-        .expect("valid metric");
-        let cache_entries = IntGauge::new(format!("{PREFIX}_cache_entries"), "Pages in the cache")
-            .expect("valid metric");
-        let cache_bytes = IntGauge::new(
-            format!("{PREFIX}_cache_bytes"),
-            "Bytes of HTML in the cache",
-        )
-        .expect("valid metric");
+        let cache_hits =
+            IntCounter::new(format!("{PREFIX}_cache_hits_total"), "ui:// reads answered from the cache").expect("valid metric");
+        let cache_misses =
+            IntCounter::new(format!("{PREFIX}_cache_misses_total"), "ui:// reads that had to make a page").expect("valid metric");
+        let cache_entries = IntGauge::new(format!("{PREFIX}_cache_entries"), "Pages in the cache").expect("valid metric");
+        let cache_bytes = IntGauge::new(format!("{PREFIX}_cache_bytes"), "Bytes of HTML in the cache").expect("valid metric");
         let fallbacks = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_fallbacks_total"),
-                "Pages served instead of a generated one, by reason",
-            ),
+            Opts::new(format!("{PREFIX}_fallbacks_total"), "Pages served instead of a generated one, by reason"),
             &["reason"],
         )
         .expect("valid metric");
         let llm_requests = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_llm_requests_total"),
-                "LLM requests by provider, model and outcome",
-            ),
+            Opts::new(format!("{PREFIX}_llm_requests_total"), "LLM requests by provider, model and outcome"),
             &["provider", "model", "outcome"],
         )
         .expect("valid metric");
         let llm_tokens = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_llm_tokens_total"),
-                "LLM tokens by provider, model and direction",
-            ),
+            Opts::new(format!("{PREFIX}_llm_tokens_total"), "LLM tokens by provider, model and direction"),
             &["provider", "model", "direction"],
         )
         .expect("valid metric");
-        let generations_in_flight = IntGauge::new(
-            format!("{PREFIX}_generations_in_flight"),
-            "Generations holding a concurrency slot",
-        )
-        .expect("valid metric");
-        let generations_queued = IntGauge::new(
-            format!("{PREFIX}_generations_queued"),
-            "Generations waiting for a concurrency slot",
-        )
-        .expect("valid metric");
+        let generations_in_flight =
+            IntGauge::new(format!("{PREFIX}_generations_in_flight"), "Generations holding a concurrency slot").expect("valid metric");
+        let generations_queued =
+            IntGauge::new(format!("{PREFIX}_generations_queued"), "Generations waiting for a concurrency slot").expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(upstream_latency.clone()),
@@ -218,9 +158,7 @@ impl Metrics {
 
     pub fn render(&self) -> String {
         let mut buf = Vec::new();
-        TextEncoder::new()
-            .encode(&self.registry.gather(), &mut buf)
-            .expect("text encoding cannot fail");
+        TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding cannot fail");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
     }
 }

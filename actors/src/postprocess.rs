@@ -50,10 +50,7 @@ impl std::fmt::Display for Rejection {
             Rejection::Empty => write!(f, "the answer is empty"),
             Rejection::NotHtml => write!(f, "the answer is not an HTML document"),
             Rejection::Truncated => write!(f, "the document is cut off (no </html>)"),
-            Rejection::TooLarge(n) => write!(
-                f,
-                "the page is {n} bytes, over the {MAX_PAGE_BYTES} byte limit"
-            ),
+            Rejection::TooLarge(n) => write!(f, "the page is {n} bytes, over the {MAX_PAGE_BYTES} byte limit"),
             Rejection::ExternalScript(s) => {
                 write!(f, "external script {s:?} (the sandbox blocks it)")
             }
@@ -61,14 +58,8 @@ impl std::fmt::Display for Rejection {
                 write!(f, "external stylesheet {s:?} (the sandbox blocks it)")
             }
             Rejection::InlineHandler(s) => write!(f, "inline event handler attribute {s:?}"),
-            Rejection::PromptInjection(s) => write!(
-                f,
-                "the answer reads like instructions or commentary, not a page ({s:?})"
-            ),
-            Rejection::NoAppConnection => write!(
-                f,
-                "the page never creates an App, so it cannot talk to the host"
-            ),
+            Rejection::PromptInjection(s) => write!(f, "the answer reads like instructions or commentary, not a page ({s:?})"),
+            Rejection::NoAppConnection => write!(f, "the page never creates an App, so it cannot talk to the host"),
             Rejection::UnresolvedImport(s) => {
                 write!(f, "import of {s:?}, which no host can resolve")
             }
@@ -85,22 +76,12 @@ pub struct Processed {
 }
 
 /// Names the inlined runtime provides (`globalThis.McpGenUiRuntime`).
-pub const RUNTIME_EXPORTS: &[&str] = &[
-    "App",
-    "PostMessageTransport",
-    "applyDocumentTheme",
-    "applyHostStyleVariables",
-    "applyHostFonts",
-    "PROTOCOL_VERSION",
-];
+pub const RUNTIME_EXPORTS: &[&str] =
+    &["App", "PostMessageTransport", "applyDocumentTheme", "applyHostStyleVariables", "applyHostFonts", "PROTOCOL_VERSION"];
 
-static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?is)```(?:html|htm)?\s*\n(.*?)```").expect("valid regex"));
+static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)```(?:html|htm)?\s*\n(.*?)```").expect("valid regex"));
 static EXT_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"import\s*\{([^}]*)\}\s*from\s*["']@modelcontextprotocol/ext-apps(?:/[\w-]+)?["']\s*;?"#,
-    )
-    .expect("valid regex")
+    Regex::new(r#"import\s*\{([^}]*)\}\s*from\s*["']@modelcontextprotocol/ext-apps(?:/[\w-]+)?["']\s*;?"#).expect("valid regex")
 });
 static EXT_IMPORT_NS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"import\s*\*\s*as\s+(\w+)\s*from\s*["']@modelcontextprotocol/ext-apps(?:/[\w-]+)?["']\s*;?"#).expect("valid regex")
@@ -108,13 +89,10 @@ static EXT_IMPORT_NS: LazyLock<Regex> = LazyLock::new(|| {
 static ANY_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?m)(?:^|[;\s])import\s*(?:[\w*{}\s,]+from\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)"#).expect("valid regex")
 });
-static NEW_APP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:const|let|var)\s+(\w+)\s*=\s*new\s+(?:\w+\.)?\w*App\s*\(").expect("valid regex")
-});
-static CSS_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)@import\s+(?:url\()?\s*["']?((?:https?:)?//[^"')\s;]+)"#)
-        .expect("valid regex")
-});
+static NEW_APP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:const|let|var)\s+(\w+)\s*=\s*new\s+(?:\w+\.)?\w*App\s*\(").expect("valid regex"));
+static CSS_IMPORT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?i)@import\s+(?:url\()?\s*["']?((?:https?:)?//[^"')\s;]+)"#).expect("valid regex"));
 
 const INJECTION_MARKERS: &[&str] = &[
     "ignore previous instructions",
@@ -136,10 +114,7 @@ pub fn extract(raw: &str) -> Result<String, Rejection> {
     if raw.is_empty() {
         return Err(Rejection::Empty);
     }
-    let body = FENCE
-        .captures(raw)
-        .map(|c| c.get(1).expect("group 1").as_str())
-        .unwrap_or(raw);
+    let body = FENCE.captures(raw).map(|c| c.get(1).expect("group 1").as_str()).unwrap_or(raw);
     let lower = body.to_ascii_lowercase();
     let start = lower.find("<!doctype").or_else(|| lower.find("<html"));
     let Some(start) = start else {
@@ -175,18 +150,9 @@ fn validate(html: &str) -> Result<Vec<String>, Rejection> {
         }
     }
     for l in doc.select(&sel("link[href]")) {
-        let rel = l
-            .value()
-            .attr("rel")
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        if rel
-            .split_whitespace()
-            .any(|r| matches!(r, "stylesheet" | "modulepreload" | "preload" | "import"))
-        {
-            return Err(Rejection::ExternalStylesheet(
-                l.value().attr("href").unwrap_or_default().to_string(),
-            ));
+        let rel = l.value().attr("rel").unwrap_or_default().to_ascii_lowercase();
+        if rel.split_whitespace().any(|r| matches!(r, "stylesheet" | "modulepreload" | "preload" | "import")) {
+            return Err(Rejection::ExternalStylesheet(l.value().attr("href").unwrap_or_default().to_string()));
         }
     }
     for style in doc.select(&sel("style")) {
@@ -195,23 +161,11 @@ fn validate(html: &str) -> Result<Vec<String>, Rejection> {
         }
     }
     for el in doc.select(&sel("*")) {
-        if let Some((name, _)) = el
-            .value()
-            .attrs()
-            .find(|(n, _)| n.len() > 2 && n.to_ascii_lowercase().starts_with("on"))
-        {
-            return Err(Rejection::InlineHandler(format!(
-                "{}={}",
-                name,
-                el.value().name()
-            )));
+        if let Some((name, _)) = el.value().attrs().find(|(n, _)| n.len() > 2 && n.to_ascii_lowercase().starts_with("on")) {
+            return Err(Rejection::InlineHandler(format!("{}={}", name, el.value().name())));
         }
     }
-    let scripts: String = doc
-        .select(&sel("script"))
-        .map(|s| s.text().collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let scripts: String = doc.select(&sel("script")).map(|s| s.text().collect::<String>()).collect::<Vec<_>>().join("\n");
     let mut warnings = Vec::new();
     for (pat, what) in [
         ("eval(", "uses eval"),
@@ -222,9 +176,7 @@ fn validate(html: &str) -> Result<Vec<String>, Rejection> {
         ("opener.", "touches window.opener"),
     ] {
         let hit = if pat.ends_with('.') {
-            Regex::new(&format!(r"(?:^|[^\w.]){}", regex::escape(pat)))
-                .expect("valid regex")
-                .is_match(&scripts)
+            Regex::new(&format!(r"(?:^|[^\w.]){}", regex::escape(pat))).expect("valid regex").is_match(&scripts)
         } else {
             scripts.contains(pat)
         };
@@ -243,9 +195,7 @@ fn destructure(names: &str) -> Result<String, Rejection> {
         let mut words = item.split_whitespace();
         let name = words.next().unwrap_or_default();
         if !RUNTIME_EXPORTS.contains(&name) {
-            return Err(Rejection::UnresolvedImport(format!(
-                "@modelcontextprotocol/ext-apps: {name}"
-            )));
+            return Err(Rejection::UnresolvedImport(format!("@modelcontextprotocol/ext-apps: {name}")));
         }
         parts.push(match (words.next(), words.next()) {
             (Some("as"), Some(alias)) => format!("{name}: {alias}"),
@@ -275,9 +225,7 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
     if let Some(e) = failure {
         return Err(e);
     }
-    html = EXT_IMPORT_NS
-        .replace_all(&html, "const $1 = globalThis.McpGenUiRuntime;")
-        .into_owned();
+    html = EXT_IMPORT_NS.replace_all(&html, "const $1 = globalThis.McpGenUiRuntime;").into_owned();
     let uses_runtime = html.contains("globalThis.McpGenUiRuntime");
 
     let Some(app_var) = NEW_APP.captures(&html).map(|c| c[1].to_string()) else {
@@ -289,14 +237,7 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
         html = insert_in_script_at(&html, at, "const { App } = globalThis.McpGenUiRuntime;\n");
         repairs.push("added the missing App import".to_string());
     }
-    if let Some(spec) = ANY_IMPORT
-        .captures_iter(&html)
-        .filter_map(|c| {
-            c.get(1)
-                .or_else(|| c.get(2))
-                .map(|m| m.as_str().to_string())
-        })
-        .next()
+    if let Some(spec) = ANY_IMPORT.captures_iter(&html).filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string())).next()
     {
         return Err(Rejection::UnresolvedImport(spec));
     }
@@ -307,13 +248,8 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
         ));
         repairs.push("added a tool-result handler".to_string());
     }
-    if !Regex::new(&format!(r"{}\s*\.\s*connect\s*\(", regex::escape(&app_var)))
-        .expect("valid regex")
-        .is_match(&html)
-    {
-        tail.push_str(&format!(
-            "\n{app_var}.connect().catch((e) => console.warn('mcp-gen-ui: connect failed', e));\n"
-        ));
+    if !Regex::new(&format!(r"{}\s*\.\s*connect\s*\(", regex::escape(&app_var))).expect("valid regex").is_match(&html) {
+        tail.push_str(&format!("\n{app_var}.connect().catch((e) => console.warn('mcp-gen-ui: connect failed', e));\n"));
         repairs.push("added the missing app.connect()".to_string());
     }
     if !tail.is_empty() {
@@ -323,30 +259,17 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
             html.insert_str(at + close, &tail);
         }
     }
-    let has_error_handler = [
-        "unhandledrejection",
-        "window.onerror",
-        "addEventListener(\"error\"",
-        "addEventListener('error'",
-    ]
-    .iter()
-    .any(|p| html.contains(p));
+    let has_error_handler =
+        ["unhandledrejection", "window.onerror", "addEventListener(\"error\"", "addEventListener('error'"].iter().any(|p| html.contains(p));
     let error_handler = if has_error_handler {
         ""
     } else {
         repairs.push("added an error handler".to_string());
         ERROR_HANDLER
     };
-    html = inject_head(
-        &html,
-        &format!("<script>{RUNTIME_JS}</script>{error_handler}"),
-    );
+    html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
     let warnings = validate(&html)?;
-    Ok(Processed {
-        html,
-        repairs,
-        warnings,
-    })
+    Ok(Processed { html, repairs, warnings })
 }
 
 /// Shows script errors in the page instead of leaving it blank.
@@ -369,14 +292,7 @@ fn insert_in_script_at(html: &str, at: usize, code: &str) -> String {
 /// import left that a host would have to resolve.
 pub fn servable(html: &str) -> Result<Vec<String>, Rejection> {
     let warnings = validate(html)?;
-    if let Some(spec) = ANY_IMPORT
-        .captures_iter(html)
-        .filter_map(|c| {
-            c.get(1)
-                .or_else(|| c.get(2))
-                .map(|m| m.as_str().to_string())
-        })
-        .next()
+    if let Some(spec) = ANY_IMPORT.captures_iter(html).filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string())).next()
     {
         return Err(Rejection::UnresolvedImport(spec));
     }

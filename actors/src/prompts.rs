@@ -35,14 +35,7 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 fn schema_text(v: Option<&Value>) -> String {
-    v.filter(|v| !v.is_null())
-        .map(|v| {
-            truncate(
-                &serde_json::to_string_pretty(v).unwrap_or_default(),
-                MAX_SCHEMA,
-            )
-        })
-        .unwrap_or_default()
+    v.filter(|v| !v.is_null()).map(|v| truncate(&serde_json::to_string_pretty(v).unwrap_or_default(), MAX_SCHEMA)).unwrap_or_default()
 }
 
 impl Prompts {
@@ -50,47 +43,28 @@ impl Prompts {
     pub fn load(dir: Option<&std::path::Path>) -> Result<Self, String> {
         let read = |name: &str, builtin: &'static str| -> Result<String, String> {
             match dir {
-                Some(d) => std::fs::read_to_string(d.join(name))
-                    .map_err(|e| format!("cannot read {}: {e}", d.join(name).display())),
+                Some(d) => std::fs::read_to_string(d.join(name)).map_err(|e| format!("cannot read {}: {e}", d.join(name).display())),
                 None => Ok(builtin.to_string()),
             }
         };
-        let (system, generate, classify) = (
-            read("system.hbs", SYSTEM)?,
-            read("generate.hbs", GENERATE)?,
-            read("classify.hbs", CLASSIFY)?,
-        );
+        let (system, generate, classify) = (read("system.hbs", SYSTEM)?, read("generate.hbs", GENERATE)?, read("classify.hbs", CLASSIFY)?);
         let mut hb = Handlebars::new();
         hb.register_escape_fn(handlebars::no_escape);
-        for (name, text) in [
-            ("system", &system),
-            ("generate", &generate),
-            ("classify", &classify),
-        ] {
-            hb.register_template_string(name, text)
-                .map_err(|e| format!("prompt {name}.hbs is not valid Handlebars: {e}"))?;
+        for (name, text) in [("system", &system), ("generate", &generate), ("classify", &classify)] {
+            hb.register_template_string(name, text).map_err(|e| format!("prompt {name}.hbs is not valid Handlebars: {e}"))?;
         }
         let mut h = Sha256::new();
         for t in [&system, &generate, &classify] {
             h.update(t.as_bytes());
             h.update([0]);
         }
-        Ok(Prompts {
-            hb,
-            hash: hex::encode(h.finalize()),
-        })
+        Ok(Prompts { hb, hash: hex::encode(h.finalize()) })
     }
 
     fn data(tool: &Value, refinements: &[String], theme: &str) -> Value {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         let ann = tool.get("annotations").filter(|a| a.is_object());
-        let recent: Vec<String> = refinements
-            .iter()
-            .rev()
-            .take(MAX_REFINEMENTS)
-            .rev()
-            .map(|r| truncate(r, MAX_DESCRIPTION))
-            .collect();
+        let recent: Vec<String> = refinements.iter().rev().take(MAX_REFINEMENTS).rev().map(|r| truncate(r, MAX_DESCRIPTION)).collect();
         json!({
             "delimiter_start": DELIMITER_START,
             "delimiter_end": DELIMITER_END,
@@ -109,34 +83,22 @@ impl Prompts {
     }
 
     pub fn system(&self) -> String {
-        self.hb
-            .render(
-                "system",
-                &json!({"delimiter_start": DELIMITER_START, "delimiter_end": DELIMITER_END}),
-            )
-            .unwrap_or_default()
+        self.hb.render("system", &json!({"delimiter_start": DELIMITER_START, "delimiter_end": DELIMITER_END})).unwrap_or_default()
     }
 
     pub fn generate(&self, tool: &Value, refinements: &[String], theme: &str) -> String {
-        self.hb
-            .render("generate", &Self::data(tool, refinements, theme))
-            .unwrap_or_default()
+        self.hb.render("generate", &Self::data(tool, refinements, theme)).unwrap_or_default()
     }
 
     pub fn classify(&self, tool: &Value) -> String {
-        self.hb
-            .render("classify", &Self::data(tool, &[], "light"))
-            .unwrap_or_default()
+        self.hb.render("classify", &Self::data(tool, &[], "light")).unwrap_or_default()
     }
 }
 
 /// Rich or minimal from the classifier's answer; anything unclear is minimal.
 pub fn parse_classification(answer: &str) -> UiType {
     let a = answer.trim().to_ascii_lowercase();
-    let first = a
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .find(|w| !w.is_empty())
-        .unwrap_or("");
+    let first = a.split(|c: char| !c.is_ascii_alphabetic()).find(|w| !w.is_empty()).unwrap_or("");
     if first == "rich" || (a.contains("\"rich\"") && !a.contains("minimal")) {
         UiType::Rich
     } else {
@@ -166,17 +128,10 @@ mod tests {
     fn tool_data_is_fenced_and_truncated() {
         let p = Prompts::load(None).unwrap();
         let text = p.generate(&tool(), &[], "dark");
-        assert_eq!(
-            text.matches(DELIMITER_END).count(),
-            1,
-            "a description cannot close the fence early"
-        );
+        assert_eq!(text.matches(DELIMITER_END).count(), 1, "a description cannot close the fence early");
         assert!(text.contains("[truncated]"));
         assert!(text.contains("Output schema"));
-        assert!(
-            text.contains("confirm"),
-            "destructive tools ask for confirmation"
-        );
+        assert!(text.contains("confirm"), "destructive tools ask for confirmation");
         assert!(text.contains("dark"));
     }
 
@@ -186,10 +141,7 @@ mod tests {
         let refs: Vec<String> = (1..=7).map(|i| format!("change number {i}")).collect();
         let text = p.generate(&tool(), &refs, "light");
         assert!(!text.contains("change number 2"));
-        let (a, b) = (
-            text.find("change number 3").unwrap(),
-            text.find("change number 7").unwrap(),
-        );
+        let (a, b) = (text.find("change number 3").unwrap(), text.find("change number 7").unwrap());
         assert!(a < b);
     }
 
@@ -198,10 +150,7 @@ mod tests {
         assert_eq!(parse_classification("rich"), UiType::Rich);
         assert_eq!(parse_classification("Rich."), UiType::Rich);
         assert_eq!(parse_classification("minimal"), UiType::Minimal);
-        assert_eq!(
-            parse_classification("I think it could be rich or minimal"),
-            UiType::Minimal
-        );
+        assert_eq!(parse_classification("I think it could be rich or minimal"), UiType::Minimal);
         assert_eq!(parse_classification(""), UiType::Minimal);
         assert_eq!(parse_classification("{\"type\": \"rich\"}"), UiType::Rich);
     }
@@ -210,11 +159,7 @@ mod tests {
     fn the_hash_follows_the_files() {
         let dir = std::env::temp_dir().join(format!("mcp-gen-ui-prompts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (n, t) in [
-            ("system.hbs", SYSTEM),
-            ("generate.hbs", GENERATE),
-            ("classify.hbs", CLASSIFY),
-        ] {
+        for (n, t) in [("system.hbs", SYSTEM), ("generate.hbs", GENERATE), ("classify.hbs", CLASSIFY)] {
             std::fs::write(dir.join(n), t).unwrap();
         }
         let same = Prompts::load(Some(&dir)).unwrap().hash;

@@ -39,16 +39,9 @@ impl Handler<Append> for Refinements {
     type Result = MessageResult<Append>;
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let list = self.by_tool.entry(m.tool).or_default();
-        list.push(Refinement {
-            at,
-            feedback: m.feedback,
-            replaced_key: m.replaced_key,
-        });
+        list.push(Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key });
         MessageResult(list.iter().map(|r| r.feedback.clone()).collect())
     }
 }
@@ -92,11 +85,6 @@ impl Handler<Counts> for Refinements {
     type Result = MessageResult<Counts>;
 
     fn handle(&mut self, _: Counts, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(
-            self.by_tool
-                .iter()
-                .map(|(k, v)| (k.clone(), v.len()))
-                .collect(),
-        )
+        MessageResult(self.by_tool.iter().map(|(k, v)| (k.clone(), v.len())).collect())
     }
 }

@@ -27,11 +27,7 @@ impl Parser {
             if self.buf[pos] == b'\r' && pos + 1 == self.buf.len() {
                 break;
             }
-            let skip = if self.buf[pos] == b'\r' && self.buf.get(pos + 1) == Some(&b'\n') {
-                2
-            } else {
-                1
-            };
+            let skip = if self.buf[pos] == b'\r' && self.buf.get(pos + 1) == Some(&b'\n') { 2 } else { 1 };
             let line: Vec<u8> = self.buf.drain(..pos + skip).take(pos).collect();
             let line = String::from_utf8_lossy(&line);
             if let Some(ev) = self.line(&line) {
@@ -124,15 +120,7 @@ mod tests {
     fn format_round_trips() {
         let mut p = Parser::default();
         let evs = p.feed(format(Some("message"), Some("7"), "{\"a\":\n1}").as_bytes());
-        assert_eq!(
-            evs[0],
-            Event {
-                event: Some("message".into()),
-                data: "{\"a\":\n1}".into(),
-                id: Some("7".into()),
-                retry: None
-            }
-        );
+        assert_eq!(evs[0], Event { event: Some("message".into()), data: "{\"a\":\n1}".into(), id: Some("7".into()), retry: None });
     }
 
     #[test]

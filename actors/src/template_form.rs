@@ -42,11 +42,7 @@ pub struct OptionItem {
 /// `oneOf`/`anyOf`: the first alternative stands for the property.
 fn effective(schema: &Value) -> &Value {
     for key in ["oneOf", "anyOf"] {
-        if let Some(first) = schema
-            .get(key)
-            .and_then(Value::as_array)
-            .and_then(|a| a.first())
-        {
+        if let Some(first) = schema.get(key).and_then(Value::as_array).and_then(|a| a.first()) {
             if schema.get("type").is_none() {
                 return effective(first);
             }
@@ -65,11 +61,7 @@ fn type_of(schema: &Value) -> Option<&str> {
 }
 
 fn depth(schema: &Value) -> usize {
-    let children = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.values().map(depth).max().unwrap_or(0))
-        .unwrap_or(0);
+    let children = schema.get("properties").and_then(Value::as_object).map(|p| p.values().map(depth).max().unwrap_or(0)).unwrap_or(0);
     let items = schema.get("items").map(depth).unwrap_or(0);
     1 + children.max(items)
 }
@@ -101,36 +93,18 @@ pub fn humanize(name: &str) -> String {
 
 pub fn fields(input_schema: &Value) -> Vec<Field> {
     let empty = Map::new();
-    let props = input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let required: Vec<&str> = input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    props
-        .iter()
-        .map(|(name, schema)| field(name, schema, required.contains(&name.as_str())))
-        .collect()
+    let props = input_schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let required: Vec<&str> =
+        input_schema.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    props.iter().map(|(name, schema)| field(name, schema, required.contains(&name.as_str()))).collect()
 }
 
 fn field(name: &str, raw: &Value, required: bool) -> Field {
     let s = effective(raw);
     let mut f = Field {
         name: name.to_string(),
-        label: s
-            .get("title")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| humanize(name)),
-        description: raw
-            .get("description")
-            .or_else(|| s.get("description"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        label: s.get("title").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| humanize(name)),
+        description: raw.get("description").or_else(|| s.get("description")).and_then(Value::as_str).unwrap_or_default().to_string(),
         required,
         ..Field::default()
     };
@@ -142,10 +116,7 @@ fn field(name: &str, raw: &Value, required: bool) -> Field {
             .iter()
             .map(|o| OptionItem {
                 value: o.to_string(),
-                label: o
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| o.to_string()),
+                label: o.as_str().map(str::to_string).unwrap_or_else(|| o.to_string()),
                 selected: default == Some(o),
             })
             .collect();
@@ -156,10 +127,7 @@ fn field(name: &str, raw: &Value, required: bool) -> Field {
         f.data_type = "enum";
         f.options = vec![OptionItem {
             value: c.to_string(),
-            label: c
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| c.to_string()),
+            label: c.as_str().map(str::to_string).unwrap_or_else(|| c.to_string()),
             selected: true,
         }];
         return f;
@@ -189,10 +157,7 @@ fn field(name: &str, raw: &Value, required: bool) -> Field {
             f.step = Some(if t == "integer" { "1" } else { "any" });
             f.min = num(s.get("minimum")).or_else(|| num(s.get("exclusiveMinimum")));
             f.max = num(s.get("maximum")).or_else(|| num(s.get("exclusiveMaximum")));
-            f.default_value = default
-                .filter(|d| d.is_number())
-                .map(Value::to_string)
-                .unwrap_or_default();
+            f.default_value = default.filter(|d| d.is_number()).map(Value::to_string).unwrap_or_default();
         }
         Some("string") => {
             let max_len = s.get("maxLength").and_then(Value::as_u64);
@@ -200,13 +165,9 @@ fn field(name: &str, raw: &Value, required: bool) -> Field {
             f.maxlength = max_len;
             f.pattern = s.get("pattern").and_then(Value::as_str).map(str::to_string);
             f.data_type = "string";
-            f.default_value = default
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            f.default_value = default.and_then(Value::as_str).unwrap_or_default().to_string();
             let format = s.get("format").and_then(Value::as_str).unwrap_or("");
-            let long = max_len.is_none_or(|m| m > 500)
-                && (format.is_empty() && looks_long(name, &f.description));
+            let long = max_len.is_none_or(|m| m > 500) && (format.is_empty() && looks_long(name, &f.description));
             f.input_type = match format {
                 "email" => "email",
                 "uri" | "url" | "uri-reference" => "url",
@@ -224,10 +185,7 @@ fn field(name: &str, raw: &Value, required: bool) -> Field {
 
 /// Free text (content, body, query, code...) gets a textarea; short values a one-line input.
 fn looks_long(name: &str, description: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "content", "body", "text", "message", "code", "query", "prompt", "script", "markdown",
-        "thought",
-    ];
+    const WORDS: &[&str] = &["content", "body", "text", "message", "code", "query", "prompt", "script", "markdown", "thought"];
     let n = name.to_ascii_lowercase();
     WORDS.iter().any(|w| n.contains(w)) || description.to_ascii_lowercase().contains("multi-line")
 }
@@ -257,23 +215,10 @@ mod tests {
         });
         let fs = fields(&schema);
         let by = |n: &str| fs.iter().find(|f| f.name == n).unwrap().clone();
-        assert_eq!(
-            (
-                by("city").control,
-                by("city").required,
-                by("city").maxlength
-            ),
-            ("text", true, Some(80))
-        );
+        assert_eq!((by("city").control, by("city").required, by("city").maxlength), ("text", true, Some(80)));
         let days = by("days");
         assert_eq!(
-            (
-                days.input_type,
-                days.data_type,
-                days.min.as_deref(),
-                days.max.as_deref(),
-                days.default_value.as_str()
-            ),
+            (days.input_type, days.data_type, days.min.as_deref(), days.max.as_deref(), days.default_value.as_str()),
             ("number", "integer", Some("1"), Some("14"), "7")
         );
         assert_eq!(by("ratio").data_type, "number");

@@ -41,9 +41,7 @@ impl UiCache {
         let mut builder = Cache::builder()
             .eviction_policy(EvictionPolicy::lru())
             .max_capacity(settings.max_total_bytes)
-            .weigher(move |_k: &String, v: &Arc<UiEntry>| {
-                (v.html.len() as u64).max(floor).min(u32::MAX as u64) as u32
-            })
+            .weigher(move |_k: &String, v: &Arc<UiEntry>| (v.html.len() as u64).max(floor).min(u32::MAX as u64) as u32)
             .eviction_listener(move |key: Arc<String>, _v, cause| {
                 // Replaced entries keep their (rewritten) file; evicted ones lose it.
                 if cause.was_evicted() {
@@ -55,20 +53,12 @@ impl UiCache {
         if let Some(ttl) = settings.ttl {
             builder = builder.time_to_live(ttl);
         }
-        UiCache {
-            mem: builder.build(),
-            settings,
-            metrics,
-        }
+        UiCache { mem: builder.build(), settings, metrics }
     }
 
     fn update_gauges(&self) {
-        self.metrics
-            .cache_entries
-            .set(self.mem.entry_count() as i64);
-        self.metrics
-            .cache_bytes
-            .set(self.mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+        self.metrics.cache_entries.set(self.mem.entry_count() as i64);
+        self.metrics.cache_bytes.set(self.mem.iter().map(|(_, v)| v.html.len() as i64).sum());
     }
 }
 
@@ -80,13 +70,7 @@ impl Actor for UiCache {
         let fut = restore(self.mem.clone(), self.settings.dir.clone());
         ctx.wait(fut.into_actor(self).map(|(loaded, skipped), act, _| {
             if act.settings.dir.is_some() {
-                tracing::info!(
-                    component = "ui_cache",
-                    event = "restored",
-                    loaded,
-                    skipped,
-                    "UI cache restored from disk"
-                );
+                tracing::info!(component = "ui_cache", event = "restored", loaded, skipped, "UI cache restored from disk");
             }
             act.update_gauges();
         }));
@@ -111,9 +95,7 @@ async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usi
     .unwrap_or_default();
     let (mut loaded, mut skipped) = (0, 0);
     for (path, bytes) in files {
-        let parsed = bytes
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<UiEntry>(&b).map_err(|e| e.to_string()));
+        let parsed = bytes.map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<UiEntry>(&b).map_err(|e| e.to_string()));
         match parsed {
             Ok(e) if e.format == ENTRY_FORMAT => {
                 mem.insert(e.key.clone(), Arc::new(e)).await;
@@ -177,9 +159,7 @@ impl Handler<Put> for UiCache {
             }
             mem.run_pending_tasks().await;
             metrics.cache_entries.set(mem.entry_count() as i64);
-            metrics
-                .cache_bytes
-                .set(mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+            metrics.cache_bytes.set(mem.iter().map(|(_, v)| v.html.len() as i64).sum());
             true
         })
     }
@@ -188,10 +168,7 @@ impl Handler<Put> for UiCache {
 fn write_atomic(dir: &Path, entry: &UiEntry) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".{}.tmp-{}", entry.key, std::process::id()));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec(entry).map_err(std::io::Error::other)?,
-    )?;
+    std::fs::write(&tmp, serde_json::to_vec(entry).map_err(std::io::Error::other)?)?;
     std::fs::rename(&tmp, file_of(dir, &entry.key))
 }
 
@@ -210,11 +187,7 @@ impl Handler<InvalidateTool> for UiCache {
         let dir = self.settings.dir.clone();
         let metrics = self.metrics.clone();
         Box::pin(async move {
-            let keys: Vec<Arc<String>> = mem
-                .iter()
-                .filter(|(_, v)| v.tool_name == m.tool_name)
-                .map(|(k, _)| k)
-                .collect();
+            let keys: Vec<Arc<String>> = mem.iter().filter(|(_, v)| v.tool_name == m.tool_name).map(|(k, _)| k).collect();
             for k in &keys {
                 mem.invalidate(k.as_str()).await;
                 if let Some(d) = &dir {

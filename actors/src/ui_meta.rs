@@ -21,10 +21,7 @@ pub fn tool_of_uri(uri: &str) -> Option<&str> {
 /// True when the host's `initialize` params declare the MCP Apps extension. The official
 /// helper checks only the key; a host that lists MIME types must list ours.
 pub fn host_supports_ui(init_params: &Value) -> bool {
-    let Some(ext) = init_params
-        .pointer("/capabilities/extensions")
-        .and_then(|e| e.get(EXTENSION))
-    else {
+    let Some(ext) = init_params.pointer("/capabilities/extensions").and_then(|e| e.get(EXTENSION)) else {
         return false;
     };
     match ext.get("mimeTypes").and_then(Value::as_array) {
@@ -43,24 +40,17 @@ pub fn decorate_tool(tool: &Value) -> Value {
     let Some(obj) = tool.as_object_mut() else {
         return tool;
     };
-    let meta = obj
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if !meta.is_object() {
         *meta = Value::Object(Map::new());
     }
     let meta = meta.as_object_mut().expect("made an object above");
-    let ui = meta
-        .entry("ui")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let ui = meta.entry("ui").or_insert_with(|| Value::Object(Map::new()));
     if !ui.is_object() {
         *ui = Value::Object(Map::new());
     }
     let ui = ui.as_object_mut().expect("made an object above");
-    let uri = ui
-        .entry("resourceUri")
-        .or_insert_with(|| json!(ui_uri(&name)))
-        .clone();
+    let uri = ui.entry("resourceUri").or_insert_with(|| json!(ui_uri(&name))).clone();
     meta.entry("ui/resourceUri").or_insert(uri);
     tool
 }
@@ -146,15 +136,9 @@ mod tests {
 
     #[test]
     fn ui_support_detection() {
-        assert!(host_supports_ui(
-            &json!({"capabilities": {"extensions": {EXTENSION: {"mimeTypes": [MIME]}}}})
-        ));
-        assert!(host_supports_ui(
-            &json!({"capabilities": {"extensions": {EXTENSION: {}}}})
-        ));
-        assert!(!host_supports_ui(
-            &json!({"capabilities": {"extensions": {EXTENSION: {"mimeTypes": ["text/html+mcp"]}}}})
-        ));
+        assert!(host_supports_ui(&json!({"capabilities": {"extensions": {EXTENSION: {"mimeTypes": [MIME]}}}})));
+        assert!(host_supports_ui(&json!({"capabilities": {"extensions": {EXTENSION: {}}}})));
+        assert!(!host_supports_ui(&json!({"capabilities": {"extensions": {EXTENSION: {"mimeTypes": ["text/html+mcp"]}}}})));
         assert!(!host_supports_ui(&json!({"capabilities": {}})));
     }
 

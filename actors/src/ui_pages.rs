@@ -18,19 +18,14 @@ pub struct UiPages {
 
 /// JSON safe inside a `<script>` element: `</script>` and `<!--` cannot appear.
 pub fn script_safe_json(v: &Value) -> String {
-    serde_json::to_string(v)
-        .expect("a Value serializes")
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
+    serde_json::to_string(v).expect("a Value serializes").replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
 }
 
 impl UiPages {
     pub fn new() -> Self {
         let mut hb = Handlebars::new();
         hb.set_strict_mode(false);
-        hb.register_template_string("minimal", MINIMAL)
-            .expect("templates/minimal.hbs is valid Handlebars");
+        hb.register_template_string("minimal", MINIMAL).expect("templates/minimal.hbs is valid Handlebars");
         UiPages { hb }
     }
 
@@ -53,8 +48,7 @@ impl UiPages {
             .map(str::to_string)
             .unwrap_or_else(|| template_form::humanize(name));
         let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
-        let meta =
-            json!({"name": name, "templateVersion": TEMPLATE_VERSION, "inputSchema": schema});
+        let meta = json!({"name": name, "templateVersion": TEMPLATE_VERSION, "inputSchema": schema});
         let data = json!({
             "tool_name": name,
             "title": title,
@@ -69,9 +63,7 @@ impl UiPages {
 
     /// The last resort: a static page that still connects and can call the tool with JSON.
     pub fn emergency_page(&self, tool_name: &str) -> String {
-        EMERGENCY
-            .replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name)))
-            .replace("__RUNTIME__", RUNTIME_JS)
+        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", RUNTIME_JS)
     }
 }
 
@@ -95,17 +87,11 @@ mod tests {
     fn template_has_a_control_per_property_and_the_runtime() {
         let html = UiPages::new().template_page(&demo_tool());
         for id in ["f-city", "f-days", "f-units"] {
-            assert!(
-                html.contains(&format!("id=\"{id}\"")),
-                "missing control {id}"
-            );
+            assert!(html.contains(&format!("id=\"{id}\"")), "missing control {id}");
         }
         assert!(html.contains("McpGenUiRuntime"));
         assert!(!html.contains("@modelcontextprotocol/ext-apps"));
-        assert!(
-            html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"),
-            "descriptions are escaped"
-        );
+        assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
     }
 
     #[test]

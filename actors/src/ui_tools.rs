@@ -8,23 +8,14 @@ pub const PREFIX: &str = "_ui_";
 #[derive(Debug, Clone, PartialEq)]
 pub enum UiCall {
     List,
-    Inspect {
-        tool: String,
-    },
-    Regenerate {
-        tool: String,
-        clear_refinements: bool,
-    },
+    Inspect { tool: String },
+    Regenerate { tool: String, clear_refinements: bool },
     RefreshTools,
-    Refine {
-        tool: String,
-        feedback: String,
-    },
+    Refine { tool: String, feedback: String },
 }
 
 pub fn definitions() -> Vec<Value> {
-    let tool_name =
-        json!({"type": "string", "description": "Name of an upstream tool (see _ui_list)"});
+    let tool_name = json!({"type": "string", "description": "Name of an upstream tool (see _ui_list)"});
     let meta = json!({"ui": {"visibility": ["model"]}});
     vec![
         json!({"name": "_ui_list", "title": "List tool UIs", "description": "Lists every upstream tool with its UI: type, whether it is cached, refinement count, and whether UIs are enabled for it.",
@@ -55,16 +46,12 @@ fn string_arg(args: &Value, name: &str) -> Result<String, String> {
 pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, String> {
     let tool = || -> Result<String, String> {
         let t = string_arg(args, "toolName")?;
-        if known.iter().any(|k| *k == t) {
+        if known.contains(&t) {
             Ok(t)
         } else {
             Err(format!(
                 "unknown tool {t:?}; valid tool names: {}",
-                if known.is_empty() {
-                    "(the upstream has no tools)".into()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "(the upstream has no tools)".into() } else { known.join(", ") }
             ))
         }
     };
@@ -88,7 +75,9 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
             }
             Ok(UiCall::Refine { tool: t, feedback })
         }
-        other => Err(format!("unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools and _ui_refine")),
+        other => Err(format!(
+            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools and _ui_refine"
+        )),
     }
 }
 
@@ -112,33 +101,14 @@ mod tests {
     #[test]
     fn parses_each_call() {
         assert_eq!(parse("_ui_list", &json!({}), &known()), Ok(UiCall::List));
+        assert_eq!(parse("_ui_inspect", &json!({"toolName": "set_units"}), &known()), Ok(UiCall::Inspect { tool: "set_units".into() }));
         assert_eq!(
-            parse("_ui_inspect", &json!({"toolName": "set_units"}), &known()),
-            Ok(UiCall::Inspect {
-                tool: "set_units".into()
-            })
+            parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": true}), &known()),
+            Ok(UiCall::Regenerate { tool: "set_units".into(), clear_refinements: true })
         );
         assert_eq!(
-            parse(
-                "_ui_regenerate",
-                &json!({"toolName": "set_units", "clearRefinements": true}),
-                &known()
-            ),
-            Ok(UiCall::Regenerate {
-                tool: "set_units".into(),
-                clear_refinements: true
-            })
-        );
-        assert_eq!(
-            parse(
-                "_ui_refine",
-                &json!({"toolName": "get_forecast", "feedback": " a table "}),
-                &known()
-            ),
-            Ok(UiCall::Refine {
-                tool: "get_forecast".into(),
-                feedback: "a table".into()
-            })
+            parse("_ui_refine", &json!({"toolName": "get_forecast", "feedback": " a table "}), &known()),
+            Ok(UiCall::Refine { tool: "get_forecast".into(), feedback: "a table".into() })
         );
     }
 
@@ -146,26 +116,12 @@ mod tests {
     fn errors_say_what_is_valid() {
         let e = parse("_ui_inspect", &json!({"toolName": "nope"}), &known()).unwrap_err();
         assert!(e.contains("get_forecast, set_units"), "{e}");
-        assert!(parse("_ui_inspect", &json!({}), &known())
+        assert!(parse("_ui_inspect", &json!({}), &known()).unwrap_err().contains("toolName is required"));
+        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known()).unwrap_err().contains("must be a string"));
+        assert!(parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": "yes"}), &known())
             .unwrap_err()
-            .contains("toolName is required"));
-        assert!(parse(
-            "_ui_refine",
-            &json!({"toolName": "set_units", "feedback": 3}),
-            &known()
-        )
-        .unwrap_err()
-        .contains("must be a string"));
-        assert!(parse(
-            "_ui_regenerate",
-            &json!({"toolName": "set_units", "clearRefinements": "yes"}),
-            &known()
-        )
-        .unwrap_err()
-        .contains("true or false"));
-        assert!(parse("_ui_bogus", &json!({}), &known())
-            .unwrap_err()
-            .contains("_ui_refine"));
+            .contains("true or false"));
+        assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().contains("_ui_refine"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use crate::host_session::{HostEvent, HostSession, ServerRequest};
 use crate::jsonrpc::{self, code, Kind};
 use crate::metrics::{method_label, Metrics};
+use crate::tool_refresh::{self, ToolsDiff};
 use crate::upstream::{self, LinkEvent, LinkGuard, UpstreamSpec};
 
 pub type SessionId = String;
@@ -87,6 +88,10 @@ pub struct UpstreamConnection {
     /// The session that most recently sent a request: where server-to-client requests go when
     /// no request is in flight.
     last_active: Option<SessionId>,
+    /// Told about every change to the tool list (the generation queue drops stale pages).
+    listeners: Vec<Recipient<ToolsUpdated>>,
+    /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
+    refresh_interval: Option<Duration>,
 }
 
 impl UpstreamConnection {
@@ -112,7 +117,35 @@ impl UpstreamConnection {
             sessions: HashMap::new(),
             subscriptions: HashMap::new(),
             last_active: None,
+            listeners: Vec::new(),
+            refresh_interval: None,
         }
+    }
+
+    /// Someone to tell about tool list changes.
+    pub fn with_listener(mut self, r: Recipient<ToolsUpdated>) -> Self {
+        self.listeners.push(r);
+        self
+    }
+
+    /// Periodic re-listing of the tools (`toolRefresh.enabled`).
+    pub fn with_refresh_interval(mut self, every: Option<Duration>) -> Self {
+        self.refresh_interval = every;
+        self
+    }
+
+    /// Installs a new tool list: diff, broadcast, tell listeners.
+    fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
+        let d = tool_refresh::diff(&self.tools, &tools);
+        self.tools = Arc::new(tools);
+        if d.is_change() {
+            tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
+            self.broadcast(HostEvent::ToolsChanged);
+            for l in &self.listeners {
+                l.do_send(ToolsUpdated { diff: d.clone(), tools: self.tools.clone() });
+            }
+        }
+        d
     }
 
     fn status(&self) -> Status {
@@ -148,9 +181,7 @@ impl UpstreamConnection {
                     let (tx, rx, guard) = link.split();
                     act.link_tx = Some(tx);
                     act.guard = Some(guard);
-                    let stream = futures::StreamExt::map(tokio_stream_from(rx), move |ev| {
-                        LinkMsg { gen, ev }
-                    });
+                    let stream = futures::StreamExt::map(tokio_stream_from(rx), move |ev| LinkMsg { gen, ev });
                     ctx.add_stream(stream);
                     act.initialize(ctx, gen);
                 }
@@ -171,10 +202,7 @@ impl UpstreamConnection {
         let addr = ctx.address();
         let fut = async move {
             let init = await_result(rx, INIT_TIMEOUT, "initialize").await?;
-            addr.do_send(SendRaw(jsonrpc::notification(
-                "notifications/initialized",
-                Value::Null,
-            )));
+            addr.do_send(SendRaw(jsonrpc::notification("notifications/initialized", Value::Null)));
             let tools = list_all_tools(&addr).await?;
             Ok::<_, String>((init, tools))
         };
@@ -190,14 +218,14 @@ impl UpstreamConnection {
     }
 
     fn became_ready(&mut self, _ctx: &mut Context<Self>, init: Value, tools: Vec<Value>) {
-        let changed = *self.tools != tools;
-        let name = init
-            .pointer("/serverInfo/name")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
+        let name = init.pointer("/serverInfo/name").and_then(Value::as_str).unwrap_or("?").to_string();
         self.init = Some(Arc::new(init));
-        self.tools = Arc::new(tools);
+        // The first listing just fills the registry; after a restart, hosts hear of changes.
+        if self.restarts == 0 && self.tools.is_empty() {
+            self.tools = Arc::new(tools);
+        } else {
+            self.apply_tools(tools);
+        }
         self.state = State::Ready;
         self.ready_since = Some(Instant::now());
         self.last_error = None;
@@ -210,9 +238,6 @@ impl UpstreamConnection {
         let uris: Vec<String> = self.subscriptions.keys().cloned().collect();
         for uri in uris {
             drop(self.internal_request("resources/subscribe", json!({"uri": uri})));
-        }
-        if changed && self.restarts > 0 {
-            self.broadcast(HostEvent::ToolsChanged);
         }
     }
 
@@ -231,19 +256,12 @@ impl UpstreamConnection {
         let msg = format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly");
         for (_, p) in self.pending.drain() {
             let id = p.host_id.unwrap_or(Value::Null);
-            let _ = p.tx.send(jsonrpc::error_with_data(
-                id,
-                code::UPSTREAM_UNAVAILABLE,
-                msg.clone(),
-                json!({"upstream": self.spec.describe()}),
-            ));
+            let _ =
+                p.tx.send(jsonrpc::error_with_data(id, code::UPSTREAM_UNAVAILABLE, msg.clone(), json!({"upstream": self.spec.describe()})));
         }
         self.progress.clear();
         self.server_requests.clear();
-        if self
-            .ready_since
-            .is_some_and(|t| t.elapsed() >= STABLE_AFTER)
-        {
+        if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
             self.backoff = Duration::from_secs(1);
         }
         self.ready_since = None;
@@ -270,14 +288,7 @@ impl UpstreamConnection {
         let id = self.fresh_id();
         self.pending.insert(
             jsonrpc::id_key(&json!(id)),
-            Pending {
-                tx,
-                host_id: None,
-                session: None,
-                method: method.to_string(),
-                started: Instant::now(),
-                progress_key: None,
-            },
+            Pending { tx, host_id: None, session: None, method: method.to_string(), started: Instant::now(), progress_key: None },
         );
         self.send(jsonrpc::request(id, method, params));
         rx
@@ -310,10 +321,7 @@ impl UpstreamConnection {
             );
             return;
         };
-        self.metrics
-            .upstream_latency
-            .with_label_values(&[method_label(&p.method)])
-            .observe(p.started.elapsed().as_secs_f64());
+        self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
         if let Some(k) = p.progress_key {
             self.progress.remove(&k);
         }
@@ -336,18 +344,13 @@ impl UpstreamConnection {
             let answer = if method == "roots/list" {
                 jsonrpc::result(up_id, json!({"roots": []}))
             } else {
-                jsonrpc::error(
-                    up_id,
-                    code::METHOD_NOT_FOUND,
-                    format!("no connected host can answer {method} right now"),
-                )
+                jsonrpc::error(up_id, code::METHOD_NOT_FOUND, format!("no connected host can answer {method} right now"))
             };
             self.send(answer);
             return;
         };
         let host_side_id = format!("mcp-gen-ui-{}", self.fresh_id());
-        self.server_requests
-            .insert(host_side_id.clone(), (session, up_id.clone()));
+        self.server_requests.insert(host_side_id.clone(), (session, up_id.clone()));
         let mut out = msg;
         out["id"] = json!(host_side_id);
         let gen = self.generation;
@@ -359,11 +362,7 @@ impl UpstreamConnection {
             }
             let mut answer = match res {
                 Ok(a) => a,
-                Err(_) => jsonrpc::error(
-                    Value::Null,
-                    code::INTERNAL_ERROR,
-                    "the host session closed before it answered",
-                ),
+                Err(_) => jsonrpc::error(Value::Null, code::INTERNAL_ERROR, "the host session closed before it answered"),
             };
             answer["id"] = up_id;
             act.send(answer);
@@ -373,11 +372,7 @@ impl UpstreamConnection {
     /// Picks the session for a server-to-client request: the one with a tools/call in flight
     /// (the newest), else any request in flight, else the most recently active session.
     fn route_target(&self) -> Option<(SessionId, Addr<HostSession>, Option<Value>)> {
-        let in_flight = self
-            .pending
-            .values()
-            .filter(|p| p.session.is_some())
-            .max_by_key(|p| (p.method == "tools/call", p.started));
+        let in_flight = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| (p.method == "tools/call", p.started));
         if let Some(p) = in_flight {
             let s = p.session.clone().expect("filtered");
             if let Some(addr) = self.sessions.get(&s) {
@@ -404,39 +399,25 @@ impl UpstreamConnection {
                 };
                 let mut out = msg.clone();
                 out["params"]["progressToken"] = route.host_token.clone();
-                addr.do_send(HostEvent::Notify {
-                    msg: out,
-                    related: Some(route.host_request.clone()),
-                });
+                addr.do_send(HostEvent::Notify { msg: out, related: Some(route.host_request.clone()) });
             }
             "notifications/cancelled" => {
                 // The upstream withdrew a request it sent to a host: map its id to ours.
                 let Some(up_id) = msg.pointer("/params/requestId") else {
                     return;
                 };
-                let found = self
-                    .server_requests
-                    .iter()
-                    .find(|(_, (_, u))| u == up_id)
-                    .map(|(k, (s, _))| (k.clone(), s.clone()));
+                let found = self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (k.clone(), s.clone()));
                 if let Some((host_side_id, session)) = found {
                     if let Some(addr) = self.sessions.get(&session) {
                         let mut out = msg.clone();
                         out["params"]["requestId"] = json!(host_side_id);
-                        addr.do_send(HostEvent::Notify {
-                            msg: out,
-                            related: None,
-                        });
+                        addr.do_send(HostEvent::Notify { msg: out, related: None });
                     }
                 }
             }
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
             "notifications/resources/updated" => {
-                let uri = msg
-                    .pointer("/params/uri")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
                 self.broadcast(HostEvent::ResourceUpdated { uri, msg });
             }
             _ => self.broadcast(HostEvent::Notify { msg, related: None }),
@@ -453,45 +434,29 @@ impl UpstreamConnection {
             }
             match res {
                 Ok(tools) => {
-                    tracing::info!(component = "upstream", event = "tools_refreshed", tools = tools.len(), "upstream tool list refreshed");
-                    act.tools = Arc::new(tools);
-                    act.broadcast(HostEvent::ToolsChanged);
+                    act.apply_tools(tools);
                 }
-                Err(why) => tracing::warn!(component = "upstream", event = "tools_refresh_failed", error = %why, "could not re-list upstream tools"),
+                Err(why) => {
+                    tracing::warn!(component = "upstream", event = "tools_refresh_failed", error = %why, "could not re-list upstream tools")
+                }
             }
         }));
     }
 }
 
-fn tokio_stream_from(
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<LinkEvent>,
-) -> impl futures::Stream<Item = LinkEvent> {
+fn tokio_stream_from(mut rx: tokio::sync::mpsc::UnboundedReceiver<LinkEvent>) -> impl futures::Stream<Item = LinkEvent> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
-async fn await_result(
-    rx: oneshot::Receiver<Value>,
-    limit: Duration,
-    what: &str,
-) -> Result<Value, String> {
+async fn await_result(rx: oneshot::Receiver<Value>, limit: Duration, what: &str) -> Result<Value, String> {
     let msg = match tokio::time::timeout(limit, rx).await {
-        Err(_) => {
-            return Err(format!(
-                "the upstream did not answer {what} within {} s",
-                limit.as_secs()
-            ))
-        }
+        Err(_) => return Err(format!("the upstream did not answer {what} within {} s", limit.as_secs())),
         Ok(Err(_)) => return Err(format!("the upstream connection closed during {what}")),
         Ok(Ok(m)) => m,
     };
     if let Some(err) = msg.get("error") {
-        let text = err
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown error");
-        return Err(format!(
-            "the upstream answered {what} with an error: {text}"
-        ));
+        let text = err.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+        return Err(format!("the upstream answered {what} with an error: {text}"));
     }
     Ok(msg.get("result").cloned().unwrap_or(Value::Null))
 }
@@ -506,17 +471,12 @@ async fn list_all_tools(addr: &Addr<UpstreamConnection>) -> Result<Vec<Value>, S
             None => json!({}),
         };
         let rx = addr
-            .send(InternalRequest {
-                method: "tools/list".into(),
-                params,
-            })
+            .send(InternalRequest { method: "tools/list".into(), params })
             .await
             .map_err(|_| "the upstream actor stopped".to_string())?;
         let res = match await_result(rx, INIT_TIMEOUT, "tools/list").await {
             Ok(r) => r,
-            Err(e) if e.contains("Method not found") || e.contains("method not found") => {
-                return Ok(tools)
-            }
+            Err(e) if e.contains("Method not found") || e.contains("method not found") => return Ok(tools),
             Err(e) => return Err(e),
         };
         if let Some(page) = res.get("tools").and_then(Value::as_array) {
@@ -535,6 +495,76 @@ impl Actor for UpstreamConnection {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.connect(ctx);
+        if let Some(every) = self.refresh_interval {
+            let addr = ctx.address();
+            let refresher = tool_refresh::periodic(every, move || {
+                let addr = addr.clone();
+                async move {
+                    match addr.send(RefreshTools).await {
+                        Ok(Ok(_)) => true,
+                        Ok(Err(why)) => {
+                            tracing::warn!(component = "upstream", event = "periodic_refresh_failed", error = %why, "periodic tool refresh failed; backing off");
+                            false
+                        }
+                        Err(_) => false,
+                    }
+                }
+            });
+            ctx.spawn(refresher.into_actor(self));
+        }
+    }
+}
+
+/// Re-lists the upstream's tools now; answers what changed.
+#[derive(Message)]
+#[rtype(result = "Result<ToolsDiff, String>")]
+pub struct RefreshTools;
+
+impl Handler<RefreshTools> for UpstreamConnection {
+    type Result = ResponseActFuture<Self, Result<ToolsDiff, String>>;
+
+    fn handle(&mut self, _: RefreshTools, ctx: &mut Self::Context) -> Self::Result {
+        let ready = self.state == State::Ready;
+        let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
+        let addr = ctx.address();
+        let gen = self.generation;
+        Box::pin(
+            async move {
+                if !ready {
+                    return Err(format!("the upstream is not connected ({why})"));
+                }
+                list_all_tools(&addr).await
+            }
+            .into_actor(self)
+            .map(move |res, act, _| {
+                let tools = res?;
+                if gen != act.generation {
+                    return Err("the upstream restarted during the refresh".to_string());
+                }
+                Ok(act.apply_tools(tools))
+            }),
+        )
+    }
+}
+
+/// The tool list changed (refresh, list_changed, reconnect).
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct ToolsUpdated {
+    pub diff: ToolsDiff,
+    pub tools: Arc<Vec<Value>>,
+}
+
+/// Sends an event to every connected host session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Broadcast(pub HostEvent);
+
+impl Handler<Broadcast> for UpstreamConnection {
+    type Result = ();
+
+    fn handle(&mut self, b: Broadcast, _ctx: &mut Self::Context) {
+        self.broadcast(b.0);
     }
 }
 
@@ -577,24 +607,16 @@ impl Handler<Forward> for UpstreamConnection {
             let (tx, rx) = oneshot::channel();
             self.ready_waiters.push(tx);
             let addr = ctx.address();
-            let why = self
-                .last_error
-                .clone()
-                .unwrap_or_else(|| "the upstream is still starting".into());
+            let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
             return Box::pin(async move {
                 match tokio::time::timeout(READY_WAIT, rx).await {
-                    Ok(Ok(())) => addr.send(f).await.unwrap_or_else(|_| {
-                        jsonrpc::error(
-                            host_id.clone(),
-                            code::INTERNAL_ERROR,
-                            "the upstream actor stopped",
-                        )
-                    }),
-                    _ => jsonrpc::error(
-                        host_id,
-                        code::UPSTREAM_UNAVAILABLE,
-                        format!("the upstream is not connected ({why}); retry shortly"),
-                    ),
+                    Ok(Ok(())) => addr
+                        .send(f)
+                        .await
+                        .unwrap_or_else(|_| jsonrpc::error(host_id.clone(), code::INTERNAL_ERROR, "the upstream actor stopped")),
+                    _ => {
+                        jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("the upstream is not connected ({why}); retry shortly"))
+                    }
                 }
             });
         }
@@ -607,37 +629,18 @@ impl Handler<Forward> for UpstreamConnection {
             let up_token = json!(format!("p{up_id}"));
             jsonrpc::set_progress_token(&mut msg, up_token.clone());
             let key = jsonrpc::id_key(&up_token);
-            self.progress.insert(
-                key.clone(),
-                ProgressRoute {
-                    session: f.session.clone(),
-                    host_token,
-                    host_request: host_id.clone(),
-                },
-            );
+            self.progress.insert(key.clone(), ProgressRoute { session: f.session.clone(), host_token, host_request: host_id.clone() });
             key
         });
         let (tx, rx) = oneshot::channel();
         self.pending.insert(
             jsonrpc::id_key(&json!(up_id)),
-            Pending {
-                tx,
-                host_id: Some(host_id.clone()),
-                session: Some(f.session),
-                method,
-                started: Instant::now(),
-                progress_key,
-            },
+            Pending { tx, host_id: Some(host_id.clone()), session: Some(f.session), method, started: Instant::now(), progress_key },
         );
         if !self.send(msg) {
-            let why = self
-                .last_error
-                .clone()
-                .unwrap_or_else(|| "the upstream link is closed".into());
+            let why = self.last_error.clone().unwrap_or_else(|| "the upstream link is closed".into());
             self.pending.remove(&jsonrpc::id_key(&json!(up_id)));
-            return Box::pin(
-                async move { jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why) },
-            );
+            return Box::pin(async move { jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why) });
         }
         Box::pin(async move {
             // Dropped sender = the host cancelled; the session sends nothing for it.
@@ -666,17 +669,14 @@ impl Handler<ForwardNotification> for UpstreamConnection {
             let found = self
                 .pending
                 .iter()
-                .find(|(_, p)| {
-                    p.session.as_ref() == Some(&f.session) && p.host_id.as_ref() == Some(&host_req)
-                })
+                .find(|(_, p)| p.session.as_ref() == Some(&f.session) && p.host_id.as_ref() == Some(&host_req))
                 .map(|(k, _)| k.clone());
             let Some(key) = found else { return };
             let p = self.pending.remove(&key).expect("found above");
             if let Some(k) = p.progress_key {
                 self.progress.remove(&k);
             }
-            let up_id: Value =
-                serde_json::from_str(key.trim_start_matches("n:")).unwrap_or(Value::Null);
+            let up_id: Value = serde_json::from_str(key.trim_start_matches("n:")).unwrap_or(Value::Null);
             msg["params"]["requestId"] = up_id;
         }
         self.send(msg);
@@ -741,16 +741,10 @@ impl Handler<WaitReady> for UpstreamConnection {
         let (tx, rx) = oneshot::channel();
         self.ready_waiters.push(tx);
         let addr = ctx.address();
-        let why = self
-            .last_error
-            .clone()
-            .unwrap_or_else(|| "the upstream is still starting".into());
+        let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
         Box::pin(async move {
             match tokio::time::timeout(w.limit, rx).await {
-                Ok(Ok(())) => addr
-                    .send(GetStatus)
-                    .await
-                    .map_err(|_| "the upstream actor stopped".to_string()),
+                Ok(Ok(())) => addr.send(GetStatus).await.map_err(|_| "the upstream actor stopped".to_string()),
                 _ => Err(format!("the upstream is not connected ({why})")),
             }
         })
@@ -788,8 +782,7 @@ impl Handler<Unregister> for UpstreamConnection {
         if self.last_active.as_ref() == Some(&u.session) {
             self.last_active = None;
         }
-        self.pending
-            .retain(|_, p| p.session.as_ref() != Some(&u.session));
+        self.pending.retain(|_, p| p.session.as_ref() != Some(&u.session));
         self.progress.retain(|_, r| r.session != u.session);
         for uri in u.subscriptions {
             self.release_subscription(&uri);
@@ -822,12 +815,7 @@ impl Handler<Subscribe> for UpstreamConnection {
     type Result = ResponseFuture<Value>;
 
     fn handle(&mut self, s: Subscribe, ctx: &mut Self::Context) -> Self::Result {
-        let uri = s
-            .msg
-            .pointer("/params/uri")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let uri = s.msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         let subscribe = jsonrpc::method(&s.msg) == Some("resources/subscribe");
         let id = jsonrpc::id(&s.msg).cloned().unwrap_or(Value::Null);
         let count = self.subscriptions.get(&uri).copied().unwrap_or(0);
@@ -841,18 +829,9 @@ impl Handler<Subscribe> for UpstreamConnection {
         }
         let addr = ctx.address();
         Box::pin(async move {
-            let answer = addr
-                .send(Forward {
-                    session: s.session,
-                    msg: s.msg,
-                })
-                .await
-                .unwrap_or(Value::Null);
+            let answer = addr.send(Forward { session: s.session, msg: s.msg }).await.unwrap_or(Value::Null);
             if answer.get("result").is_some() {
-                addr.do_send(CountSubscription {
-                    uri,
-                    delta: if subscribe { 1 } else { -1 },
-                });
+                addr.do_send(CountSubscription { uri, delta: if subscribe { 1 } else { -1 } });
             }
             answer
         })

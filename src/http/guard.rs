@@ -28,16 +28,11 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
         return true;
     }
     let bare = strip_port(host);
-    allowed
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(bare))
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(bare))
 }
 
 pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
-    if allowed
-        .iter()
-        .any(|a| a == "*" || a.eq_ignore_ascii_case(origin))
-    {
+    if allowed.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(origin)) {
         return true;
     }
     match url::Url::parse(origin) {
@@ -47,20 +42,20 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 }
 
 /// Checks both headers; the error says which one failed and how to allow it.
-pub fn check(
-    host: Option<&str>,
-    origin: Option<&str>,
-    allowed_hosts: &[String],
-    allowed_origins: &[String],
-) -> Result<(), String> {
+pub fn check(host: Option<&str>, origin: Option<&str>, allowed_hosts: &[String], allowed_origins: &[String]) -> Result<(), String> {
     if let Some(h) = host {
         if !host_allowed(h, allowed_hosts) {
-            return Err(format!("Host {h:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it", strip_port(h)));
+            return Err(format!(
+                "Host {h:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it",
+                strip_port(h)
+            ));
         }
     }
     if let Some(o) = origin {
         if !origin_allowed(o, allowed_origins) {
-            return Err(format!("Origin {o:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {o} to accept it"));
+            return Err(format!(
+                "Origin {o:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {o} to accept it"
+            ));
         }
     }
     Ok(())
@@ -72,13 +67,7 @@ mod tests {
 
     #[test]
     fn local_hosts_pass() {
-        for h in [
-            "localhost",
-            "localhost:8080",
-            "127.0.0.1:1",
-            "[::1]:8080",
-            "LOCALHOST",
-        ] {
+        for h in ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:8080", "LOCALHOST"] {
             assert!(host_allowed(h, &[]), "{h}");
         }
     }
@@ -97,10 +86,7 @@ mod tests {
         assert!(origin_allowed("http://127.0.0.1", &[]));
         assert!(!origin_allowed("http://evil.example.com", &[]));
         assert!(!origin_allowed("null", &[]));
-        assert!(origin_allowed(
-            "https://app.example.com",
-            &["https://app.example.com".into()]
-        ));
+        assert!(origin_allowed("https://app.example.com", &["https://app.example.com".into()]));
     }
 
     #[test]

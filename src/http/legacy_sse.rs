@@ -20,11 +20,7 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     let (session_id, session) = edge.open_session(Transport::Sse);
     let (tx, rx) = mpsc::unbounded_channel::<Value>();
     session.do_send(AttachStream { sink: tx });
-    let endpoint = sse::format(
-        Some("endpoint"),
-        None,
-        &format!("/messages?sessionId={session_id}"),
-    );
+    let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));
     HttpResponse::Ok()
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
@@ -38,12 +34,7 @@ pub struct SessionQuery {
     session_id: Option<String>,
 }
 
-pub async fn post(
-    req: HttpRequest,
-    query: web::Query<SessionQuery>,
-    payload: web::Payload,
-    edge: web::Data<Edge>,
-) -> HttpResponse {
+pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: web::Payload, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.guard(&req) {
         return r;
     }
@@ -70,21 +61,11 @@ pub async fn post(
     };
     let msgs = match jsonrpc::parse_body(&body) {
         Ok(m) => m,
-        Err(why) => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                code::PARSE_ERROR,
-                format!("Parse error: {why}"),
-            )
-        }
+        Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
     };
     if msgs.len() == 1 {
         if let Kind::Invalid(why) = jsonrpc::kind(&msgs[0]) {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
-                format!("Invalid request: {why}"),
-            );
+            return json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, format!("Invalid request: {why}"));
         }
     }
     for m in msgs {

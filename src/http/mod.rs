@@ -17,8 +17,7 @@ use actix::Addr;
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures::StreamExt;
-use mcp_gen_ui_actors::generation_queue::GenerationQueue;
-use mcp_gen_ui_actors::host_session::{HostSession, Transport};
+use mcp_gen_ui_actors::host_session::{HostSession, SessionDeps, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session_directory::{Insert, SessionDirectory};
@@ -30,14 +29,14 @@ use tokio::sync::mpsc;
 /// Shared, immutable handles: every handler gets the same `Addr`s.
 #[derive(Clone)]
 pub struct Edge {
+    /// What sessions opened here get (its `directory` is this edge's directory).
+    pub session: SessionDeps,
     pub upstream: Addr<UpstreamConnection>,
     pub directory: Addr<SessionDirectory>,
-    pub queue: Addr<GenerationQueue>,
     pub metrics: Arc<Metrics>,
     pub allowed_hosts: Arc<Vec<String>>,
     pub allowed_origins: Arc<Vec<String>>,
     pub max_body_bytes: usize,
-    pub session_idle_timeout: Duration,
     /// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
     pub sse_keepalive: Duration,
 }
@@ -46,72 +45,35 @@ impl Edge {
     /// Starts a host session and files it in the directory.
     pub fn open_session(&self, transport: Transport) -> (String, Addr<HostSession>) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let addr = actix::Actor::start(HostSession::new(
-            id.clone(),
-            transport,
-            self.upstream.clone(),
-            Some(self.directory.clone()),
-            self.queue.clone(),
-            self.metrics.clone(),
-            self.session_idle_timeout,
-        ));
-        self.directory.do_send(Insert {
-            id: id.clone(),
-            addr: addr.clone(),
-        });
+        let addr = actix::Actor::start(HostSession::new(id.clone(), transport, self.session.clone()));
+        self.directory.do_send(Insert { id: id.clone(), addr: addr.clone() });
         (id, addr)
     }
 
     /// DNS-rebinding check; `Err` is the response to send.
     fn guard(&self, req: &HttpRequest) -> Result<(), HttpResponse> {
         let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
-        guard::check(
-            header("host"),
-            header("origin"),
-            &self.allowed_hosts,
-            &self.allowed_origins,
-        )
-        .map_err(|why| {
-            json_error(
-                actix_web::http::StatusCode::FORBIDDEN,
-                code::INVALID_REQUEST,
-                why,
-            )
-        })
+        guard::check(header("host"), header("origin"), &self.allowed_hosts, &self.allowed_origins)
+            .map_err(|why| json_error(actix_web::http::StatusCode::FORBIDDEN, code::INVALID_REQUEST, why))
     }
 
     /// Reads the body up to the cap; over it answers 413 with a JSON-RPC error, not "bad JSON".
-    async fn read_body(
-        &self,
-        req: &HttpRequest,
-        mut payload: web::Payload,
-    ) -> Result<Bytes, HttpResponse> {
+    async fn read_body(&self, req: &HttpRequest, mut payload: web::Payload) -> Result<Bytes, HttpResponse> {
         let too_big = || {
             json_error(
                 actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
                 code::PAYLOAD_TOO_LARGE,
-                format!(
-                    "request body is larger than the {} byte limit (server.maxBodyBytes)",
-                    self.max_body_bytes
-                ),
+                format!("request body is larger than the {} byte limit (server.maxBodyBytes)", self.max_body_bytes),
             )
         };
-        let declared = req
-            .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > self.max_body_bytes) {
             return Err(too_big());
         }
         let mut body = web::BytesMut::new();
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|e| {
-                json_error(
-                    actix_web::http::StatusCode::BAD_REQUEST,
-                    code::PARSE_ERROR,
-                    format!("could not read the request body: {e}"),
-                )
+                json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
             })?;
             if body.len() + chunk.len() > self.max_body_bytes {
                 return Err(too_big());
@@ -122,14 +84,8 @@ impl Edge {
     }
 }
 
-pub fn json_error(
-    status: actix_web::http::StatusCode,
-    code: i64,
-    message: impl Into<String>,
-) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("application/json")
-        .body(jsonrpc::error(Value::Null, code, message).to_string())
+pub fn json_error(status: actix_web::http::StatusCode, code: i64, message: impl Into<String>) -> HttpResponse {
+    HttpResponse::build(status).content_type("application/json").body(jsonrpc::error(Value::Null, code, message).to_string())
 }
 
 /// An SSE body from a channel of messages, with an optional first event and keep-alives.
@@ -157,17 +113,12 @@ pub fn sse_body(
         Some((Item::Tick, ()))
     });
     let mut n: u64 = 0;
-    let merged = futures::stream::select(messages, ticks)
-        .take_while(|i| futures::future::ready(!matches!(i, Item::Msg(None))));
+    let merged = futures::stream::select(messages, ticks).take_while(|i| futures::future::ready(!matches!(i, Item::Msg(None))));
     let body = merged.map(move |item| {
         let text = match item {
             Item::Msg(Some(v)) => {
                 n += 1;
-                sse::format(
-                    Some("message"),
-                    Some(&format!("{stream_id}-{n}")),
-                    &v.to_string(),
-                )
+                sse::format(Some("message"), Some(&format!("{stream_id}-{n}")), &v.to_string())
             }
             Item::Msg(None) => String::new(),
             Item::Tick => ": keep-alive\n\n".to_string(),

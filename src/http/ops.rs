@@ -13,14 +13,15 @@ pub async fn healthz() -> HttpResponse {
 /// Ready = the upstream is initialized and its tools are listed.
 pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
     match edge.upstream.send(GetStatus).await {
-        Ok(s) if s.ready => HttpResponse::Ok().json(json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts})),
-        Ok(s) => HttpResponse::ServiceUnavailable().json(json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})),
+        Ok(s) if s.ready => {
+            HttpResponse::Ok().json(json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts}))
+        }
+        Ok(s) => HttpResponse::ServiceUnavailable()
+            .json(json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})),
         Err(_) => HttpResponse::ServiceUnavailable().json(json!({"status": "not ready", "error": "the upstream actor stopped"})),
     }
 }
 
 pub async fn metrics(edge: web::Data<Edge>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(edge.metrics.render())
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(edge.metrics.render())
 }

@@ -15,23 +15,16 @@ use super::{json_error, sse_body, Edge};
 const SESSION_HEADER: &str = "mcp-session-id";
 
 fn accepts(req: &HttpRequest, what: &str) -> bool {
-    req.headers()
-        .get_all("accept")
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains(what) || v.contains("*/*"))
+    req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
 
-async fn find_session(
-    edge: &Edge,
-    req: &HttpRequest,
-) -> Result<(String, actix::Addr<HostSession>), HttpResponse> {
-    let Some(id) = req
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-    else {
-        return Err(json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, "Mcp-Session-Id header is required: send initialize first and echo the session id it returns"));
+async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, actix::Addr<HostSession>), HttpResponse> {
+    let Some(id) = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
+        return Err(json_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "Mcp-Session-Id header is required: send initialize first and echo the session id it returns",
+        ));
     };
     match edge.directory.send(Lookup { id: id.clone() }).await {
         Ok(Some(addr)) => Ok((id, addr)),
@@ -54,17 +47,9 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
             "the Accept header must list both application/json and text/event-stream",
         );
     }
-    let ctype = req
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let ctype = req.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
     if !ctype.starts_with("application/json") {
-        return json_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            code::INVALID_REQUEST,
-            "Content-Type must be application/json",
-        );
+        return json_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, code::INVALID_REQUEST, "Content-Type must be application/json");
     }
     let body = match edge.read_body(&req, payload).await {
         Ok(b) => b,
@@ -72,29 +57,13 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     };
     let msgs = match jsonrpc::parse_body(&body) {
         Ok(m) => m,
-        Err(why) => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                code::PARSE_ERROR,
-                format!("Parse error: {why}"),
-            )
-        }
+        Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
     };
     let kinds: Vec<Kind> = msgs.iter().map(jsonrpc::kind).collect();
-    if let Some(Kind::Invalid(why)) = kinds
-        .iter()
-        .find(|k| matches!(k, Kind::Invalid(_)))
-        .filter(|_| msgs.len() == 1)
-    {
-        return json_error(
-            StatusCode::BAD_REQUEST,
-            code::INVALID_REQUEST,
-            format!("Invalid request: {why}"),
-        );
+    if let Some(Kind::Invalid(why)) = kinds.iter().find(|k| matches!(k, Kind::Invalid(_))).filter(|_| msgs.len() == 1) {
+        return json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, format!("Invalid request: {why}"));
     }
-    let initializing = msgs
-        .iter()
-        .any(|m| jsonrpc::method(m) == Some("initialize"));
+    let initializing = msgs.iter().any(|m| jsonrpc::method(m) == Some("initialize"));
     let (session_id, session) = if initializing {
         edge.open_session(Transport::StreamableHttp)
     } else {
@@ -108,9 +77,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         for m in msgs {
             session.do_send(Incoming { msg: m, sink: None });
         }
-        return HttpResponse::Accepted()
-            .insert_header((SESSION_HEADER, session_id))
-            .finish();
+        return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
@@ -124,15 +91,8 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         while let Some(v) = rx.recv().await {
             answers.push(v);
         }
-        let body = if answers.len() == 1 {
-            answers.pop().expect("one")
-        } else {
-            Value::Array(answers)
-        };
-        return HttpResponse::Ok()
-            .insert_header((SESSION_HEADER, session_id))
-            .content_type("application/json")
-            .body(body.to_string());
+        let body = if answers.len() == 1 { answers.pop().expect("one") } else { Value::Array(answers) };
+        return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body.to_string());
     }
     let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
@@ -150,11 +110,7 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         return r;
     }
     if !accepts(&req, "text/event-stream") {
-        return json_error(
-            StatusCode::NOT_ACCEPTABLE,
-            code::INVALID_REQUEST,
-            "the Accept header must list text/event-stream",
-        );
+        return json_error(StatusCode::NOT_ACCEPTABLE, code::INVALID_REQUEST, "the Accept header must list text/event-stream");
     }
     let (session_id, session) = match find_session(&edge, &req).await {
         Ok(s) => s,

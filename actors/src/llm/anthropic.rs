@@ -19,10 +19,7 @@ impl Anthropic {
     pub fn new(base: Option<&str>, key: String, model: Option<&str>) -> Self {
         Anthropic {
             client: http(),
-            base: base
-                .unwrap_or(Self::DEFAULT_BASE)
-                .trim_end_matches('/')
-                .to_string(),
+            base: base.unwrap_or(Self::DEFAULT_BASE).trim_end_matches('/').to_string(),
             key,
             model: model.unwrap_or(Self::DEFAULT_MODEL).to_string(),
         }
@@ -32,10 +29,7 @@ impl Anthropic {
 /// The text of a Messages API answer; a refusal is CONTENT_FILTERED.
 pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
     if v.get("stop_reason").and_then(Value::as_str) == Some("refusal") {
-        return Err(LlmError::new(
-            ErrorCode::ContentFiltered,
-            "the model refused to answer",
-        ));
+        return Err(LlmError::new(ErrorCode::ContentFiltered, "the model refused to answer"));
     }
     let text: String = v
         .get("content")
@@ -47,14 +41,8 @@ pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
         .collect();
     Ok(LlmResponse {
         text,
-        input_tokens: v
-            .pointer("/usage/input_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        output_tokens: v
-            .pointer("/usage/output_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        input_tokens: v.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
+        output_tokens: v.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
     })
 }
 
@@ -93,23 +81,8 @@ mod tests {
     #[test]
     fn parses_text_blocks_and_usage() {
         let v = json!({"content": [{"type": "text", "text": "<html>"}, {"type": "text", "text": "</html>"}], "usage": {"input_tokens": 10, "output_tokens": 20}, "stop_reason": "end_turn"});
-        assert_eq!(
-            parse(&v).unwrap(),
-            LlmResponse {
-                text: "<html></html>".into(),
-                input_tokens: 10,
-                output_tokens: 20
-            }
-        );
-        assert_eq!(
-            parse(&json!({"stop_reason": "refusal", "content": []}))
-                .unwrap_err()
-                .code,
-            ErrorCode::ContentFiltered
-        );
-        assert_eq!(
-            parse(&json!({"id": "x"})).unwrap_err().code,
-            ErrorCode::ServerError
-        );
+        assert_eq!(parse(&v).unwrap(), LlmResponse { text: "<html></html>".into(), input_tokens: 10, output_tokens: 20 });
+        assert_eq!(parse(&json!({"stop_reason": "refusal", "content": []})).unwrap_err().code, ErrorCode::ContentFiltered);
+        assert_eq!(parse(&json!({"id": "x"})).unwrap_err().code, ErrorCode::ServerError);
     }
 }

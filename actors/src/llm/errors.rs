@@ -9,21 +9,13 @@ use super::{ErrorCode, LlmError};
 /// The provider's own error text: `{"error":{"message"}}` (Anthropic, OpenAI) or `{"error":"..."}` (Ollama).
 fn provider_message(body: &str) -> String {
     let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let msg = v
-        .pointer("/error/message")
-        .or_else(|| v.get("error"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let msg = v.pointer("/error/message").or_else(|| v.get("error")).and_then(Value::as_str).map(str::to_string);
     msg.unwrap_or_else(|| body.chars().take(300).collect())
 }
 
 fn error_type(body: &str) -> String {
     let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    v.pointer("/error/type")
-        .or_else(|| v.pointer("/error/code"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+    v.pointer("/error/type").or_else(|| v.pointer("/error/code")).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
 /// Maps an HTTP error status and body. 429 and 529 (Anthropic overloaded) and 5xx are
@@ -36,23 +28,11 @@ pub fn classify_status(status: u16, body: &str) -> LlmError {
         429 => ErrorCode::RateLimit,
         529 => ErrorCode::ServerError,
         408 => ErrorCode::Timeout,
-        400 if kind.contains("content_filter") || kind.contains("content_policy") => {
-            ErrorCode::ContentFiltered
-        }
+        400 if kind.contains("content_filter") || kind.contains("content_policy") => ErrorCode::ContentFiltered,
         400..=499 => ErrorCode::InvalidRequest,
         _ => ErrorCode::ServerError,
     };
-    let mut e = LlmError::new(
-        code,
-        format!(
-            "HTTP {status}{}: {msg}",
-            if kind.is_empty() {
-                String::new()
-            } else {
-                format!(" {kind}")
-            }
-        ),
-    );
+    let mut e = LlmError::new(code, format!("HTTP {status}{}: {msg}", if kind.is_empty() { String::new() } else { format!(" {kind}") }));
     e.status = Some(status);
     e
 }
@@ -64,30 +44,17 @@ pub fn parse_retry_after(v: &str) -> Option<Duration> {
         return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
 pub(crate) fn from_reqwest(e: &reqwest::Error) -> LlmError {
     if e.is_timeout() {
         LlmError::new(ErrorCode::Timeout, "the provider did not answer in time")
     } else if e.is_connect() {
-        LlmError::new(
-            ErrorCode::NetworkError,
-            "cannot connect to the provider (connection refused or unreachable)",
-        )
+        LlmError::new(ErrorCode::NetworkError, "cannot connect to the provider (connection refused or unreachable)")
     } else {
-        let what = if e.is_body() || e.is_decode() {
-            "the answer broke off"
-        } else {
-            "the request failed"
-        };
-        LlmError::new(
-            ErrorCode::NetworkError,
-            format!("the connection to the provider failed: {what}"),
-        )
+        let what = if e.is_body() || e.is_decode() { "the answer broke off" } else { "the request failed" };
+        LlmError::new(ErrorCode::NetworkError, format!("the connection to the provider failed: {what}"))
     }
 }
 
@@ -98,24 +65,9 @@ mod tests {
     #[test]
     fn statuses_map_to_codes() {
         let cases = [
-            (
-                429,
-                r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
-                ErrorCode::RateLimit,
-                true,
-            ),
-            (
-                529,
-                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                ErrorCode::ServerError,
-                true,
-            ),
-            (
-                500,
-                r#"{"error":{"message":"boom","type":"server_error"}}"#,
-                ErrorCode::ServerError,
-                true,
-            ),
+            (429, r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#, ErrorCode::RateLimit, true),
+            (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, ErrorCode::ServerError, true),
+            (500, r#"{"error":{"message":"boom","type":"server_error"}}"#, ErrorCode::ServerError, true),
             (503, "", ErrorCode::ServerError, true),
             (
                 400,
@@ -123,49 +75,29 @@ mod tests {
                 ErrorCode::InvalidRequest,
                 false,
             ),
-            (
-                401,
-                r#"{"error":{"message":"bad key","type":"authentication_error"}}"#,
-                ErrorCode::InvalidRequest,
-                false,
-            ),
+            (401, r#"{"error":{"message":"bad key","type":"authentication_error"}}"#, ErrorCode::InvalidRequest, false),
             (
                 429,
                 r#"{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
                 ErrorCode::InvalidRequest,
                 false,
             ),
-            (
-                400,
-                r#"{"error":{"message":"flagged","code":"content_filter"}}"#,
-                ErrorCode::ContentFiltered,
-                false,
-            ),
-            (
-                404,
-                r#"{"error":"model 'x' not found"}"#,
-                ErrorCode::InvalidRequest,
-                false,
-            ),
+            (400, r#"{"error":{"message":"flagged","code":"content_filter"}}"#, ErrorCode::ContentFiltered, false),
+            (404, r#"{"error":"model 'x' not found"}"#, ErrorCode::InvalidRequest, false),
         ];
         for (status, body, code, retryable) in cases {
             let e = classify_status(status, body);
             assert_eq!((e.code, e.retryable), (code, retryable), "{status} {body}");
             assert_eq!(e.status, Some(status));
         }
-        assert!(classify_status(429, r#"{"error":{"message":"slow down"}}"#)
-            .message
-            .contains("slow down"));
+        assert!(classify_status(429, r#"{"error":{"message":"slow down"}}"#).message.contains("slow down"));
     }
 
     #[test]
     fn retry_after_forms() {
         assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
         assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(Duration::ZERO)
-        );
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(parse_retry_after("-1"), None);
     }

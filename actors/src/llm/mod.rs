@@ -55,20 +55,8 @@ pub struct LlmError {
 
 impl LlmError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        let retryable = matches!(
-            code,
-            ErrorCode::Timeout
-                | ErrorCode::RateLimit
-                | ErrorCode::ServerError
-                | ErrorCode::NetworkError
-        );
-        LlmError {
-            code,
-            message: message.into(),
-            retryable,
-            retry_after: None,
-            status: None,
-        }
+        let retryable = matches!(code, ErrorCode::Timeout | ErrorCode::RateLimit | ErrorCode::ServerError | ErrorCode::NetworkError);
+        LlmError { code, message: message.into(), retryable, retry_after: None, status: None }
     }
 }
 
@@ -107,28 +95,14 @@ pub type SharedLlm = Arc<dyn LlmClient>;
 
 /// The HTTP client all providers use: no overall timeout (the budget cancels), a connect timeout.
 pub(crate) fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .expect("a default reqwest client builds")
+    reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().expect("a default reqwest client builds")
 }
 
 /// Sends a JSON POST and maps transport failures and error statuses; returns the JSON body.
-pub(crate) async fn post_json(
-    rb: reqwest::RequestBuilder,
-    body: &serde_json::Value,
-) -> Result<serde_json::Value, LlmError> {
-    let resp = rb
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| errors::from_reqwest(&e))?;
+pub(crate) async fn post_json(rb: reqwest::RequestBuilder, body: &serde_json::Value) -> Result<serde_json::Value, LlmError> {
+    let resp = rb.json(body).send().await.map_err(|e| errors::from_reqwest(&e))?;
     let status = resp.status();
-    let retry_after = resp
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
+    let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
     let text = resp.text().await.map_err(|e| errors::from_reqwest(&e))?;
     if !status.is_success() {
         let mut err = classify_status(status.as_u16(), &text);
@@ -136,10 +110,7 @@ pub(crate) async fn post_json(
         return Err(err);
     }
     serde_json::from_str(&text).map_err(|_| {
-        let mut e = LlmError::new(
-            ErrorCode::ServerError,
-            format!("the provider answered {status} with a body that is not JSON"),
-        );
+        let mut e = LlmError::new(ErrorCode::ServerError, format!("the provider answered {status} with a body that is not JSON"));
         e.status = Some(status.as_u16());
         e
     })

@@ -19,10 +19,7 @@ impl Ollama {
     pub fn new(base: Option<&str>, key: Option<String>, model: Option<&str>) -> Self {
         Ollama {
             client: http(),
-            base: base
-                .unwrap_or(Self::DEFAULT_BASE)
-                .trim_end_matches('/')
-                .to_string(),
+            base: base.unwrap_or(Self::DEFAULT_BASE).trim_end_matches('/').to_string(),
             key,
             model: model.unwrap_or(Self::DEFAULT_MODEL).to_string(),
         }
@@ -36,15 +33,10 @@ pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
     let text = v
         .pointer("/message/content")
         .and_then(Value::as_str)
-        .ok_or_else(|| {
-            LlmError::new(ErrorCode::ServerError, "the answer has no message content")
-        })?;
+        .ok_or_else(|| LlmError::new(ErrorCode::ServerError, "the answer has no message content"))?;
     Ok(LlmResponse {
         text: text.to_string(),
-        input_tokens: v
-            .get("prompt_eval_count")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        input_tokens: v.get("prompt_eval_count").and_then(Value::as_u64).unwrap_or(0),
         output_tokens: v.get("eval_count").and_then(Value::as_u64).unwrap_or(0),
     })
 }
@@ -59,10 +51,7 @@ impl LlmClient for Ollama {
     }
 
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
-        let mut rb = self
-            .client
-            .post(format!("{}/api/chat", self.base))
-            .header("x-request-id", &req.request_id);
+        let mut rb = self.client.post(format!("{}/api/chat", self.base)).header("x-request-id", &req.request_id);
         if let Some(k) = &self.key {
             rb = rb.bearer_auth(k);
         }
@@ -83,17 +72,7 @@ mod tests {
     #[test]
     fn parses_message_and_counts() {
         let v = json!({"message": {"role": "assistant", "content": "<html>"}, "done": true, "prompt_eval_count": 3, "eval_count": 4});
-        assert_eq!(
-            parse(&v).unwrap(),
-            LlmResponse {
-                text: "<html>".into(),
-                input_tokens: 3,
-                output_tokens: 4
-            }
-        );
-        assert_eq!(
-            parse(&json!({"done": true})).unwrap_err().code,
-            ErrorCode::ServerError
-        );
+        assert_eq!(parse(&v).unwrap(), LlmResponse { text: "<html>".into(), input_tokens: 3, output_tokens: 4 });
+        assert_eq!(parse(&json!({"done": true})).unwrap_err().code, ErrorCode::ServerError);
     }
 }

@@ -19,10 +19,7 @@ impl OpenAi {
     pub fn new(base: Option<&str>, key: Option<String>, model: Option<&str>) -> Self {
         OpenAi {
             client: http(),
-            base: base
-                .unwrap_or(Self::DEFAULT_BASE)
-                .trim_end_matches('/')
-                .to_string(),
+            base: base.unwrap_or(Self::DEFAULT_BASE).trim_end_matches('/').to_string(),
             key,
             model: model.unwrap_or(Self::DEFAULT_MODEL).to_string(),
         }
@@ -30,37 +27,21 @@ impl OpenAi {
 }
 
 pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
-    let choice = v
-        .pointer("/choices/0")
-        .ok_or_else(|| LlmError::new(ErrorCode::ServerError, "the answer has no choices"))?;
+    let choice = v.pointer("/choices/0").ok_or_else(|| LlmError::new(ErrorCode::ServerError, "the answer has no choices"))?;
     if choice.get("finish_reason").and_then(Value::as_str) == Some("content_filter") {
-        return Err(LlmError::new(
-            ErrorCode::ContentFiltered,
-            "the provider's content filter stopped the answer",
-        ));
+        return Err(LlmError::new(ErrorCode::ContentFiltered, "the provider's content filter stopped the answer"));
     }
     if let Some(refusal) = choice.pointer("/message/refusal").and_then(Value::as_str) {
-        return Err(LlmError::new(
-            ErrorCode::ContentFiltered,
-            format!("the model refused: {refusal}"),
-        ));
+        return Err(LlmError::new(ErrorCode::ContentFiltered, format!("the model refused: {refusal}")));
     }
     let text = choice
         .pointer("/message/content")
         .and_then(Value::as_str)
-        .ok_or_else(|| {
-            LlmError::new(ErrorCode::ServerError, "the answer has no message content")
-        })?;
+        .ok_or_else(|| LlmError::new(ErrorCode::ServerError, "the answer has no message content"))?;
     Ok(LlmResponse {
         text: text.to_string(),
-        input_tokens: v
-            .pointer("/usage/prompt_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        output_tokens: v
-            .pointer("/usage/completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        input_tokens: v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+        output_tokens: v.pointer("/usage/completion_tokens").and_then(Value::as_u64).unwrap_or(0),
     })
 }
 
@@ -100,10 +81,10 @@ mod tests {
     fn parses_choices_and_filters() {
         let v = json!({"choices": [{"message": {"content": "<html></html>"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 7}});
         assert_eq!(parse(&v).unwrap().output_tokens, 7);
-        assert_eq!(parse(&json!({"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]})).unwrap_err().code, ErrorCode::ContentFiltered);
         assert_eq!(
-            parse(&json!({"choices": []})).unwrap_err().code,
-            ErrorCode::ServerError
+            parse(&json!({"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]})).unwrap_err().code,
+            ErrorCode::ContentFiltered
         );
+        assert_eq!(parse(&json!({"choices": []})).unwrap_err().code, ErrorCode::ServerError);
     }
 }

@@ -15,20 +15,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// Where and how to reach the upstream MCP server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpstreamSpec {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: Vec<(String, String)>,
-        cwd: Option<PathBuf>,
-    },
-    StreamableHttp {
-        url: url::Url,
-        headers: Vec<(String, String)>,
-    },
-    Sse {
-        url: url::Url,
-        headers: Vec<(String, String)>,
-    },
+    Stdio { command: String, args: Vec<String>, env: Vec<(String, String)>, cwd: Option<PathBuf> },
+    StreamableHttp { url: url::Url, headers: Vec<(String, String)> },
+    Sse { url: url::Url, headers: Vec<(String, String)> },
 }
 
 impl UpstreamSpec {
@@ -83,57 +72,31 @@ pub struct LinkGuard(#[allow(dead_code)] DropGuard);
 
 impl Link {
     /// Splits the link so the receiver can become an actor stream while the guard stays owned.
-    pub fn split(
-        self,
-    ) -> (
-        mpsc::UnboundedSender<Value>,
-        mpsc::UnboundedReceiver<LinkEvent>,
-        LinkGuard,
-    ) {
+    pub fn split(self) -> (mpsc::UnboundedSender<Value>, mpsc::UnboundedReceiver<LinkEvent>, LinkGuard) {
         (self.tx, self.rx, LinkGuard(self._guard))
     }
 
-    fn new(
-        tx: mpsc::UnboundedSender<Value>,
-        rx: mpsc::UnboundedReceiver<LinkEvent>,
-        cancel: CancellationToken,
-    ) -> Self {
-        Link {
-            tx,
-            rx,
-            _guard: cancel.drop_guard(),
-        }
+    fn new(tx: mpsc::UnboundedSender<Value>, rx: mpsc::UnboundedReceiver<LinkEvent>, cancel: CancellationToken) -> Self {
+        Link { tx, rx, _guard: cancel.drop_guard() }
     }
 }
 
 /// Opens a link. Errors name the cause in words fit for a host.
 pub async fn connect(spec: &UpstreamSpec) -> Result<Link, String> {
     match spec {
-        UpstreamSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => stdio::connect(command, args, env, cwd.as_deref()).await,
-        UpstreamSpec::StreamableHttp { url, headers } => {
-            streamable_http::connect(url.clone(), headers.clone()).await
-        }
-        UpstreamSpec::Sse { url, headers } => {
-            sse_client::connect(url.clone(), headers.clone()).await
-        }
+        UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref()).await,
+        UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone()).await,
+        UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone()).await,
     }
 }
 
-pub(crate) fn header_map(
-    headers: &[(String, String)],
-) -> Result<reqwest::header::HeaderMap, String> {
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, String> {
     let mut map = reqwest::header::HeaderMap::new();
     for (k, v) in headers {
         let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
             .map_err(|_| format!("upstream header name {k:?} is not a valid HTTP header name"))?;
-        let mut value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
-            format!("the value of upstream header {k:?} is not a valid HTTP header value")
-        })?;
+        let mut value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|_| format!("the value of upstream header {k:?} is not a valid HTTP header value"))?;
         value.set_sensitive(true);
         map.append(name, value);
     }

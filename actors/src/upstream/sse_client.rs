@@ -18,17 +18,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "cannot open the upstream SSE stream: {}",
-                describe_http_error(&e)
-            )
-        })?;
+        .map_err(|e| format!("cannot open the upstream SSE stream: {}", describe_http_error(&e)))?;
     if !resp.status().is_success() {
-        return Err(format!(
-            "the upstream SSE endpoint answered HTTP {}",
-            resp.status()
-        ));
+        return Err(format!("the upstream SSE endpoint answered HTTP {}", resp.status()));
     }
     let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
     let (events, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
@@ -63,8 +55,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
                                     "upstream sent an endpoint that is not a URL"
                                 ),
                             },
-                            None | Some("message") => match serde_json::from_str::<Value>(&ev.data)
-                            {
+                            None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
                                 Ok(m) => {
                                     let _ = reader_events.send(LinkEvent::Message(m));
                                 }
@@ -79,12 +70,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
                         }
                     }
                 }
-                Some(Err(e)) => {
-                    break format!(
-                        "the upstream SSE stream broke off: {}",
-                        describe_http_error(&e)
-                    )
-                }
+                Some(Err(e)) => break format!("the upstream SSE stream broke off: {}", describe_http_error(&e)),
                 None => break "the upstream closed its SSE stream".to_string(),
             }
         };
@@ -108,27 +94,15 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
             let endpoint = endpoint.clone();
             let events = events.clone();
             tokio::spawn(async move {
-                let id = jsonrpc::id(&msg)
-                    .cloned()
-                    .filter(|_| jsonrpc::method(&msg).is_some());
+                let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
                 let res = client.post(endpoint).json(&msg).send().await;
                 let failure = match res {
                     Ok(r) if r.status().is_success() => None,
-                    Ok(r) => Some(format!(
-                        "the upstream rejected the message: HTTP {}",
-                        r.status()
-                    )),
-                    Err(e) => Some(format!(
-                        "the upstream did not accept the message: {}",
-                        describe_http_error(&e)
-                    )),
+                    Ok(r) => Some(format!("the upstream rejected the message: HTTP {}", r.status())),
+                    Err(e) => Some(format!("the upstream did not accept the message: {}", describe_http_error(&e))),
                 };
                 if let (Some(why), Some(id)) = (failure, id) {
-                    let _ = events.send(LinkEvent::Message(jsonrpc::error(
-                        id,
-                        jsonrpc::code::UPSTREAM_UNAVAILABLE,
-                        why,
-                    )));
+                    let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
                 }
             });
         }

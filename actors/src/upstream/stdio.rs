@@ -15,12 +15,7 @@ use super::{Link, LinkEvent};
 /// How long a child gets to exit after its stdin closes before it is killed.
 const GRACE: Duration = Duration::from_millis(1500);
 
-pub async fn connect(
-    command: &str,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: Option<&Path>,
-) -> Result<Link, String> {
+pub async fn connect(command: &str, args: &[String], env: &[(String, String)], cwd: Option<&Path>) -> Result<Link, String> {
     let mut cmd = Command::new(command);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -34,9 +29,7 @@ pub async fn connect(
     // Its own process group, so that `npx`/shell wrappers and their children die together.
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start upstream command {command:?}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start upstream command {command:?}: {e}"))?;
     let pid = child.id();
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -85,12 +78,7 @@ pub async fn connect(
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            tracing::info!(
-                component = "upstream",
-                event = "stderr",
-                "{}",
-                truncate(&line, 2000)
-            );
+            tracing::info!(component = "upstream", event = "stderr", "{}", truncate(&line, 2000));
         }
     });
 

@@ -39,13 +39,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
     let (events, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
     let cancel = CancellationToken::new();
-    let shared = Arc::new(Shared {
-        client,
-        url,
-        state: Mutex::default(),
-        events,
-        cancel: cancel.clone(),
-    });
+    let shared = Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone() });
 
     let s = shared.clone();
     tokio::spawn(async move {
@@ -69,8 +63,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
 /// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
 /// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
 fn session_rejected(status: StatusCode, body: &str) -> bool {
-    status == StatusCode::NOT_FOUND
-        || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
+    status == StatusCode::NOT_FOUND || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
 }
 
 impl Shared {
@@ -106,11 +99,7 @@ impl Shared {
                 if e.is_connect() {
                     let _ = self.events.send(LinkEvent::Closed(why));
                 } else if let (true, Some(id)) = (is_request, id) {
-                    let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
-                        id,
-                        jsonrpc::code::UPSTREAM_UNAVAILABLE,
-                        why,
-                    )));
+                    let _ = self.events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
                 }
                 return;
             }
@@ -118,24 +107,18 @@ impl Shared {
         let status = resp.status();
         if is_initialize {
             let mut st = self.state.lock().expect("state lock");
-            st.session_id = resp
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
+            st.session_id = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
         }
         if status == StatusCode::NOT_FOUND && had_session {
-            let _ = self.events.send(LinkEvent::Closed(
-                "the upstream HTTP session expired (404); re-initializing".into(),
-            ));
+            let _ = self.events.send(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into()));
             return;
         }
         if !status.is_success() {
             let body = resp.text().await.unwrap_or_default();
             if had_session && session_rejected(status, &body) {
-                let _ = self.events.send(LinkEvent::Closed(format!(
-                    "the upstream no longer knows our HTTP session ({status}); re-initializing"
-                )));
+                let _ = self
+                    .events
+                    .send(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing")));
                 return;
             }
             // A JSON-RPC error body is the upstream's own answer: pass it through as is.
@@ -157,11 +140,7 @@ impl Shared {
             }
             return;
         }
-        let ctype = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .cloned()
-            .unwrap_or(HeaderValue::from_static(""));
+        let ctype = resp.headers().get(CONTENT_TYPE).cloned().unwrap_or(HeaderValue::from_static(""));
         let ctype = ctype.to_str().unwrap_or("");
         if ctype.starts_with("text/event-stream") {
             self.clone().read_sse(resp, is_initialize).await;
@@ -173,18 +152,10 @@ impl Shared {
                             self.deliver(m, is_initialize);
                         }
                     }
-                    Err(e) => self.fail_request(
-                        is_request,
-                        id,
-                        format!("the upstream sent a malformed answer: {e}"),
-                    ),
+                    Err(e) => self.fail_request(is_request, id, format!("the upstream sent a malformed answer: {e}")),
                 },
                 Ok(_) => {}
-                Err(e) => self.fail_request(
-                    is_request,
-                    id,
-                    format!("the upstream answer broke off: {}", describe_http_error(&e)),
-                ),
+                Err(e) => self.fail_request(is_request, id, format!("the upstream answer broke off: {}", describe_http_error(&e))),
             }
         }
         if is_initialized {
@@ -194,20 +165,13 @@ impl Shared {
 
     fn fail_request(&self, is_request: bool, id: Option<Value>, why: String) {
         if let (true, Some(id)) = (is_request, id) {
-            let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
-                id,
-                jsonrpc::code::UPSTREAM_UNAVAILABLE,
-                why,
-            )));
+            let _ = self.events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
         }
     }
 
     fn deliver(&self, msg: Value, is_initialize: bool) {
         if is_initialize {
-            if let Some(v) = msg
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-            {
+            if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
                 self.state.lock().expect("state lock").protocol_version = Some(v.to_string());
             }
         }
@@ -225,18 +189,14 @@ impl Shared {
             match chunk {
                 Some(Ok(bytes)) => {
                     for ev in parser.feed(&bytes) {
-                        if ev.data.trim().is_empty()
-                            || ev.event.as_deref().is_some_and(|e| e != "message")
-                        {
+                        if ev.data.trim().is_empty() || ev.event.as_deref().is_some_and(|e| e != "message") {
                             continue;
                         }
                         match serde_json::from_str::<Value>(&ev.data) {
                             Ok(m) => self.deliver(m, is_initialize),
-                            Err(_) => tracing::warn!(
-                                component = "upstream",
-                                event = "bad_sse_data",
-                                "upstream SSE event is not JSON; ignored"
-                            ),
+                            Err(_) => {
+                                tracing::warn!(component = "upstream", event = "bad_sse_data", "upstream SSE event is not JSON; ignored")
+                            }
                         }
                     }
                 }
@@ -261,11 +221,7 @@ impl Shared {
         tokio::spawn(async move {
             let mut delay = std::time::Duration::from_secs(1);
             loop {
-                let resp = self
-                    .request(reqwest::Method::GET)
-                    .header(ACCEPT, "text/event-stream")
-                    .send()
-                    .await;
+                let resp = self.request(reqwest::Method::GET).header(ACCEPT, "text/event-stream").send().await;
                 match resp {
                     Ok(r) if r.status().is_success() => {
                         delay = std::time::Duration::from_secs(1);
@@ -273,9 +229,7 @@ impl Shared {
                     }
                     Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                     Ok(r) if r.status() == StatusCode::NOT_FOUND => {
-                        let _ = self.events.send(LinkEvent::Closed(
-                            "the upstream HTTP session expired (404); re-initializing".into(),
-                        ));
+                        let _ = self.events.send(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into()));
                         return;
                     }
                     Ok(_) | Err(_) => {}
@@ -306,17 +260,8 @@ mod tests {
     #[test]
     fn session_rejection_is_recognised() {
         assert!(session_rejected(StatusCode::NOT_FOUND, ""));
-        assert!(session_rejected(
-            StatusCode::BAD_REQUEST,
-            r#"{"error":{"message":"Bad Request: No valid session ID provided"}}"#
-        ));
-        assert!(!session_rejected(
-            StatusCode::BAD_REQUEST,
-            r#"{"error":{"message":"invalid params"}}"#
-        ));
-        assert!(!session_rejected(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "session"
-        ));
+        assert!(session_rejected(StatusCode::BAD_REQUEST, r#"{"error":{"message":"Bad Request: No valid session ID provided"}}"#));
+        assert!(!session_rejected(StatusCode::BAD_REQUEST, r#"{"error":{"message":"invalid params"}}"#));
+        assert!(!session_rejected(StatusCode::INTERNAL_SERVER_ERROR, "session"));
     }
 }

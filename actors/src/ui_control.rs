@@ -1,0 +1,156 @@
+//! What the `_ui_*` tools do. Plain async functions over actor addresses: the host session
+//! spawns one per call and answers with its result.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::generation_queue::{KeyFor, Peek, ReadUi};
+use crate::host_session::{HostEvent, SessionDeps};
+use crate::jsonrpc;
+use crate::refinements::{Append, Clear, History};
+use crate::ui_meta::ui_uri;
+use crate::ui_tools::{error_result, ok_result, UiCall};
+use crate::upstream_connection::{Broadcast, RefreshTools};
+
+fn enabled(deps: &SessionDeps, tool: &str) -> bool {
+    deps.enabled_tools.as_ref().is_none_or(|s| s.contains(tool))
+}
+
+fn find<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
+    tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+}
+
+async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
+    deps.refinements.send(History { tool: tool.to_string() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
+}
+
+/// Tells every host that `ui://tool` changed (subscribers get resources/updated, UI hosts
+/// resources/list_changed).
+fn announce(deps: &SessionDeps, tool: &str) {
+    let uri = ui_uri(tool);
+    let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
+    deps.upstream.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
+    deps.upstream.do_send(Broadcast(HostEvent::UiResourcesChanged));
+}
+
+pub async fn run(call: UiCall, tools: Arc<Vec<Value>>, deps: SessionDeps, progress: mpsc::UnboundedSender<Value>) -> Value {
+    let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
+    match call {
+        UiCall::List => {
+            let mut out = Vec::new();
+            for t in tools.iter() {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let on = enabled(&deps, &name);
+                let fb = feedback_of(&deps, &name).await;
+                let entry = if on { deps.queue.send(Peek { tool: t.clone(), refinements: fb.clone() }).await.ok().flatten() } else { None };
+                out.push(json!({
+                    "name": name,
+                    "enabled": on,
+                    "uiType": entry.as_ref().and_then(|e| e.ui_type),
+                    "kind": entry.as_ref().map(|e| e.kind),
+                    "cached": entry.is_some(),
+                    "refinements": fb.len(),
+                    "fallbackReason": entry.as_ref().and_then(|e| e.fallback_reason.clone()),
+                }));
+            }
+            ok_result(json!({"tools": out}))
+        }
+        UiCall::Inspect { tool } => {
+            if !enabled(&deps, &tool) {
+                return not_enabled(&tool);
+            }
+            let t = find(&tools, &tool).cloned().unwrap_or(Value::Null);
+            let history = deps.refinements.send(History { tool: tool.clone() }).await.unwrap_or_default();
+            let fb: Vec<String> = history.iter().map(|r| r.feedback.clone()).collect();
+            let key = deps.queue.send(KeyFor { tool: t.clone(), refinements: fb.clone() }).await.unwrap_or_default();
+            let e = deps.queue.send(Peek { tool: t.clone(), refinements: fb }).await.ok().flatten();
+            ok_result(json!({
+                "toolName": tool,
+                "cacheKey": key,
+                "cached": e.is_some(),
+                "kind": e.as_ref().map(|e| e.kind),
+                "uiType": e.as_ref().and_then(|e| e.ui_type),
+                "generatedAt": e.as_ref().map(|e| e.generated_at),
+                "durationMs": e.as_ref().map(|e| e.duration_ms),
+                "provider": e.as_ref().map(|e| e.provider.clone()),
+                "model": e.as_ref().map(|e| e.model.clone()),
+                "promptVersion": e.as_ref().map(|e| e.prompt_version.clone()),
+                "templateVersion": e.as_ref().map(|e| e.template_version.clone()),
+                "fallbackReason": e.as_ref().and_then(|e| e.fallback_reason.clone()),
+                "validationWarnings": e.as_ref().map(|e| e.warnings.clone()).unwrap_or_default(),
+                "repairs": e.as_ref().map(|e| e.repairs.clone()).unwrap_or_default(),
+                "requestId": e.as_ref().map(|e| e.request_id.clone()),
+                "tokens": e.as_ref().map(|e| json!({"input": e.input_tokens, "output": e.output_tokens})),
+                "refinements": history,
+                "inputSchema": t.get("inputSchema").cloned().unwrap_or(Value::Null),
+            }))
+        }
+        UiCall::RefreshTools => match deps.upstream.send(RefreshTools).await {
+            Ok(Ok(diff)) => ok_result(serde_json::to_value(diff).unwrap_or_default()),
+            Ok(Err(why)) => error_result(&format!("could not list the upstream's tools: {why}")),
+            Err(_) => error_result("the upstream actor stopped"),
+        },
+        UiCall::Regenerate { tool, clear_refinements } => {
+            if !enabled(&deps, &tool) {
+                return not_enabled(&tool);
+            }
+            let cleared = if clear_refinements { deps.refinements.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
+            let fb = feedback_of(&deps, &tool).await;
+            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinementsCleared": cleared})).await
+        }
+        UiCall::Refine { tool, feedback } => {
+            if !enabled(&deps, &tool) {
+                return not_enabled(&tool);
+            }
+            let t = find(&tools, &tool).cloned().unwrap_or(Value::Null);
+            let before = feedback_of(&deps, &tool).await;
+            let replaced = deps.queue.send(KeyFor { tool: t, refinements: before }).await.ok();
+            let fb = deps.refinements.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
+            let n = fb.len();
+            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinements": n})).await
+        }
+    }
+}
+
+/// Makes the page again (bypassing the cache), announces it, and says what happened.
+async fn regenerate(
+    deps: &SessionDeps,
+    tools: &[Value],
+    tool: &str,
+    feedback: Vec<String>,
+    progress: &mpsc::UnboundedSender<Value>,
+    extra: Value,
+) -> Value {
+    let Some(t) = find(tools, tool).cloned() else {
+        return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
+    };
+    let started = Instant::now();
+    let _ = progress.send(json!({"progress": 0, "total": 1, "message": format!("generating the UI for {tool}")}));
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let entry = match deps.queue.send(ReadUi { tool: t, refinements: feedback, request_id, force: true }).await {
+        Ok(e) => e,
+        Err(_) => return error_result("the generation queue stopped"),
+    };
+    let _ = progress.send(json!({"progress": 1, "total": 1, "message": "done"}));
+    announce(deps, tool);
+    let took = started.elapsed().as_millis() as u64;
+    let summary = match &entry.fallback_reason {
+        None => format!("The UI for {tool} was regenerated ({}) in {took} ms.", entry.kind.as_str()),
+        Some(r) => format!("The UI for {tool} is the template UI ({r}); it took {took} ms."),
+    };
+    let mut data = json!({
+        "toolName": tool,
+        "uri": ui_uri(tool),
+        "kind": entry.kind,
+        "fallbackReason": entry.fallback_reason,
+        "durationMs": took,
+        "message": summary,
+    });
+    if let (Some(d), Some(x)) = (data.as_object_mut(), extra.as_object()) {
+        d.extend(x.clone());
+    }
+    ok_result(data)
+}

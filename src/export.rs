@@ -1,0 +1,47 @@
+//! `mcp-gen-ui export DIR`: make every tool's UI once, write DIR/<tool>.html, and exit. For CI
+//! pipelines and for reviewing what the LLM made without a host.
+
+use std::path::Path;
+
+use mcp_gen_ui_actors::generation_queue::{file_stem, ReadUi};
+use mcp_gen_ui_actors::host_session::SessionDeps;
+use mcp_gen_ui_actors::refinements::History;
+use mcp_gen_ui_actors::upstream_connection::{WaitReady, READY_WAIT};
+use serde_json::Value;
+
+pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
+    let status = deps
+        .upstream
+        .send(WaitReady { limit: READY_WAIT * 6 })
+        .await
+        .map_err(|_| std::io::Error::other("the upstream actor stopped"))?
+        .map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(dir)?;
+    let mut written = 0;
+    for tool in status.tools.iter() {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if deps.enabled_tools.as_ref().is_some_and(|s| !s.contains(&name)) {
+            continue;
+        }
+        let history = deps.refinements.send(History { tool: name.clone() }).await.unwrap_or_default();
+        let read = ReadUi {
+            tool: tool.clone(),
+            refinements: history.into_iter().map(|r| r.feedback).collect(),
+            request_id: uuid::Uuid::new_v4().simple().to_string(),
+            force: false,
+        };
+        let entry = deps.queue.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
+        let path = dir.join(format!("{}.html", file_stem(&name)));
+        std::fs::write(&path, &entry.html)?;
+        written += 1;
+        println!(
+            "{}  {} ({}{})",
+            path.display(),
+            name,
+            entry.kind.as_str(),
+            entry.fallback_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+        );
+    }
+    println!("exported {written} tool UIs to {}", dir.display());
+    Ok(())
+}
