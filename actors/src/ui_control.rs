@@ -128,13 +128,25 @@ async fn regenerate(
         return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
     };
     let started = Instant::now();
-    let _ = progress.send(json!({"progress": 0, "total": 1, "message": format!("generating the UI for {tool}")}));
+    let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
     let request_id = uuid::Uuid::new_v4().simple().to_string();
-    let entry = match deps.queue.send(ReadUi { tool: t, refinements: feedback, request_id, force: true }).await {
-        Ok(e) => e,
-        Err(_) => return error_result("the generation queue stopped"),
+    let read = deps.queue.send(ReadUi { tool: t, refinements: feedback, request_id, force: true });
+    tokio::pin!(read);
+    // A tick each second while the LLM works; none after the answer (the spec forbids it).
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + std::time::Duration::from_secs(1), std::time::Duration::from_secs(1));
+    let entry = loop {
+        tokio::select! {
+            res = &mut read => match res {
+                Ok(e) => break e,
+                Err(_) => return error_result("the generation queue stopped"),
+            },
+            _ = ticks.tick() => {
+                let secs = started.elapsed().as_secs();
+                let _ = progress.send(json!({"progress": secs, "message": format!("still generating the UI for {tool} ({secs} s)")}));
+            }
+        }
     };
-    let _ = progress.send(json!({"progress": 1, "total": 1, "message": "done"}));
     announce(deps, tool);
     let took = started.elapsed().as_millis() as u64;
     let summary = match &entry.fallback_reason {

@@ -1,8 +1,9 @@
 """A tiny MCP server over stdio that writes every message it receives to a JSONL file, so that
 tests can see exactly what the proxy sent upstream (ids, progress tokens, cancellations).
 
-Tools: `slow` (reports progress, answers after `seconds` unless cancelled), `add_tool` (adds a
-tool and announces tools/list_changed), `meta` (returns unusual fields to check transparency).
+Tools: `slow` (reports progress, answers after `seconds` unless cancelled), `add_tool`,
+`remove_tool` and `describe_tool` (change the tool list and announce tools/list_changed), `meta`
+(returns unusual fields to check transparency). `--extra-tools N` adds extra_0..extra_N-1.
 """
 
 import json
@@ -14,6 +15,8 @@ LOG = open(sys.argv[1], "a", buffering=1)
 EXTRA = int(sys.argv[sys.argv.index("--extra-tools") + 1]) if "--extra-tools" in sys.argv else 0
 lock = threading.Lock()
 extra_tools: list[dict] = []
+removed: set = set()
+descriptions: dict = {}
 cancelled: set = set()
 
 
@@ -27,10 +30,13 @@ def tools() -> list[dict]:
     base = [
         {"name": "slow", "description": "Answers after a pause", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
         {"name": "add_tool", "description": "Adds a tool", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+        {"name": "remove_tool", "description": "Removes a tool", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+        {"name": "describe_tool", "description": "Changes a tool's description", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"}}, "required": ["name", "description"]}},
         {"name": "meta", "description": "Unusual fields", "inputSchema": {"type": "object"}, "_meta": {"vendor/x": 1, "ui": {"visibility": ["model", "app"]}}},
     ]
     generated = [{"name": f"extra_{i}", "description": f"Extra tool number {i}", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}} for i in range(EXTRA)]
-    return base + generated + extra_tools
+    tools = [dict(t, description=descriptions.get(t["name"], t["description"])) for t in base + generated + extra_tools if t["name"] not in removed]
+    return tools
 
 
 def slow(req_id, params) -> None:
@@ -62,6 +68,14 @@ for line in sys.stdin:
         elif name == "add_tool":
             extra_tools.append({"name": params["arguments"]["name"], "description": "added at run time", "inputSchema": {"type": "object"}})
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "added"}]}})
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        elif name in ("remove_tool", "describe_tool"):
+            target = params["arguments"]["name"]
+            if name == "remove_tool":
+                removed.add(target)
+            else:
+                descriptions[target] = params["arguments"]["description"]
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "ok"}]}})
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif name == "meta":
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "x", "annotations": {"audience": ["user"]}, "_meta": {"k": "v"}}], "structuredContent": {"a": [1, 2]}, "_meta": {"vendor/trace": "abc"}, "futureField": {"x": True}}})
