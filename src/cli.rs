@@ -126,6 +126,11 @@ pub struct Args {
 pub enum Command {
     /// Run the bundled demo MCP server on stdio (what --demo wraps).
     DemoUpstream,
+    /// Exit 0 if URL answers 2xx (for container health checks).
+    Healthcheck {
+        #[arg(default_value = "http://127.0.0.1:8080/healthz")]
+        url: String,
+    },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {
         /// Where to write the pages.

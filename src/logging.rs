@@ -1,24 +1,129 @@
-//! Logging setup: text or JSON, to stderr or a file (stdout belongs to the stdio transport).
+//! Logging: text or JSON lines, to stderr or a file (stdout belongs to the stdio transport).
+//!
+//! The JSON form is the seed design's structured entry: `timestamp`, `level`, `component`,
+//! `event`, `requestId`, `duration_ms`, `tool_name`, `cache_key`, `error`, `message`, plus any
+//! other field. Fields of the spans an event is in (the request span carries `requestId`) are
+//! merged in, so one request id can be followed from the edge to the LLM call with `grep`.
 
+use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use tracing_subscriber::{fmt, EnvFilter};
+use serde_json::{Map, Value};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{fmt, EnvFilter, Layer};
 
 use crate::config::LogFormat;
 
+type Sink = Arc<Mutex<Box<dyn Write + Send>>>;
+
 pub fn init(level: &str, format: LogFormat, file: Option<&Path>) -> std::io::Result<()> {
     let filter = EnvFilter::builder().parse_lossy(level);
-    let writer: Box<dyn Fn() -> Box<dyn std::io::Write> + Send + Sync> = match file {
-        Some(p) => {
-            let f = std::fs::OpenOptions::new().create(true).append(true).open(p)?;
-            Box::new(move || Box::new(f.try_clone().expect("log file handle clones")) as Box<dyn std::io::Write>)
-        }
-        None => Box::new(|| Box::new(std::io::stderr()) as Box<dyn std::io::Write>),
-    };
-    let builder = fmt().with_env_filter(filter).with_writer(writer);
+    let sink: Sink = Arc::new(Mutex::new(match file {
+        Some(p) => Box::new(std::fs::OpenOptions::new().create(true).append(true).open(p)?),
+        None => Box::new(std::io::stderr()),
+    }));
     match format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
-        LogFormat::Text => builder.with_ansi(file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+        LogFormat::Json => tracing_subscriber::registry().with(filter).with(JsonLayer { sink }).init(),
+        LogFormat::Text => {
+            let writer = move || SinkWriter(sink.clone());
+            fmt()
+                .with_env_filter(filter)
+                .with_writer(writer)
+                .with_ansi(file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .init()
+        }
     }
     Ok(())
+}
+
+struct SinkWriter(Sink);
+
+impl Write for SinkWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("log sink poisoned"))?.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().map_err(|_| std::io::Error::other("log sink poisoned"))?.flush()
+    }
+}
+
+/// Collects fields as JSON values.
+struct Fields<'a>(&'a mut Map<String, Value>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, f: &Field, v: &dyn std::fmt::Debug) {
+        self.0.insert(f.name().to_string(), Value::String(format!("{v:?}")));
+    }
+    fn record_str(&mut self, f: &Field, v: &str) {
+        self.0.insert(f.name().to_string(), Value::String(v.to_string()));
+    }
+    fn record_i64(&mut self, f: &Field, v: i64) {
+        self.0.insert(f.name().to_string(), v.into());
+    }
+    fn record_u64(&mut self, f: &Field, v: u64) {
+        self.0.insert(f.name().to_string(), v.into());
+    }
+    fn record_bool(&mut self, f: &Field, v: bool) {
+        self.0.insert(f.name().to_string(), v.into());
+    }
+    fn record_f64(&mut self, f: &Field, v: f64) {
+        self.0.insert(f.name().to_string(), v.into());
+    }
+}
+
+/// Span fields, kept in the span's extensions until it closes.
+struct SpanFields(Map<String, Value>);
+
+struct JsonLayer {
+    sink: Sink,
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for JsonLayer {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut map = Map::new();
+        attrs.record(&mut Fields(&mut map));
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(SpanFields(map));
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            if let Some(f) = span.extensions_mut().get_mut::<SpanFields>() {
+                values.record(&mut Fields(&mut f.0));
+            }
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut out = Map::new();
+        out.insert("timestamp".into(), Value::String(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()));
+        out.insert("level".into(), Value::String(event.metadata().level().to_string().to_lowercase()));
+        out.insert("target".into(), Value::String(event.metadata().target().to_string()));
+        if let Some(scope) = ctx.event_scope(event) {
+            for span in scope.from_root() {
+                if let Some(f) = span.extensions().get::<SpanFields>() {
+                    out.extend(f.0.clone());
+                }
+            }
+        }
+        event.record(&mut Fields(&mut out));
+        // The seed's name for the request id; internal fields use snake case.
+        if let Some(rid) = out.remove("request_id") {
+            out.entry("requestId").or_insert(rid);
+        }
+        let mut line = serde_json::to_vec(&Value::Object(out)).unwrap_or_default();
+        line.push(b'\n');
+        if let Ok(mut w) = self.sink.lock() {
+            let _ = w.write_all(&line);
+            let _ = w.flush();
+        }
+    }
 }

@@ -39,6 +39,9 @@ fn main() -> ExitCode {
         print!("{}", config::schema_json());
         return ExitCode::SUCCESS;
     }
+    if let Some(Command::Healthcheck { url }) = &args.command {
+        return healthcheck(url);
+    }
     if let Some(Command::DemoUpstream) = args.command {
         return match demo_upstream::run() {
             Ok(()) => ExitCode::SUCCESS,
@@ -85,6 +88,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// `mcp-gen-ui healthcheck URL`: exit 0 when URL answers 2xx within 3 s (for Docker's
+/// HEALTHCHECK, so the runtime image needs no curl).
+fn healthcheck(url: &str) -> ExitCode {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime builds");
+    let ok = rt.block_on(async {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(3)).build().ok()?;
+        Some(client.get(url).send().await.ok()?.status().is_success())
+    });
+    if ok == Some(true) {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("mcp-gen-ui: {url} is not healthy");
+        ExitCode::FAILURE
+    }
+}
+
 /// The provider client, or None for offline.
 fn llm_client(settings: &Settings) -> Option<SharedLlm> {
     let llm = &settings.config.llm;
@@ -103,6 +122,7 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
 fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> SessionDeps {
     let cfg = &settings.config;
     let llm = llm_client(settings);
+    metrics.preinit(settings.provider.name(), llm.as_ref().map(|l| l.model()).unwrap_or(""));
     let fingerprint = ConfigFingerprint {
         prompt_version: PROMPT_VERSION.to_string(),
         prompts_hash: prompts.hash.clone(),
@@ -168,6 +188,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let metrics = Arc::new(Metrics::new());
     let deps = start_actors(&settings, prompts, metrics.clone());
     let upstream = deps.upstream.clone();
+    let queue = deps.queue.clone();
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(dir) = &settings.debug_dir {
         tracing::info!(component = "main", event = "debug_dir", dir = %dir.display(), "debug: prompts, answers and pages are written to {}", dir.display());
@@ -176,15 +197,38 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         (Some(dir), _) => export::run(&deps, &dir).await,
         (None, HostTransport::Stdio) => {
             eprintln!("mcp-gen-ui {}: host transport stdio; upstream {}", env!("CARGO_PKG_VERSION"), settings.upstream.describe());
-            stdio_edge::run(deps, settings.max_body_bytes).await;
+            // stdin closing ends the session; SIGTERM/SIGINT end it too.
+            tokio::select! {
+                _ = stdio_edge::run(deps, settings.max_body_bytes) => {}
+                _ = shutdown_signal() => tracing::info!(component = "main", event = "signal", "signal received; shutting down"),
+            }
             Ok(())
         }
         (None, HostTransport::Http) => serve_http(&settings, deps, metrics).await,
     };
+    // Shutdown stays under 10 s: HTTP drains for up to 6 s, generations still running get
+    // 1.5 s to finish and be stored (the disk cache is write-through), the upstream 2 s.
+    let unfinished = mcp_gen_ui_actors::generation_queue::drain(&queue, Duration::from_millis(1500)).await;
+    if unfinished > 0 {
+        tracing::warn!(
+            component = "main",
+            event = "generations_abandoned",
+            count = unfinished,
+            "generations still running at shutdown were abandoned"
+        );
+    }
+    // Closes the child's stdin, waits for it, then kills its process group: no orphans.
     let _ = upstream.send(Shutdown).await;
-    // The link guard closes the child's stdin, waits for it, then kills its process group.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tracing::info!(component = "main", event = "exit", "mcp-gen-ui stopped");
     result
+}
+
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler installs");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
 }
 
 async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
@@ -202,7 +246,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     let data = web::Data::new(edge);
     let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
         .workers(2)
-        .shutdown_timeout(10)
+        .shutdown_timeout(6)
         .bind(settings.listen)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);

@@ -48,7 +48,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
         match jsonrpc::parse_body(line.as_bytes()) {
             Ok(msgs) => {
                 for m in msgs {
-                    session.do_send(Incoming { msg: m, sink: None });
+                    session.do_send(Incoming { msg: m, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
                 }
             }
             Err(why) => {

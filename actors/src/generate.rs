@@ -149,6 +149,7 @@ impl Ctx<'_> {
         let req =
             LlmRequest { system, user, max_tokens, temperature: self.deps.settings.temperature, request_id: self.job.request_id.clone() };
         let labels = |outcome: &str| [llm.provider().to_string(), llm.model().to_string(), outcome.to_string()];
+        let asked = Instant::now();
         let res = match tokio::time::timeout(self.remaining(), llm.complete(req)).await {
             Ok(r) => r,
             // Dropping the future dropped the request: the provider sees its connection close.
@@ -156,6 +157,16 @@ impl Ctx<'_> {
                 Err(LlmError::new(ErrorCode::Timeout, format!("no answer within the {} ms budget", self.deps.settings.budget.as_millis())))
             }
         };
+        let outcome = res.as_ref().err().map(|e| e.code.as_str()).unwrap_or("ok");
+        tracing::info!(
+            component = "llm",
+            event = "llm_call",
+            provider = llm.provider(),
+            model = llm.model(),
+            outcome,
+            duration_ms = asked.elapsed().as_millis() as u64,
+            "LLM request finished"
+        );
         match &res {
             Ok(r) => {
                 self.input_tokens += r.input_tokens;

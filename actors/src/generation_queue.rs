@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::{oneshot, Semaphore};
+use tracing::Instrument;
 
 use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::generate::{self, Deps, Job};
@@ -93,6 +94,8 @@ impl Handler<ReadUi> for GenerationQueue {
         };
         if !joined {
             let th = tool_hash(&m.tool);
+            let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+            let span = tracing::info_span!("generation", requestId = %m.request_id, tool_name = %tool_name, cache_key = %key);
             let job = Job {
                 key: key.clone(),
                 known_type: self.classifications.get(&th).copied(),
@@ -111,10 +114,12 @@ impl Handler<ReadUi> for GenerationQueue {
                 if let Some(l) = lookup {
                     if let Ok(Some(hit)) = l.await {
                         deps.metrics.cache_hits.inc();
+                        tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
                         return (hit, None);
                     }
                 }
                 deps.metrics.cache_misses.inc();
+                tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
                 let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let started = Instant::now();
                 let outcome = with_slot(&slots, &deps, job).await;
@@ -125,14 +130,22 @@ impl Handler<ReadUi> for GenerationQueue {
                     .observe(started.elapsed().as_secs_f64());
                 if cache_enabled {
                     // Stored before the waiters hear: a read after this one finds it.
-                    let _ = cache.send(Put { entry: entry.clone() }).await;
+                    let stored = cache.send(Put { entry: entry.clone() }).await.unwrap_or(false);
+                    tracing::info!(
+                        component = "generation_queue",
+                        event = "cache_store",
+                        stored,
+                        kind = entry.kind.as_str(),
+                        duration_ms = entry.duration_ms,
+                        "page stored"
+                    );
                 }
                 if let Some(dir) = export_dir {
                     export(&dir, &entry).await;
                 }
                 (entry, outcome.classified.map(|c| (th, c)))
             };
-            ctx.spawn(fut.into_actor(self).map(move |(entry, classified), act, _| {
+            ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
                 if let Some((th, c)) = classified {
                     act.classifications.insert(th, c);
                 }
@@ -255,5 +268,30 @@ impl Handler<ToolsUpdated> for GenerationQueue {
         for name in &m.diff.removed {
             self.refinements.do_send(refinements::Clear { tool: name.clone() });
         }
+    }
+}
+
+/// How many reads are waiting on a lookup or generation (shutdown drains to zero).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct Pending;
+
+impl Handler<Pending> for GenerationQueue {
+    type Result = usize;
+
+    fn handle(&mut self, _: Pending, _ctx: &mut Self::Context) -> usize {
+        self.waiting.len()
+    }
+}
+
+/// Waits (at most `limit`) for generations in flight to finish and be stored.
+pub async fn drain(queue: &Addr<GenerationQueue>, limit: Duration) -> usize {
+    let deadline = Instant::now() + limit;
+    loop {
+        let n = queue.send(Pending).await.unwrap_or(0);
+        if n == 0 || Instant::now() >= deadline {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

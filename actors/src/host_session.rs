@@ -61,6 +61,8 @@ struct Negotiated {
 struct InFlight {
     method: &'static str,
     sink: Option<Sink>,
+    request_id: String,
+    started: Instant,
 }
 
 /// What every host session needs from the rest of the service (addresses and settings only).
@@ -166,6 +168,7 @@ impl HostSession {
         };
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
+        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
         match f.sink {
             Some(s) => {
                 if let Err(e) = s.send(answer) {
@@ -176,7 +179,12 @@ impl HostSession {
         }
     }
 
-    fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>) {
+    /// The request id of a host request still in flight (for the logs of work it causes).
+    fn request_id_of(&self, id: &Value) -> String {
+        self.in_flight.get(&jsonrpc::id_key(id)).map(|f| f.request_id.clone()).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+    }
+
+    fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>, request_id: String) {
         let id = jsonrpc::id(&msg).cloned().expect("requests have ids");
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         let key = jsonrpc::id_key(&id);
@@ -188,7 +196,8 @@ impl HostSession {
             }
             return;
         }
-        self.in_flight.insert(key, InFlight { method: method_label(&method), sink });
+        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
+        self.in_flight.insert(key, InFlight { method: method_label(&method), sink, request_id, started: Instant::now() });
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
@@ -248,7 +257,7 @@ impl HostSession {
                     }
                 });
             }
-            let fut = ui_control::run(call, status.tools.clone(), deps, ptx);
+            let fut = ui_control::run(call, status.tools.clone(), deps, ptx, act.request_id_of(&id));
             ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
     }
@@ -361,7 +370,7 @@ impl HostSession {
             let tool = status.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool_name.as_str())).cloned();
             match tool {
                 Some(tool) if act.ui() && act.ui_enabled_for(&tool) => {
-                    let request_id = uuid::Uuid::new_v4().simple().to_string();
+                    let request_id = act.request_id_of(&id);
                     let (queue, refinements) = (act.queue.clone(), act.deps.refinements.clone());
                     let read = async move {
                         let history = refinements.send(refinements::History { tool: tool_name }).await.unwrap_or_default();
@@ -512,6 +521,8 @@ impl Actor for HostSession {
 pub struct Incoming {
     pub msg: Value,
     pub sink: Option<Sink>,
+    /// Set at the edge (the host's `x-request-id`, or a new one); follows the work in the logs.
+    pub request_id: String,
 }
 
 impl Handler<Incoming> for HostSession {
@@ -520,7 +531,7 @@ impl Handler<Incoming> for HostSession {
     fn handle(&mut self, m: Incoming, ctx: &mut Self::Context) {
         self.last_seen = Instant::now();
         match jsonrpc::kind(&m.msg) {
-            Kind::Request => self.on_request(ctx, m.msg, m.sink),
+            Kind::Request => self.on_request(ctx, m.msg, m.sink, m.request_id),
             Kind::Notification => self.on_notification(m.msg),
             Kind::Response => self.on_response(m.msg),
             Kind::Invalid(why) => {

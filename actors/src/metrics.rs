@@ -33,26 +33,50 @@ pub struct Metrics {
     pub generations_queued: IntGauge,
 }
 
+/// Every reason a page can be a fallback: provider error codes, rejections, offline, minimal.
+pub const FALLBACK_REASONS: &[&str] = &[
+    "offline",
+    "minimal",
+    "TIMEOUT",
+    "RATE_LIMIT",
+    "INVALID_REQUEST",
+    "SERVER_ERROR",
+    "NETWORK_ERROR",
+    "CONTENT_FILTERED",
+    "ABORTED",
+    "empty",
+    "not_html",
+    "truncated",
+    "too_large",
+    "external_script",
+    "external_stylesheet",
+    "inline_handler",
+    "prompt_injection",
+    "no_app_connection",
+    "unresolved_import",
+];
+
 /// MCP methods get their own label value; anything else is "other" so labels stay bounded.
 pub fn method_label(method: &str) -> &'static str {
-    const KNOWN: &[&str] = &[
-        "initialize",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "logging/setLevel",
-        "server/discover",
-    ];
-    KNOWN.iter().find(|m| **m == method).copied().unwrap_or("other")
+    KNOWN_METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
 }
+
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+];
 
 impl Metrics {
     pub fn new() -> Self {
@@ -131,6 +155,11 @@ impl Metrics {
         ] {
             registry.register(c).expect("metric names are unique");
         }
+        let build_info =
+            IntGaugeVec::new(Opts::new(format!("{PREFIX}_build_info"), "Always 1; the labels say which build runs"), &["version"])
+                .expect("valid metric");
+        registry.register(Box::new(build_info.clone())).expect("metric names are unique");
+        build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         // Sessions by transport start at zero so that dashboards see every series from the start.
         for t in ["stdio", "sse", "streamable-http"] {
             host_sessions.with_label_values(&[t]).set(0);
@@ -153,6 +182,30 @@ impl Metrics {
             llm_tokens,
             generations_in_flight,
             generations_queued,
+        }
+    }
+
+    /// Creates every series whose labels are known up front at zero, so dashboards and alerts
+    /// see them before the first event (an absent series is not a zero).
+    pub fn preinit(&self, provider: &str, model: &str) {
+        for m in KNOWN_METHODS {
+            for o in ["ok", "error", "cancelled"] {
+                self.requests.with_label_values(&[m, o]);
+            }
+        }
+        for r in FALLBACK_REASONS {
+            self.fallbacks.with_label_values(&[r]);
+        }
+        for k in ["generated", "repaired", "template", "emergency"] {
+            self.ui_reads.with_label_values(&[k]);
+        }
+        if provider != "offline" {
+            for o in ["ok", "TIMEOUT", "RATE_LIMIT", "INVALID_REQUEST", "SERVER_ERROR", "NETWORK_ERROR", "CONTENT_FILTERED", "ABORTED"] {
+                self.llm_requests.with_label_values(&[provider, model, o]);
+            }
+            for d in ["input", "output"] {
+                self.llm_tokens.with_label_values(&[provider, model, d]);
+            }
         }
     }
 

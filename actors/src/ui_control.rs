@@ -36,7 +36,13 @@ fn announce(deps: &SessionDeps, tool: &str) {
     deps.upstream.do_send(Broadcast(HostEvent::UiResourcesChanged));
 }
 
-pub async fn run(call: UiCall, tools: Arc<Vec<Value>>, deps: SessionDeps, progress: mpsc::UnboundedSender<Value>) -> Value {
+pub async fn run(
+    call: UiCall,
+    tools: Arc<Vec<Value>>,
+    deps: SessionDeps,
+    progress: mpsc::UnboundedSender<Value>,
+    request_id: String,
+) -> Value {
     let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
     match call {
         UiCall::List => {
@@ -99,7 +105,7 @@ pub async fn run(call: UiCall, tools: Arc<Vec<Value>>, deps: SessionDeps, progre
             }
             let cleared = if clear_refinements { deps.refinements.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
             let fb = feedback_of(&deps, &tool).await;
-            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinementsCleared": cleared})).await
+            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinementsCleared": cleared}), request_id).await
         }
         UiCall::Refine { tool, feedback } => {
             if !enabled(&deps, &tool) {
@@ -110,7 +116,7 @@ pub async fn run(call: UiCall, tools: Arc<Vec<Value>>, deps: SessionDeps, progre
             let replaced = deps.queue.send(KeyFor { tool: t, refinements: before }).await.ok();
             let fb = deps.refinements.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
             let n = fb.len();
-            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinements": n})).await
+            regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinements": n}), request_id).await
         }
     }
 }
@@ -123,13 +129,13 @@ async fn regenerate(
     feedback: Vec<String>,
     progress: &mpsc::UnboundedSender<Value>,
     extra: Value,
+    request_id: String,
 ) -> Value {
     let Some(t) = find(tools, tool).cloned() else {
         return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
     };
     let started = Instant::now();
     let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
-    let request_id = uuid::Uuid::new_v4().simple().to_string();
     let read = deps.queue.send(ReadUi { tool: t, refinements: feedback, request_id, force: true });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).

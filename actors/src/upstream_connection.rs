@@ -867,13 +867,21 @@ impl Handler<CountSubscription> for UpstreamConnection {
 pub struct Shutdown;
 
 impl Handler<Shutdown> for UpstreamConnection {
-    type Result = ();
+    type Result = ResponseFuture<()>;
 
-    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) -> Self::Result {
         self.state = State::Stopped;
         self.generation += 1;
         self.link_tx = None;
-        self.guard = None;
+        self.metrics.upstream_connected.set(0);
+        let guard = self.guard.take();
         ctx.stop();
+        tracing::info!(component = "upstream", event = "shutdown", "closing the upstream connection");
+        // The child gets its stdin closed and a grace period, then its process group is killed.
+        Box::pin(async move {
+            if let Some(g) = guard {
+                g.close(Duration::from_secs(2)).await;
+            }
+        })
     }
 }

@@ -69,7 +69,7 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
         }
     }
     for m in msgs {
-        session.do_send(Incoming { msg: m, sink: None });
+        session.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
     }
     HttpResponse::Accepted().body("Accepted")
 }

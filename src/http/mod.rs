@@ -84,6 +84,16 @@ impl Edge {
     }
 }
 
+/// The request id for a message: the host's `x-request-id` when it is a sane token, else new.
+pub fn request_id(req: &HttpRequest) -> String {
+    req.headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
 pub fn json_error(status: actix_web::http::StatusCode, code: i64, message: impl Into<String>) -> HttpResponse {
     HttpResponse::build(status).content_type("application/json").body(jsonrpc::error(Value::Null, code, message).to_string())
 }

@@ -75,14 +75,14 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
-            session.do_send(Incoming { msg: m, sink: None });
+            session.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
         }
         return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
-        session.do_send(Incoming { msg: m, sink });
+        session.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
     }
     drop(tx);
     if initializing {

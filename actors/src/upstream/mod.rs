@@ -65,19 +65,37 @@ pub struct Link {
     pub tx: mpsc::UnboundedSender<Value>,
     pub rx: mpsc::UnboundedReceiver<LinkEvent>,
     _guard: DropGuard,
+    /// Fires once the connection is fully gone (the child reaped, the session deleted).
+    done: tokio::sync::oneshot::Receiver<()>,
 }
 
 /// Keeps the connection alive; dropping it ends the connection.
-pub struct LinkGuard(#[allow(dead_code)] DropGuard);
+pub struct LinkGuard {
+    guard: DropGuard,
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl LinkGuard {
+    /// Ends the connection and resolves once it is fully gone (at most `limit`).
+    pub async fn close(self, limit: std::time::Duration) {
+        drop(self.guard);
+        let _ = tokio::time::timeout(limit, self.done).await;
+    }
+}
 
 impl Link {
     /// Splits the link so the receiver can become an actor stream while the guard stays owned.
     pub fn split(self) -> (mpsc::UnboundedSender<Value>, mpsc::UnboundedReceiver<LinkEvent>, LinkGuard) {
-        (self.tx, self.rx, LinkGuard(self._guard))
+        (self.tx, self.rx, LinkGuard { guard: self._guard, done: self.done })
     }
 
-    fn new(tx: mpsc::UnboundedSender<Value>, rx: mpsc::UnboundedReceiver<LinkEvent>, cancel: CancellationToken) -> Self {
-        Link { tx, rx, _guard: cancel.drop_guard() }
+    fn new(
+        tx: mpsc::UnboundedSender<Value>,
+        rx: mpsc::UnboundedReceiver<LinkEvent>,
+        cancel: CancellationToken,
+        done: tokio::sync::oneshot::Receiver<()>,
+    ) -> Self {
+        Link { tx, rx, _guard: cancel.drop_guard(), done }
     }
 }
 

@@ -78,7 +78,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     });
 
     let writer_cancel = cancel.clone();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
+        let _done = done_tx;
         let endpoint = tokio::select! {
             _ = writer_cancel.cancelled() => return,
             e = endpoint_rx => e,
@@ -108,5 +110,5 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
         }
     });
 
-    Ok(Link::new(to_up_tx, from_up_rx, cancel))
+    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }

@@ -83,7 +83,9 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
     });
 
     let wait_cancel = cancel.clone();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
+        let _done = done_tx; // dropped (and so fired) when this task ends, however it ends
         tokio::select! {
             status = child.wait() => {
                 let why = match status {
@@ -105,7 +107,7 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
     });
 
     tracing::info!(component = "upstream", event = "spawned", pid = pid.unwrap_or(0), command = %command, "upstream process started");
-    Ok(Link::new(to_up_tx, from_up_rx, cancel))
+    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }
 
 #[cfg(unix)]

@@ -42,7 +42,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     let shared = Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone() });
 
     let s = shared.clone();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
+        let _done = done_tx;
         loop {
             tokio::select! {
                 _ = s.cancel.cancelled() => break,
@@ -57,7 +59,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
         }
         s.end_session().await;
     });
-    Ok(Link::new(to_up_tx, from_up_rx, cancel))
+    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }
 
 /// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
