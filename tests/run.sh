@@ -8,10 +8,14 @@ ROOT=$PWD
 
 step() { printf '\n=== %s\n' "$*"; }
 
-step "system packages"
-if ! command -v chromium >/dev/null 2>&1; then
+step "system packages (Debian: chromium for browser tests, promtool and docker-compose for deploy/)"
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 step "npm peers (tests/node)"
