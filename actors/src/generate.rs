@@ -196,7 +196,8 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
         },
     };
     let classified = job.known_type.is_none().then_some(ui_type);
-    if ui_type == UiType::Minimal {
+    // Asking for changes is asking for a custom page: refinements override "minimal".
+    if ui_type == UiType::Minimal && job.refinements.is_empty() {
         return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)), classified };
     }
     let system = deps.prompts.system();

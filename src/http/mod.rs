@@ -8,6 +8,7 @@
 pub mod guard;
 mod legacy_sse;
 mod ops;
+mod preview;
 mod streamable;
 
 use std::sync::Arc;
@@ -147,6 +148,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(web::resource("/sse").route(web::get().to(legacy_sse::open)))
     .service(web::resource("/messages").route(web::post().to(legacy_sse::post)))
+    .service(web::resource("/preview").route(web::get().to(preview::page)))
+    .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
     .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
     .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
     .service(web::resource("/metrics").route(web::get().to(ops::metrics)));

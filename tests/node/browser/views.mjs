@@ -2,7 +2,7 @@
 // Shared by the browser tests: start a proxy, fetch every ui:// page with a real MCP client,
 // mount it in the host page, check the handshake, the controls, a typed tools/call and results.
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -14,6 +14,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, "../../..");
 export const BIN = process.env.MCP_GEN_UI_BIN || join(ROOT, "target/debug/mcp-gen-ui");
 export const ARTIFACTS = join(ROOT, "tests/artifacts/screens");
+export const RUNTIME_BYTES = readFileSync(join(ROOT, "templates/runtime.js")).length;
 export const UI_EXT = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 
 export async function startProxy(args, name) {
