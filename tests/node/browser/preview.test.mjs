@@ -1,0 +1,96 @@
+// The /preview page, driven like a person would: pick a tool, fill the form, see the result,
+// switch the theme, send a refinement and see the page change. The View runs in an inner
+// sandboxed iframe inside a sandbox proxy on the other loopback origin.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { ARTIFACTS, launch, startProxy } from "./views.mjs";
+
+const page = (marker) => `<!doctype html><html><head><meta charset="utf-8"><title>${marker}</title>
+<style>body{font:14px system-ui;margin:12px}:root[data-theme=dark] body{background:#111;color:#eee}</style></head>
+<body><h1 id="marker">${marker}</h1>
+<form id="f"><label for="city">City</label> <input id="city" name="city"> <button id="submit">Look up</button></form>
+<div id="result"></div>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+const app = new App({ name: "${marker}", version: "1.0.0" });
+const out = document.getElementById("result");
+const show = (r) => { out.textContent = JSON.stringify(r.structuredContent ?? r.content); };
+app.ontoolresult = show;
+window.addEventListener("error", (e) => console.log(e.message));
+await app.connect();
+document.getElementById("f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
+});
+</script></body></html>`;
+
+let browser, llm, llmUrl;
+const prompts = [];
+before(async () => {
+  browser = await launch();
+  llm = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      prompts.push(body);
+      const text = body.includes("rich or minimal") ? "rich" : page(body.includes("make the heading say hello") ? "REFINED-PAGE" : "FIRST-PAGE");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: text }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+    });
+  });
+  await new Promise((ok) => llm.listen(0, "127.0.0.1", ok));
+  llmUrl = `http://127.0.0.1:${llm.address().port}/v1`;
+});
+after(async () => { await browser?.close(); llm?.close(); });
+
+/** The View's frame: the inner iframe of the sandbox proxy. */
+async function viewFrame(p, marker) {
+  for (let i = 0; i < 100; i++) {
+    for (const f of p.frames()) {
+      const parent = f.parentFrame();
+      if (parent && parent.parentFrame() === p.mainFrame()) {
+        const text = await f.locator("#marker").textContent({ timeout: 200 }).catch(() => null);
+        if (text === marker) return f;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no View frame showing ${marker}`);
+}
+
+test("the preview page: pick, submit, theme, refine", async () => {
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llmUrl], "preview");
+  const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  try {
+    await p.goto(`${proxy.base}/preview`);
+    await p.getByRole("button", { name: /Current weather/ }).click();
+    let view = await viewFrame(p, "FIRST-PAGE");
+    const sandboxUrl = view.parentFrame().url();
+    assert.ok(sandboxUrl.startsWith("http://localhost:"), `the sandbox proxy is on the other origin: ${sandboxUrl}`);
+    assert.equal(await view.evaluate(() => window.origin), "null", "the View has an opaque origin");
+
+    await view.locator("#city").fill("Lisbon");
+    await view.locator("#submit").click();
+    await view.locator("#result").filter({ hasText: "Lisbon" }).waitFor({ timeout: 10000 });
+    assert.match(await view.locator("#result").textContent(), /"temperature"/);
+
+    await p.getByRole("button", { name: "Dark theme" }).click();
+    await view.waitForFunction(() => document.documentElement.getAttribute("data-theme") === "dark", null, { timeout: 5000 });
+    await p.screenshot({ path: join(ARTIFACTS, "preview-dark.png") });
+
+    await p.locator("#feedback").fill("make the heading say hello");
+    await p.getByRole("button", { name: "Refine" }).click();
+    view = await viewFrame(p, "REFINED-PAGE");
+    assert.ok(prompts.some((b) => b.includes("make the heading say hello")), "the refinement reached the LLM");
+    assert.match(await p.locator("#log").textContent(), /regenerated/);
+    await p.screenshot({ path: join(ARTIFACTS, "preview-refined.png") });
+    assert.deepEqual(errors, []);
+  } finally {
+    await p.close();
+    proxy.stop();
+  }
+});
