@@ -34,6 +34,9 @@ step "format and lint"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 
+step "lint the test code"
+tests/.venv/bin/python -m pyflakes tests/e2e tests/bench
+
 step "unit tests"
 cargo test --locked --workspace
 

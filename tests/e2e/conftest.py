@@ -129,6 +129,32 @@ def proxy_http(args: list[str], name: str = "proxy", env: dict | None = None, re
         p.stop()
 
 
+@pytest.fixture
+def fake():
+    """A local server speaking the LLM providers' wire formats (see fake_llm.py)."""
+    from fake_llm import FakeLLM
+
+    f = FakeLLM()
+    yield f
+    f.stop()
+
+
+def scrape(base: str) -> dict:
+    """/metrics parsed as Prometheus text: {(sample name, sorted labels): value}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = urllib.request.urlopen(base + "/metrics").read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def metric(samples: dict, name: str, **labels) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _binary_exists():
     if not BIN.exists():

@@ -13,18 +13,13 @@ import anyio
 import pytest
 
 from conftest import proxy_http
-from fake_llm import FakeLLM, page
+from fake_llm import page
 from mcpclient import session
 
 KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "ollama": "OLLAMA_API_KEY"}
 RECORDER = str(Path(__file__).with_name("recording_upstream.py"))
 
 
-@pytest.fixture
-def fake():
-    f = FakeLLM()
-    yield f
-    f.stop()
 
 
 @contextlib.contextmanager
@@ -74,7 +69,7 @@ def test_each_provider_writes_the_served_page(fake, provider, tmp_path):
             assert headers["authorization"] == "Bearer sk-test-secret-key-123"
         assert headers.get("x-request-id"), "the request id travels to the provider"
         m = metrics(base)
-        assert f'mcp_gen_ui_llm_tokens_total{{direction="output",model=' in m
+        assert 'mcp_gen_ui_llm_tokens_total{direction="output",model=' in m
         assert "sk-test-secret-key-123" not in proc.log_path.read_text(), "the key never reaches the log"
 
 

@@ -12,18 +12,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from conftest import BIN, proxy_http
-from fake_llm import FakeLLM, page
+from fake_llm import page
 from mcpclient import session
 from test_generation import gen_proxy
 
 RECORDER = str(Path(__file__).with_name("recording_upstream.py"))
 
 
-@pytest.fixture
-def fake():
-    f = FakeLLM()
-    yield f
-    f.stop()
 
 
 def structured(res):

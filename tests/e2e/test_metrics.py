@@ -1,25 +1,12 @@
 """Acceptance 5: /metrics parses as Prometheus text and counts what happened."""
 
-import urllib.request
 
 import anyio
-from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import proxy_http
+from conftest import metric as value, proxy_http, scrape
 from mcpclient import session
 
 
-def scrape(base) -> dict:
-    text = urllib.request.urlopen(base + "/metrics").read().decode()
-    samples = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return samples
-
-
-def value(samples, name, **labels):
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 async def scripted(base):

@@ -13,11 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import anyio
-import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import BIN, proxy_http
-from fake_llm import FakeLLM, page
+from conftest import BIN, metric as v, scrape as samples
+from fake_llm import page
 from mcpclient import session
 from test_generation import gen_proxy
 from test_supervision import upstream_pid
@@ -26,24 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
 
-@pytest.fixture
-def fake():
-    f = FakeLLM()
-    yield f
-    f.stop()
 
 
-def samples(base) -> dict:
-    text = urllib.request.urlopen(base + "/metrics").read().decode()
-    out = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def v(s, name, **labels):
-    return s.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def test_metrics_after_a_scripted_session(fake, tmp_path):

@@ -3,8 +3,7 @@
 // work under the official AppBridge once the proxy has rewritten the import.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { checkView, connectClient, launch, startProxy } from "./views.mjs";
+import { checkView, connectClient, fakeOpenAi, launch, startProxy } from "./views.mjs";
 
 const PAGE = `Here is the interface you asked for:
 
@@ -43,25 +42,15 @@ document.getElementById("f").addEventListener("submit", async (e) => {
 </body></html>
 \`\`\``;
 
-let browser, llm, llmUrl;
+let browser, llm;
 before(async () => {
   browser = await launch();
-  llm = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => { body += d; });
-    req.on("end", () => {
-      const text = body.includes("rich or minimal") ? "rich" : PAGE;
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
-    });
-  });
-  await new Promise((ok) => llm.listen(0, "127.0.0.1", ok));
-  llmUrl = `http://127.0.0.1:${llm.address().port}/v1`;
+  llm = await fakeOpenAi((body) => (body.includes("rich or minimal") ? "rich" : PAGE));
 });
 after(async () => { await browser?.close(); llm?.close(); });
 
 test("a generated page that imports App from the SDK works in a real host", async () => {
-  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llmUrl], "generated");
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url], "generated");
   const client = await connectClient(proxy.base);
   try {
     const { tools } = await client.listTools();

@@ -3,9 +3,8 @@
 // sandboxed iframe inside a sandbox proxy on the other loopback origin.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { join } from "node:path";
-import { ARTIFACTS, launch, startProxy } from "./views.mjs";
+import { ARTIFACTS, fakeOpenAi, launch, startProxy } from "./views.mjs";
 
 const page = (marker) => `<!doctype html><html><head><meta charset="utf-8"><title>${marker}</title>
 <style>body{font:14px system-ui;margin:12px}:root[data-theme=dark] body{background:#111;color:#eee}</style></head>
@@ -26,22 +25,10 @@ document.getElementById("f").addEventListener("submit", async (e) => {
 });
 </script></body></html>`;
 
-let browser, llm, llmUrl;
-const prompts = [];
+let browser, llm;
 before(async () => {
   browser = await launch();
-  llm = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => { body += d; });
-    req.on("end", () => {
-      prompts.push(body);
-      const text = body.includes("rich or minimal") ? "rich" : page(body.includes("make the heading say hello") ? "REFINED-PAGE" : "FIRST-PAGE");
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: text }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
-    });
-  });
-  await new Promise((ok) => llm.listen(0, "127.0.0.1", ok));
-  llmUrl = `http://127.0.0.1:${llm.address().port}/v1`;
+  llm = await fakeOpenAi((body) => (body.includes("rich or minimal") ? "rich" : page(body.includes("make the heading say hello") ? "REFINED-PAGE" : "FIRST-PAGE")));
 });
 after(async () => { await browser?.close(); llm?.close(); });
 
@@ -61,7 +48,7 @@ async function viewFrame(p, marker) {
 }
 
 test("the preview page: pick, submit, theme, refine", async () => {
-  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llmUrl], "preview");
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url], "preview");
   const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
   p.on("pageerror", (e) => errors.push(String(e)));
@@ -85,7 +72,7 @@ test("the preview page: pick, submit, theme, refine", async () => {
     await p.locator("#feedback").fill("make the heading say hello");
     await p.getByRole("button", { name: "Refine" }).click();
     view = await viewFrame(p, "REFINED-PAGE");
-    assert.ok(prompts.some((b) => b.includes("make the heading say hello")), "the refinement reached the LLM");
+    assert.ok(llm.bodies.some((b) => b.includes("make the heading say hello")), "the refinement reached the LLM");
     assert.match(await p.locator("#log").textContent(), /regenerated/);
     await p.screenshot({ path: join(ARTIFACTS, "preview-refined.png") });
     assert.deepEqual(errors, []);

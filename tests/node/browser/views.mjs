@@ -2,6 +2,7 @@
 // Shared by the browser tests: start a proxy, fetch every ui:// page with a real MCP client,
 // mount it in the host page, check the handshake, the controls, a typed tools/call and results.
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -145,6 +146,25 @@ export async function checkView(browser, client, tool, html, { label, submit, pu
   const sizes = await page.evaluate(() => window.__hostLog.sizes.length);
   await page.close();
   return { call, sizes };
+}
+
+/**
+ * A local OpenAI-compatible endpoint: `answer(body)` gives the text for each request body
+ * ("rich" for classification prompts is the caller's choice). Records every body it gets.
+ */
+export async function fakeOpenAi(answer) {
+  const bodies = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      bodies.push(body);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: answer(body) }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+    });
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, bodies, close: () => server.close() };
 }
 
 mkdirSync(ARTIFACTS, { recursive: true });
