@@ -59,7 +59,7 @@ test("a generated page that imports App from the SDK works in a real host", asyn
     const content = res.contents[0];
     assert.ok(["generated", "repaired"].includes(content._meta["mcp-gen-ui"].kind), content._meta["mcp-gen-ui"].kind);
     assert.ok(!content.text.includes('from "@modelcontextprotocol/ext-apps"'), "the import was rewritten");
-    const report = await checkView(browser, client, tool, content.text, { label: "generated-get_current_weather", submit: true });
+    const report = await checkView(browser, client, tool, content.text, { label: "generated-get_current_weather", submit: true, prefill: false });
     assert.deepEqual(Object.keys(report.call.arguments).sort(), ["city", "units"]);
   } finally {
     await client.close();

@@ -100,7 +100,7 @@ function typeMatches(value, schema) {
  * Mounts `html` for `tool` and checks it. `submit` says whether to fill and submit the form.
  * Returns a report; throws with a clear message on the first failed check.
  */
-export async function checkView(browser, client, tool, html, { label, submit, pushed = "pushed-result-marker-42" }) {
+export async function checkView(browser, client, tool, html, { label, submit, prefill = true, pushed = "pushed-result-marker-42" }) {
   const page = await browser.newPage({ viewport: { width: 900, height: 950 } });
   const errors = [];
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
@@ -137,6 +137,16 @@ export async function checkView(browser, client, tool, html, { label, submit, pu
       .catch(() => { throw new Error(`${label}: the answer to tools/call never showed`); });
   }
   await page.screenshot({ path: join(ARTIFACTS, `${label.replace(/[^\w.-]+/g, "_")}.png`), fullPage: false });
+  // Arguments the host pushes (the call that opened the View) pre-fill the form.
+  const textProp = prefill ? props.find((p) => {
+    const s = tool.inputSchema.properties[p];
+    return s.type === "string" && !s.enum && !s.format;
+  }) : undefined;
+  if (textProp) {
+    await page.evaluate(([k]) => window.__bridge.sendToolInput({ arguments: { [k]: "pushed-by-the-host" } }), [textProp]);
+    await frame.waitForFunction((k) => document.querySelector(`[name="${k}"]`).value === "pushed-by-the-host", textProp, { timeout: 5000 })
+      .catch(() => { throw new Error(`${label}: ui/notifications/tool-input did not pre-fill ${textProp}`); });
+  }
   // A result the host pushes (for the call that opened the View) must render too.
   await page.evaluate((t) => window.__bridge.sendToolResult({ content: [{ type: "text", text: t }] }), pushed);
   await frame.getByText(pushed).first().waitFor({ timeout: 5000 })
