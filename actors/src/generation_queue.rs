@@ -81,14 +81,16 @@ impl Handler<ReadUi> for GenerationQueue {
     fn handle(&mut self, m: ReadUi, ctx: &mut Self::Context) -> Self::Result {
         let arrived = Instant::now();
         let key = self.key_for(&m.tool, &m.refinements);
+        // Forced reads never join a plain read: that one may be answered by the old cached page.
+        let slot = if m.force { format!("{key}#force") } else { key.clone() };
         let (tx, rx) = oneshot::channel();
-        let joined = match self.waiting.get_mut(&key) {
+        let joined = match self.waiting.get_mut(&slot) {
             Some(list) => {
                 list.push(tx);
                 true
             }
             None => {
-                self.waiting.insert(key.clone(), vec![tx]);
+                self.waiting.insert(slot.clone(), vec![tx]);
                 false
             }
         };
@@ -149,7 +151,7 @@ impl Handler<ReadUi> for GenerationQueue {
                 if let Some((th, c)) = classified {
                     act.classifications.insert(th, c);
                 }
-                for w in act.waiting.remove(&key).unwrap_or_default() {
+                for w in act.waiting.remove(&slot).unwrap_or_default() {
                     let _ = w.send(entry.clone());
                 }
             }));
@@ -205,7 +207,7 @@ async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> genera
     }
 }
 
-/// Forgets what was learnt about a tool (classification) so the next read asks again.
+/// Forgets what was learnt about a tool (its classification) so the next generation asks again.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct ForgetTool {

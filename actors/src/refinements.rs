@@ -75,16 +75,3 @@ impl Handler<Clear> for Refinements {
         self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0)
     }
 }
-
-/// Counts per tool, for `_ui_list`.
-#[derive(Message)]
-#[rtype(result = "HashMap<String, usize>")]
-pub struct Counts;
-
-impl Handler<Counts> for Refinements {
-    type Result = MessageResult<Counts>;
-
-    fn handle(&mut self, _: Counts, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(self.by_tool.iter().map(|(k, v)| (k.clone(), v.len())).collect())
-    }
-}

@@ -200,17 +200,3 @@ impl Handler<InvalidateTool> for UiCache {
         })
     }
 }
-
-/// The newest entry of each tool, for introspection.
-#[derive(Message)]
-#[rtype(result = "Vec<Arc<UiEntry>>")]
-pub struct Entries;
-
-impl Handler<Entries> for UiCache {
-    type Result = MessageResult<Entries>;
-
-    fn handle(&mut self, _: Entries, _ctx: &mut Self::Context) -> Self::Result {
-        self.update_gauges();
-        MessageResult(self.mem.iter().map(|(_, v)| v).collect())
-    }
-}

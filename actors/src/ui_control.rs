@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::generation_queue::{KeyFor, Peek, ReadUi};
+use crate::generation_queue::{ForgetTool, KeyFor, Peek, ReadUi};
 use crate::host_session::{HostEvent, SessionDeps};
 use crate::jsonrpc;
 use crate::refinements::{Append, Clear, History};
@@ -104,6 +104,10 @@ pub async fn run(
                 return not_enabled(&tool);
             }
             let cleared = if clear_refinements { deps.refinements.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
+            // Starting over includes the rich/minimal decision.
+            if let Some(t) = find(&tools, &tool) {
+                deps.queue.do_send(ForgetTool { tool: t.clone() });
+            }
             let fb = feedback_of(&deps, &tool).await;
             regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinementsCleared": cleared}), request_id).await
         }
