@@ -250,14 +250,25 @@ pub enum LogFormat {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogDestination {
+    #[default]
+    Stderr,
+    /// Not with the stdio host transport, whose stdout carries MCP messages.
+    Stdout,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-/// Logs (always to stderr or a file: stdout belongs to the stdio transport).
+/// Logs: to stderr (default), stdout, or a file.
 pub struct LoggingConfig {
     /// error, warn, info, debug, trace, or a tracing filter directive.
     pub level: String,
     pub format: LogFormat,
-    /// Append logs to this file instead of stderr.
+    /// stderr or stdout (ignored when `file` is set).
+    pub destination: LogDestination,
+    /// Append logs to this file.
     pub file: Option<PathBuf>,
     /// With --debug, prompts, raw answers and pages are written here
     /// (default: mcp-gen-ui-debug in the system's temporary folder).
@@ -267,7 +278,14 @@ pub struct LoggingConfig {
 
 impl Default for LoggingConfig {
     fn default() -> Self {
-        LoggingConfig { level: "info".into(), format: LogFormat::Text, file: None, debug_dir: None, redact_sensitive_data: true }
+        LoggingConfig {
+            level: "info".into(),
+            format: LogFormat::Text,
+            destination: LogDestination::Stderr,
+            file: None,
+            debug_dir: None,
+            redact_sensitive_data: true,
+        }
     }
 }
 

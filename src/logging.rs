@@ -1,4 +1,4 @@
-//! Logging: text or JSON lines, to stderr or a file (stdout belongs to the stdio transport).
+//! Logging: text or JSON lines, to stderr, stdout (not with the stdio transport) or a file.
 //!
 //! The JSON form is the seed design's structured entry: `timestamp`, `level`, `component`,
 //! `event`, `requestId`, `duration_ms`, `tool_name`, `cache_key`, `error`, `message`, plus any
@@ -22,10 +22,11 @@ use crate::config::LogFormat;
 
 type Sink = Arc<Mutex<Box<dyn Write + Send>>>;
 
-pub fn init(level: &str, format: LogFormat, file: Option<&Path>) -> std::io::Result<()> {
+pub fn init(level: &str, format: LogFormat, file: Option<&Path>, stdout: bool) -> std::io::Result<()> {
     let filter = EnvFilter::builder().parse_lossy(level);
     let sink: Sink = Arc::new(Mutex::new(match file {
         Some(p) => Box::new(std::fs::OpenOptions::new().create(true).append(true).open(p)?),
+        None if stdout => Box::new(std::io::stdout()),
         None => Box::new(std::io::stderr()),
     }));
     match format {

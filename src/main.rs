@@ -55,7 +55,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = logging::init(&settings.log_level, settings.log_format, settings.log_file.as_deref()) {
+    if let Err(e) = logging::init(&settings.log_level, settings.log_format, settings.log_file.as_deref(), settings.log_stdout) {
         eprintln!("mcp-gen-ui: invalid configuration: logging.file: cannot open it: {e}");
         return ExitCode::from(2);
     }

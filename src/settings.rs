@@ -26,6 +26,7 @@ pub struct Settings {
     pub log_level: String,
     pub log_format: LogFormat,
     pub log_file: Option<PathBuf>,
+    pub log_stdout: bool,
     /// Warnings to log once logging is up (a key in the config file, ...).
     pub warnings: Vec<String>,
     /// The provider's API key (environment first, then the config file).
@@ -223,6 +224,15 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         )
     })?;
 
+    if cfg.logging.destination == config::LogDestination::Stdout
+        && cfg.server.transport == HostTransport::Stdio
+        && cfg.logging.file.is_none()
+    {
+        return Err(ConfigError::new(
+            "logging.destination",
+            "stdout carries the MCP messages with --transport stdio: log to stderr or set logging.file",
+        ));
+    }
     let api_key = provider.key_var().and_then(env).filter(|k| !k.is_empty()).or_else(|| cfg.llm.api_key.clone()).map(Secret);
     if let Some(t) = &cfg.generation.theme {
         if t != "light" && t != "dark" {
@@ -250,6 +260,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         log_level: cfg.logging.level.clone(),
         log_format: cfg.logging.format,
         log_file: cfg.logging.file.clone(),
+        log_stdout: cfg.logging.destination == config::LogDestination::Stdout,
         warnings,
         api_key,
         debug_dir: args.debug.then(|| cfg.logging.debug_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mcp-gen-ui-debug"))),
@@ -383,6 +394,21 @@ mod tests {
         assert_eq!(resolve(&args(&["--upstream", "x", "--upstream-env", "=v"]), &no_env).unwrap_err().field, "--upstream-env");
         assert_eq!(resolve(&args(&["--demo", "--listen", "8080"]), &no_env).unwrap_err().field, "--listen");
         assert_eq!(resolve(&args(&["--demo", "--log-level", "loud!!"]), &no_env).unwrap_err().field, "--log-level");
+    }
+
+    #[test]
+    fn stdout_logs_conflict_with_the_stdio_transport() {
+        let dir = std::env::temp_dir().join(format!("mcp-gen-ui-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.json");
+        std::fs::write(&file, r#"{"logging": {"destination": "stdout"}}"#).unwrap();
+        let path = file.to_str().unwrap();
+        assert_eq!(
+            resolve(&args(&["--demo", "--config", path, "--transport", "stdio"]), &no_env).unwrap_err().field,
+            "logging.destination"
+        );
+        assert!(resolve(&args(&["--demo", "--config", path]), &no_env).unwrap().log_stdout);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
