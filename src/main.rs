@@ -254,6 +254,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
     println!("  Streamable HTTP  {base}/mcp");
     println!("  legacy SSE       {base}/sse");
+    println!("  preview          {base}/preview");
     println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
     println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
     println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
