@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod postprocess;
 pub mod prompts;
 pub mod refinements;
+pub mod routes;
 pub mod session_directory;
 pub mod sse;
 pub mod template_form;

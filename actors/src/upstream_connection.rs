@@ -13,10 +13,11 @@ use tokio::sync::oneshot;
 use crate::host_session::{HostEvent, HostSession, ServerRequest};
 use crate::jsonrpc::{self, code, Kind};
 use crate::metrics::{method_label, Metrics};
+use crate::routes::Routes;
 use crate::tool_refresh::{self, ToolsDiff};
 use crate::upstream::{self, LinkEvent, LinkGuard, UpstreamSpec};
 
-pub type SessionId = String;
+pub use crate::routes::SessionId;
 
 /// The protocol revision we ask the upstream for; it may answer with another it supports.
 pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
@@ -33,22 +34,6 @@ enum State {
     Ready,
     Down,
     Stopped,
-}
-
-struct Pending {
-    tx: oneshot::Sender<Value>,
-    /// The host's own id for this request, restored on the answer; None for our own requests.
-    host_id: Option<Value>,
-    session: Option<SessionId>,
-    method: String,
-    started: Instant,
-    progress_key: Option<String>,
-}
-
-struct ProgressRoute {
-    session: SessionId,
-    host_token: Value,
-    host_request: Value,
 }
 
 /// A point-in-time view of the upstream for sessions and the edge.
@@ -74,11 +59,8 @@ pub struct UpstreamConnection {
     backoff: Duration,
     ready_since: Option<Instant>,
     restarts: u64,
-    next_id: u64,
-    pending: HashMap<String, Pending>,
-    progress: HashMap<String, ProgressRoute>,
-    /// Server-to-client requests handed to a host: our host-side id -> (session, upstream id).
-    server_requests: HashMap<String, (SessionId, Value)>,
+    /// Request ids, progress tokens and server requests in flight (see `routes`).
+    routes: Routes<oneshot::Sender<Value>>,
     ready_waiters: Vec<oneshot::Sender<()>>,
     init: Option<Arc<Value>>,
     tools: Arc<Vec<Value>>,
@@ -107,10 +89,7 @@ impl UpstreamConnection {
             backoff: Duration::from_secs(1),
             ready_since: None,
             restarts: 0,
-            next_id: 1,
-            pending: HashMap::new(),
-            progress: HashMap::new(),
-            server_requests: HashMap::new(),
+            routes: Routes::default(),
             ready_waiters: Vec::new(),
             init: None,
             tools: Arc::new(Vec::new()),
@@ -157,12 +136,6 @@ impl UpstreamConnection {
             restarts: self.restarts,
             describe: self.spec.describe(),
         }
-    }
-
-    fn fresh_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
     }
 
     fn connect(&mut self, ctx: &mut Context<Self>) {
@@ -254,13 +227,15 @@ impl UpstreamConnection {
         self.metrics.upstream_connected.set(0);
         self.last_error = Some(why.clone());
         let msg = format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly");
-        for (_, p) in self.pending.drain() {
+        for p in self.routes.fail_all() {
             let id = p.host_id.unwrap_or(Value::Null);
-            let _ =
-                p.tx.send(jsonrpc::error_with_data(id, code::UPSTREAM_UNAVAILABLE, msg.clone(), json!({"upstream": self.spec.describe()})));
+            let _ = p.reply.send(jsonrpc::error_with_data(
+                id,
+                code::UPSTREAM_UNAVAILABLE,
+                msg.clone(),
+                json!({"upstream": self.spec.describe()}),
+            ));
         }
-        self.progress.clear();
-        self.server_requests.clear();
         if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
             self.backoff = Duration::from_secs(1);
         }
@@ -285,11 +260,7 @@ impl UpstreamConnection {
 
     fn internal_request(&mut self, method: &str, params: Value) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();
-        let id = self.fresh_id();
-        self.pending.insert(
-            jsonrpc::id_key(&json!(id)),
-            Pending { tx, host_id: None, session: None, method: method.to_string(), started: Instant::now(), progress_key: None },
-        );
+        let id = self.routes.internal(method, tx);
         self.send(jsonrpc::request(id, method, params));
         rx
     }
@@ -312,8 +283,7 @@ impl UpstreamConnection {
     }
 
     fn on_response(&mut self, mut msg: Value) {
-        let key = jsonrpc::id_key(jsonrpc::id(&msg).expect("responses have ids"));
-        let Some(p) = self.pending.remove(&key) else {
+        let Some(p) = self.routes.answered(&mut msg) else {
             tracing::debug!(
                 component = "upstream",
                 event = "late_response",
@@ -322,13 +292,7 @@ impl UpstreamConnection {
             return;
         };
         self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
-        if let Some(k) = p.progress_key {
-            self.progress.remove(&k);
-        }
-        if let Some(host_id) = p.host_id {
-            msg["id"] = host_id;
-        }
-        let _ = p.tx.send(msg);
+        let _ = p.reply.send(msg);
     }
 
     /// sampling, elicitation, roots, ping: go to the host whose request is in flight.
@@ -339,7 +303,13 @@ impl UpstreamConnection {
             self.send(jsonrpc::result(up_id, json!({})));
             return;
         }
-        let target = self.route_target();
+        // The host whose request is in flight (newest tools/call first), else the last active.
+        let target =
+            self.routes.target().and_then(|(s, related)| self.sessions.get(&s).map(|a| (s, a.clone(), Some(related)))).or_else(|| {
+                let s = self.last_active.clone()?;
+                let a = self.sessions.get(&s)?.clone();
+                Some((s, a, None))
+            });
         let Some((session, addr, related)) = target else {
             let answer = if method == "roots/list" {
                 jsonrpc::result(up_id, json!({"roots": []}))
@@ -349,14 +319,13 @@ impl UpstreamConnection {
             self.send(answer);
             return;
         };
-        let host_side_id = format!("mcp-gen-ui-{}", self.fresh_id());
-        self.server_requests.insert(host_side_id.clone(), (session, up_id.clone()));
+        let host_side_id = self.routes.server_request(&session, up_id.clone());
         let mut out = msg;
         out["id"] = json!(host_side_id);
         let gen = self.generation;
         let fut = addr.send(ServerRequest { msg: out, related });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
-            act.server_requests.remove(&host_side_id);
+            act.routes.server_request_done(&host_side_id);
             if gen != act.generation {
                 return;
             }
@@ -369,45 +338,22 @@ impl UpstreamConnection {
         }));
     }
 
-    /// Picks the session for a server-to-client request: the one with a tools/call in flight
-    /// (the newest), else any request in flight, else the most recently active session.
-    fn route_target(&self) -> Option<(SessionId, Addr<HostSession>, Option<Value>)> {
-        let in_flight = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| (p.method == "tools/call", p.started));
-        if let Some(p) = in_flight {
-            let s = p.session.clone().expect("filtered");
-            if let Some(addr) = self.sessions.get(&s) {
-                return Some((s, addr.clone(), p.host_id.clone()));
-            }
-        }
-        let s = self.last_active.clone()?;
-        let addr = self.sessions.get(&s)?.clone();
-        Some((s, addr, None))
-    }
-
     fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         match method.as_str() {
             "notifications/progress" => {
-                let Some(token) = msg.pointer("/params/progressToken") else {
-                    return;
-                };
-                let Some(route) = self.progress.get(&jsonrpc::id_key(token)) else {
-                    return;
-                };
-                let Some(addr) = self.sessions.get(&route.session) else {
-                    return;
-                };
-                let mut out = msg.clone();
-                out["params"]["progressToken"] = route.host_token.clone();
-                addr.do_send(HostEvent::Notify { msg: out, related: Some(route.host_request.clone()) });
+                if let Some(p) = self.routes.progress(&msg) {
+                    if let Some(addr) = self.sessions.get(&p.session) {
+                        addr.do_send(HostEvent::Notify { msg: p.msg, related: Some(p.related) });
+                    }
+                }
             }
             "notifications/cancelled" => {
                 // The upstream withdrew a request it sent to a host: map its id to ours.
                 let Some(up_id) = msg.pointer("/params/requestId") else {
                     return;
                 };
-                let found = self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (k.clone(), s.clone()));
-                if let Some((host_side_id, session)) = found {
+                if let Some((session, host_side_id)) = self.routes.server_request_cancelled(up_id) {
                     if let Some(addr) = self.sessions.get(&session) {
                         let mut out = msg.clone();
                         out["params"]["requestId"] = json!(host_side_id);
@@ -620,26 +566,12 @@ impl Handler<Forward> for UpstreamConnection {
                 }
             });
         }
-        let method = jsonrpc::method(&f.msg).unwrap_or_default().to_string();
-        let up_id = self.fresh_id();
         let mut msg = f.msg;
-        msg["id"] = json!(up_id);
-        // Tokens must be unique per upstream connection, but hosts pick theirs per session.
-        let progress_key = jsonrpc::progress_token(&msg).cloned().map(|host_token| {
-            let up_token = json!(format!("p{up_id}"));
-            jsonrpc::set_progress_token(&mut msg, up_token.clone());
-            let key = jsonrpc::id_key(&up_token);
-            self.progress.insert(key.clone(), ProgressRoute { session: f.session.clone(), host_token, host_request: host_id.clone() });
-            key
-        });
         let (tx, rx) = oneshot::channel();
-        self.pending.insert(
-            jsonrpc::id_key(&json!(up_id)),
-            Pending { tx, host_id: Some(host_id.clone()), session: Some(f.session), method, started: Instant::now(), progress_key },
-        );
+        let up_id = self.routes.outgoing(&f.session, &mut msg, tx);
         if !self.send(msg) {
             let why = self.last_error.clone().unwrap_or_else(|| "the upstream link is closed".into());
-            self.pending.remove(&jsonrpc::id_key(&json!(up_id)));
+            self.routes.abandon(up_id);
             return Box::pin(async move { jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why) });
         }
         Box::pin(async move {
@@ -666,17 +598,9 @@ impl Handler<ForwardNotification> for UpstreamConnection {
             let Some(host_req) = msg.pointer("/params/requestId").cloned() else {
                 return;
             };
-            let found = self
-                .pending
-                .iter()
-                .find(|(_, p)| p.session.as_ref() == Some(&f.session) && p.host_id.as_ref() == Some(&host_req))
-                .map(|(k, _)| k.clone());
-            let Some(key) = found else { return };
-            let p = self.pending.remove(&key).expect("found above");
-            if let Some(k) = p.progress_key {
-                self.progress.remove(&k);
-            }
-            let up_id: Value = serde_json::from_str(key.trim_start_matches("n:")).unwrap_or(Value::Null);
+            let Some(up_id) = self.routes.cancel(&f.session, &host_req) else {
+                return;
+            };
             msg["params"]["requestId"] = up_id;
         }
         self.send(msg);
@@ -782,8 +706,7 @@ impl Handler<Unregister> for UpstreamConnection {
         if self.last_active.as_ref() == Some(&u.session) {
             self.last_active = None;
         }
-        self.pending.retain(|_, p| p.session.as_ref() != Some(&u.session));
-        self.progress.retain(|_, r| r.session != u.session);
+        self.routes.drop_session(&u.session);
         for uri in u.subscriptions {
             self.release_subscription(&uri);
         }

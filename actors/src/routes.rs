@@ -1,0 +1,250 @@
+//! Pure request routing between many host sessions and one upstream: the proxy's own ids for
+//! requests (so ids from different hosts never collide upstream), progress tokens made unique
+//! upstream and mapped back, cancellations translated, and the ids of server-to-client requests
+//! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::jsonrpc;
+
+pub type SessionId = String;
+
+pub struct Pending<T> {
+    pub reply: T,
+    /// The host's own id, restored on the answer; None for the proxy's own requests.
+    pub host_id: Option<Value>,
+    pub session: Option<SessionId>,
+    pub method: String,
+    pub started: Instant,
+    progress_key: Option<String>,
+}
+
+struct ProgressRoute {
+    session: SessionId,
+    host_token: Value,
+    host_request: Value,
+}
+
+/// A progress notification translated for the host that asked for it.
+pub struct ProgressForHost {
+    pub session: SessionId,
+    pub msg: Value,
+    /// The host request it belongs to (its stream carries the notification).
+    pub related: Value,
+}
+
+pub struct Routes<T> {
+    next_id: u64,
+    pending: HashMap<String, Pending<T>>,
+    progress: HashMap<String, ProgressRoute>,
+    /// Server-to-client requests handed to a host: our host-side id -> (session, upstream id).
+    server_requests: HashMap<String, (SessionId, Value)>,
+}
+
+impl<T> Default for Routes<T> {
+    fn default() -> Self {
+        Routes { next_id: 1, pending: HashMap::new(), progress: HashMap::new(), server_requests: HashMap::new() }
+    }
+}
+
+impl<T> Routes<T> {
+    fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// A request of the proxy's own; returns the id to send it with.
+    pub fn internal(&mut self, method: &str, reply: T) -> u64 {
+        let id = self.fresh_id();
+        let p = Pending { reply, host_id: None, session: None, method: method.to_string(), started: Instant::now(), progress_key: None };
+        self.pending.insert(jsonrpc::id_key(&json!(id)), p);
+        id
+    }
+
+    /// A host request: rewrites its id (and progress token) in `msg` and remembers how to map
+    /// the answer back. Returns the upstream id.
+    pub fn outgoing(&mut self, session: &SessionId, msg: &mut Value, reply: T) -> u64 {
+        let host_id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+        let method = jsonrpc::method(msg).unwrap_or_default().to_string();
+        let up_id = self.fresh_id();
+        msg["id"] = json!(up_id);
+        let progress_key = jsonrpc::progress_token(msg).cloned().map(|host_token| {
+            let up_token = json!(format!("p{up_id}"));
+            jsonrpc::set_progress_token(msg, up_token.clone());
+            let key = jsonrpc::id_key(&up_token);
+            self.progress.insert(key.clone(), ProgressRoute { session: session.clone(), host_token, host_request: host_id.clone() });
+            key
+        });
+        let p = Pending { reply, host_id: Some(host_id), session: Some(session.clone()), method, started: Instant::now(), progress_key };
+        self.pending.insert(jsonrpc::id_key(&json!(up_id)), p);
+        up_id
+    }
+
+    /// Forgets a request that could not be sent.
+    pub fn abandon(&mut self, up_id: u64) -> Option<Pending<T>> {
+        self.take(&jsonrpc::id_key(&json!(up_id)))
+    }
+
+    fn take(&mut self, key: &str) -> Option<Pending<T>> {
+        let p = self.pending.remove(key)?;
+        if let Some(k) = &p.progress_key {
+            self.progress.remove(k);
+        }
+        Some(p)
+    }
+
+    /// The upstream answered: the waiting request, with `msg`'s id set back to the host's.
+    pub fn answered(&mut self, msg: &mut Value) -> Option<Pending<T>> {
+        let p = self.take(&jsonrpc::id_key(jsonrpc::id(msg)?))?;
+        if let Some(host_id) = &p.host_id {
+            msg["id"] = host_id.clone();
+        }
+        Some(p)
+    }
+
+    /// A progress notification from the upstream, with the host's own token put back.
+    pub fn progress(&self, msg: &Value) -> Option<ProgressForHost> {
+        let token = msg.pointer("/params/progressToken")?;
+        let route = self.progress.get(&jsonrpc::id_key(token))?;
+        let mut out = msg.clone();
+        out["params"]["progressToken"] = route.host_token.clone();
+        Some(ProgressForHost { session: route.session.clone(), msg: out, related: route.host_request.clone() })
+    }
+
+    /// A host cancelled its request `host_req`: forget it, and give the upstream id to cancel.
+    pub fn cancel(&mut self, session: &SessionId, host_req: &Value) -> Option<Value> {
+        let key = self
+            .pending
+            .iter()
+            .find(|(_, p)| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req))
+            .map(|(k, _)| k.clone())?;
+        self.take(&key)?;
+        serde_json::from_str(key.trim_start_matches("n:")).ok()
+    }
+
+    /// Where a server-to-client request goes: the session with the newest tools/call in flight,
+    /// else the session with the newest request in flight. With the host request it relates to.
+    pub fn target(&self) -> Option<(SessionId, Value)> {
+        let p = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| (p.method == "tools/call", p.started))?;
+        Some((p.session.clone()?, p.host_id.clone()?))
+    }
+
+    /// Hands a server-to-client request to `session`: the id the host will see.
+    pub fn server_request(&mut self, session: &SessionId, up_id: Value) -> String {
+        let host_side_id = format!("mcp-gen-ui-{}", self.fresh_id());
+        self.server_requests.insert(host_side_id.clone(), (session.clone(), up_id));
+        host_side_id
+    }
+
+    pub fn server_request_done(&mut self, host_side_id: &str) {
+        self.server_requests.remove(host_side_id);
+    }
+
+    /// The upstream withdrew a server-to-client request: which host, under which id.
+    pub fn server_request_cancelled(&self, up_id: &Value) -> Option<(SessionId, String)> {
+        self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (s.clone(), k.clone()))
+    }
+
+    /// A session left: its requests are no longer answered.
+    pub fn drop_session(&mut self, session: &SessionId) {
+        self.pending.retain(|_, p| p.session.as_ref() != Some(session));
+        self.progress.retain(|_, r| &r.session != session);
+        self.server_requests.retain(|_, (s, _)| s != session);
+    }
+
+    /// The link is gone: every request in flight, to be answered with an error.
+    pub fn fail_all(&mut self) -> Vec<Pending<T>> {
+        self.progress.clear();
+        self.server_requests.clear();
+        self.pending.drain().map(|(_, p)| p).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: Value, token: Option<&str>) -> Value {
+        let mut m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "x"}});
+        if let Some(t) = token {
+            m["params"]["_meta"] = json!({"progressToken": t});
+        }
+        m
+    }
+
+    #[test]
+    fn same_host_ids_from_two_sessions_never_collide_and_map_back() {
+        let mut r: Routes<u8> = Routes::default();
+        let (mut a, mut b) = (call(json!(1), None), call(json!(1), None));
+        let ua = r.outgoing(&"A".into(), &mut a, 1);
+        let ub = r.outgoing(&"B".into(), &mut b, 2);
+        assert_ne!(ua, ub);
+        let mut answer = json!({"jsonrpc": "2.0", "id": ub, "result": {}});
+        let p = r.answered(&mut answer).unwrap();
+        assert_eq!((p.reply, p.session.as_deref(), &answer["id"]), (2, Some("B"), &json!(1)));
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": ub, "result": {}})).is_none(), "answered once");
+    }
+
+    #[test]
+    fn progress_tokens_are_unique_upstream_and_restored() {
+        let mut r: Routes<()> = Routes::default();
+        let (mut a, mut b) = (call(json!("q"), Some("tok")), call(json!("q"), Some("tok")));
+        r.outgoing(&"A".into(), &mut a, ());
+        r.outgoing(&"B".into(), &mut b, ());
+        let (ta, tb) = (a["params"]["_meta"]["progressToken"].clone(), b["params"]["_meta"]["progressToken"].clone());
+        assert_ne!(ta, tb);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tb, "progress": 5}});
+        let p = r.progress(&note).unwrap();
+        assert_eq!((p.session.as_str(), &p.msg["params"]["progressToken"], &p.related), ("B", &json!("tok"), &json!("q")));
+        r.answered(&mut json!({"jsonrpc": "2.0", "id": b["id"], "result": {}}));
+        assert!(r.progress(&note).is_none(), "no progress after the answer");
+    }
+
+    #[test]
+    fn cancellation_names_the_upstream_id() {
+        let mut r: Routes<()> = Routes::default();
+        let mut a = call(json!(7), Some("t"));
+        let up = r.outgoing(&"A".into(), &mut a, ());
+        assert_eq!(r.cancel(&"B".into(), &json!(7)), None, "another session cannot cancel it");
+        assert_eq!(r.cancel(&"A".into(), &json!(7)), Some(json!(up)));
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none(), "a late answer is dropped");
+    }
+
+    #[test]
+    fn server_requests_go_to_the_newest_tool_call() {
+        let mut r: Routes<()> = Routes::default();
+        r.internal("tools/list", ());
+        let mut a = call(json!(1), None);
+        r.outgoing(&"A".into(), &mut a, ());
+        let mut ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+        r.outgoing(&"B".into(), &mut ping, ());
+        assert_eq!(r.target(), Some(("A".to_string(), json!(1))), "a tools/call wins over a newer ping");
+        let id = r.server_request(&"A".into(), json!("up-5"));
+        assert_eq!(r.server_request_cancelled(&json!("up-5")), Some(("A".to_string(), id.clone())));
+        r.server_request_done(&id);
+        assert_eq!(r.server_request_cancelled(&json!("up-5")), None);
+    }
+
+    #[test]
+    fn a_lost_link_fails_everything_once() {
+        let mut r: Routes<u8> = Routes::default();
+        r.internal("initialize", 1);
+        r.outgoing(&"A".into(), &mut call(json!(1), Some("t")), 2);
+        let failed: Vec<u8> = r.fail_all().into_iter().map(|p| p.reply).collect();
+        assert_eq!(failed.len(), 2);
+        assert!(r.fail_all().is_empty() && r.target().is_none());
+    }
+
+    #[test]
+    fn a_leaving_session_takes_its_routes() {
+        let mut r: Routes<()> = Routes::default();
+        let mut a = call(json!(1), Some("t"));
+        let up = r.outgoing(&"A".into(), &mut a, ());
+        r.drop_session(&"A".into());
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none());
+    }
+}
