@@ -206,9 +206,12 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         }
         (None, HostTransport::Http) => serve_http(&settings, deps, metrics).await,
     };
-    // Shutdown stays under 10 s: HTTP drains for up to 6 s, generations still running get
-    // 1.5 s to finish and be stored (the disk cache is write-through), the upstream 2 s.
-    let unfinished = mcp_gen_ui_actors::generation_queue::drain(&queue, Duration::from_millis(1500)).await;
+    let stopping = STOPPING.get().copied().unwrap_or_else(std::time::Instant::now);
+    // Shutdown stays under 10 s from the signal: HTTP drains for up to 6 s, generations still
+    // running get what is left of 7.5 s to finish and be stored (the disk cache is write-through),
+    // the upstream 2 s.
+    let left = SHUTDOWN_BUDGET.saturating_sub(stopping.elapsed()).max(Duration::from_millis(500));
+    let unfinished = mcp_gen_ui_actors::generation_queue::drain(&queue, left).await;
     if unfinished > 0 {
         tracing::warn!(
             component = "main",
@@ -223,12 +226,18 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     result
 }
 
+/// When the stop signal came: shutdown steps share one budget counted from it.
+static STOPPING: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+/// From the signal to the end of the generation drain; the upstream close (2 s) comes after.
+const SHUTDOWN_BUDGET: Duration = Duration::from_millis(7500);
+
 async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler installs");
     tokio::select! {
         _ = term.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
     }
+    let _ = STOPPING.set(std::time::Instant::now());
 }
 
 async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
@@ -247,6 +256,8 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
         .workers(2)
         .shutdown_timeout(6)
+        // Signals are ours (below), so shutdown knows when it started.
+        .disable_signals()
         .bind(settings.listen)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);
@@ -259,7 +270,14 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
     println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
     tracing::info!(component = "main", event = "listening", address = %addr, "listening");
-    let res = server.run().await;
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!(component = "main", event = "signal", "signal received; shutting down");
+        handle.stop(true).await;
+    });
+    let res = server.await;
     let closed = directory.send(CloseAll).await.unwrap_or(0);
     tracing::info!(component = "main", event = "stopped", sessions_closed = closed, "HTTP server stopped");
     res
