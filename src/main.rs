@@ -255,6 +255,13 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     let data = web::Data::new(edge);
     let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
         .workers(2)
+        // SSE answers go out in small writes (priming event, then the answer when the upstream
+        // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
+        .on_connect(|conn, _ext| {
+            if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
+                let _ = tcp.set_nodelay(true);
+            }
+        })
         .shutdown_timeout(6)
         // Signals are ours (below), so shutdown knows when it started.
         .disable_signals()
