@@ -29,15 +29,6 @@ impl UiPages {
         UiPages { hb }
     }
 
-    /// The template UI for a tool. Never fails: a render error yields the emergency page.
-    pub fn template_page(&self, tool: &Value) -> String {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
-        self.try_template_page(tool).unwrap_or_else(|e| {
-            tracing::error!(component = "ui_pages", event = "template_failed", tool_name = %name, error = %e, "template render failed; serving the emergency page");
-            self.emergency_page(name)
-        })
-    }
-
     /// The template UI, or why it could not be rendered.
     pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
@@ -85,7 +76,7 @@ mod tests {
 
     #[test]
     fn template_has_a_control_per_property_and_the_runtime() {
-        let html = UiPages::new().template_page(&demo_tool());
+        let html = UiPages::new().try_template_page(&demo_tool()).unwrap();
         for id in ["f-city", "f-days", "f-units"] {
             assert!(html.contains(&format!("id=\"{id}\"")), "missing control {id}");
         }
@@ -97,7 +88,7 @@ mod tests {
     #[test]
     fn hostile_names_cannot_break_out_of_the_meta_script() {
         let tool = json!({"name": "x</script><script>alert(1)</script>", "inputSchema": {}});
-        let html = UiPages::new().template_page(&tool);
+        let html = UiPages::new().try_template_page(&tool).unwrap();
         assert!(!html.contains("</script><script>alert(1)"));
     }
 

@@ -24,7 +24,8 @@ fn end_page(raw: &str) -> (String, Result<Processed, Rejection>) {
     let page = match &res {
         Ok(p) => p.html.clone(),
         Err(_) => UiPages::new()
-            .template_page(&json!({"name": "t", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}})),
+            .try_template_page(&json!({"name": "t", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}))
+            .unwrap(),
     };
     (page, res)
 }
@@ -124,7 +125,9 @@ fn warnings_do_not_reject() {
 #[test]
 fn template_and_emergency_pages_are_servable() {
     let pages = UiPages::new();
-    servable(&pages.template_page(&json!({"name": "x", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}})))
+    let page = pages
+        .try_template_page(&json!({"name": "x", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}))
         .unwrap();
+    servable(&page).unwrap();
     servable(&pages.emergency_page("x")).unwrap();
 }
