@@ -54,9 +54,16 @@ pub struct Args {
     #[arg(long = "upstream-header", value_name = "NAME: VALUE")]
     pub upstream_headers: Vec<String>,
 
-    /// KEY=VALUE environment variable for a stdio upstream; repeatable.
-    #[arg(long = "upstream-env", value_name = "KEY=VALUE")]
+    /// KEY=VALUE environment variable for a stdio upstream, or KEY to pass this service's own
+    /// value through; repeatable. Nothing else of this service's environment reaches the upstream
+    /// beyond PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ and TMPDIR.
+    #[arg(long = "upstream-env", value_name = "KEY[=VALUE]")]
     pub upstream_env: Vec<String>,
+
+    /// How long a request waits for the upstream's answer (each progress notification restarts
+    /// the wait) [default: 120000].
+    #[arg(long, env = "MCP_GEN_UI_UPSTREAM_TIMEOUT_MS", value_name = "MS")]
+    pub upstream_timeout_ms: Option<u64>,
 
     /// How hosts connect: http (Streamable HTTP /mcp and legacy SSE /sse) or stdio.
     #[arg(long, env = "MCP_GEN_UI_TRANSPORT", value_enum)]

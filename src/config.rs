@@ -55,7 +55,7 @@ pub enum UpstreamTransport {
     StreamableHttp,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 /// The MCP server to wrap.
 pub struct UpstreamConfig {
@@ -77,6 +77,38 @@ pub struct UpstreamConfig {
     /// sse / streamable-http: extra request headers (for example Authorization).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// How long a request may wait for the upstream's answer; each progress notification of
+    /// that request starts the wait again. At expiry the host gets an error and the upstream a
+    /// cancellation.
+    #[serde(default = "default_request_timeout_ms")]
+    pub request_timeout_ms: u64,
+    /// A message from the upstream larger than this fails its request instead of growing memory.
+    #[serde(default = "default_max_message_bytes")]
+    pub max_message_bytes: u64,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> Self {
+        UpstreamConfig {
+            transport: None,
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            request_timeout_ms: default_request_timeout_ms(),
+            max_message_bytes: default_max_message_bytes(),
+        }
+    }
+}
+
+fn default_request_timeout_ms() -> u64 {
+    120_000
+}
+
+fn default_max_message_bytes() -> u64 {
+    16 * 1024 * 1024
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
@@ -196,6 +228,9 @@ pub struct CacheConfig {
     pub max_entry_size_bytes: u64,
     pub max_total_size_bytes: u64,
     pub ttl_seconds: Option<u64>,
+    /// A page served because of a transient failure (timeout, rate limit, overload, server or
+    /// network error) is kept at most this long; the first read after that asks the LLM again.
+    pub fallback_ttl_secs: u64,
 }
 
 impl Default for CacheConfig {
@@ -208,6 +243,7 @@ impl Default for CacheConfig {
             max_entry_size_bytes: 512_000,
             max_total_size_bytes: 52_428_800,
             ttl_seconds: None,
+            fallback_ttl_secs: 600,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Actor;
+use actix::{Actor, Supervisor};
 use actix_web::{web, App, HttpServer};
 use clap::Parser;
 use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
@@ -27,6 +27,7 @@ use mcp_gen_ui_actors::refinements::Refinements;
 use mcp_gen_ui_actors::session_directory::{CloseAll, SessionDirectory};
 use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
 use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
+use mcp_gen_ui_actors::upstream::LinkLimits;
 use mcp_gen_ui_actors::upstream_connection::{Shutdown, UpstreamConnection};
 
 use crate::cli::{Args, Command};
@@ -34,6 +35,7 @@ use crate::config::{HostTransport, Provider};
 use crate::settings::Settings;
 
 fn main() -> ExitCode {
+    forget_empty_settings();
     let args = Args::parse();
     if args.print_config_schema {
         print!("{}", config::schema_json());
@@ -88,6 +90,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// An `MCP_GEN_UI_*` variable set to "" means unset: compose files write `VAR: ${VAR:-}`, and
+/// an empty value must fall back to the default rather than fail flag parsing.
+fn forget_empty_settings() {
+    let empty: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, v)| k.to_str().is_some_and(|k| k.starts_with("MCP_GEN_UI_")) && v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    for k in empty {
+        // SAFETY (edition 2024 wording): runs first in main, before any thread exists.
+        std::env::remove_var(k);
+    }
+}
+
 /// `mcp-gen-ui healthcheck URL`: exit 0 when URL answers 2xx within 3 s (for Docker's
 /// HEALTHCHECK, so the runtime image needs no curl).
 fn healthcheck(url: &str) -> ExitCode {
@@ -131,18 +146,22 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         model: llm.as_ref().map(|l| l.model().to_string()).unwrap_or_default(),
         temperature: cfg.llm.temperature,
     };
+    let cache_dir = (cfg.cache.kind == config::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten();
     let cache = UiCache::new(
         CacheSettings {
             max_entries: cfg.cache.max_entries,
             max_entry_bytes: cfg.cache.max_entry_size_bytes,
             max_total_bytes: cfg.cache.max_total_size_bytes,
             ttl: cfg.cache.ttl_seconds.map(Duration::from_secs),
-            dir: (cfg.cache.kind == config::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten(),
+            dir: cache_dir.clone(),
         },
         metrics.clone(),
-    )
-    .start();
-    let refinements = Refinements::default().start();
+    );
+    // Singletons run under a supervisor: one that stops (a contained panic) starts again with
+    // the same address, so nobody holding it notices beyond the answer that failed.
+    let cache = Supervisor::start(move |_| cache);
+    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone());
+    let refinements = Supervisor::start(move |_| refinements_actor);
     let deps = Deps {
         llm,
         prompts,
@@ -156,6 +175,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
             theme: cfg.generation.theme.clone().unwrap_or_else(|| "light".into()),
             debug_dir: settings.debug_dir.clone(),
             redact: cfg.logging.redact_sensitive_data,
+            fallback_ttl: Duration::from_secs(cfg.cache.fallback_ttl_secs),
         },
     };
     let queue = GenerationQueue::new(
@@ -167,10 +187,15 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         cfg.generation.max_concurrent_generations,
         settings.export_dir.clone(),
     )
-    .start();
+    .with_state_dir(cache_dir.as_deref());
+    let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone())
         .with_listener(queue.clone().recipient())
+        .with_limits(
+            Duration::from_millis(cfg.upstream.request_timeout_ms),
+            LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) },
+        )
         .with_refresh_interval(refresh)
         .start();
     SessionDeps {
@@ -241,7 +266,8 @@ async fn shutdown_signal() {
 }
 
 async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
-    let directory = SessionDirectory::default().start();
+    let directory_actor = SessionDirectory::new(metrics.clone());
+    let directory = Supervisor::start(move |_| directory_actor);
     let edge = http::Edge {
         upstream: deps.upstream.clone(),
         session: SessionDeps { directory: Some(directory.clone()), ..deps },

@@ -101,10 +101,29 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         cfg.upstream.headers.insert(k.trim().to_string(), v.trim().to_string());
     }
     for e in &args.upstream_env {
-        let Some((k, v)) = e.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-            return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE")));
-        };
-        cfg.upstream.env.insert(k.to_string(), v.to_string());
+        match e.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                cfg.upstream.env.insert(k.to_string(), v.to_string());
+            }
+            None if !e.is_empty() => match env(e) {
+                // KEY alone: this service's own value passes through, as named.
+                Some(v) => {
+                    cfg.upstream.env.insert(e.clone(), v);
+                }
+                None => warnings
+                    .push(format!("--upstream-env {e}: {e} is not set in this service's environment, so the upstream does not get it")),
+            },
+            _ => return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE or KEY"))),
+        }
+    }
+    if let Some(ms) = args.upstream_timeout_ms {
+        cfg.upstream.request_timeout_ms = ms;
+    }
+    if cfg.upstream.request_timeout_ms == 0 {
+        return Err(ConfigError::new("upstream.requestTimeoutMs", "must be at least 1 (milliseconds)"));
+    }
+    if cfg.upstream.max_message_bytes < 1024 {
+        return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
     }
     let demo = args.demo;
     let upstream = if demo {

@@ -136,6 +136,28 @@ pub struct UiEntry {
     pub request_id: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Unix milliseconds after which the page is stale and made again (pages served because
+    /// of a transient failure); None: kept until evicted, invalidated or regenerated.
+    #[serde(default)]
+    pub expires_at: Option<u64>,
+}
+
+impl UiEntry {
+    /// Whether the page is past its expiry at `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        self.expires_at.is_some_and(|t| now_ms >= t)
+    }
+}
+
+/// Fallback reasons that may go away by themselves: a page served for one of these is kept only
+/// for `cache.fallbackTtlSecs`, so a passing outage does not pin the template.
+pub fn transient_reason(reason: &str) -> bool {
+    matches!(reason, "TIMEOUT" | "RATE_LIMIT" | "SERVER_ERROR" | "NETWORK_ERROR" | "ABORTED" | "internal")
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 //! closes the provider connection) and the template is returned.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
 
 use serde_json::Value;
 
-use crate::cache_key::{PageKind, UiEntry, ENTRY_FORMAT};
+use crate::cache_key::{now_ms, transient_reason, PageKind, UiEntry, ENTRY_FORMAT};
 use crate::llm::{ErrorCode, LlmError, LlmRequest, SharedLlm};
 use crate::metrics::Metrics;
 use crate::postprocess;
@@ -26,6 +28,8 @@ pub struct GenSettings {
     pub debug_dir: Option<std::path::PathBuf>,
     /// `logging.redactSensitiveData`: logged prompts and answers are cut short.
     pub redact: bool,
+    /// `cache.fallbackTtlSecs`: how long a page served for a transient failure is kept.
+    pub fallback_ttl: Duration,
 }
 
 /// Writes a debug artefact; failures only warn (debugging must not break serving).
@@ -68,10 +72,6 @@ pub struct Deps {
 pub struct Outcome {
     pub entry: UiEntry,
     pub classified: Option<UiType>,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Backoff before retry `attempt` (0-based): 1 s doubling, at most 5 s.
@@ -119,6 +119,7 @@ impl Ctx<'_> {
             request_id: self.job.request_id.clone(),
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            expires_at: None,
         }
     }
 
@@ -133,6 +134,9 @@ impl Ctx<'_> {
             tracing::warn!(component = "generation", event = "fallback", request_id = %self.job.request_id, tool_name, reason, detail, level = kind.level(), "serving the template UI instead of a generated one");
         }
         let mut e = self.entry(html, kind, Some(reason.to_string()), ui_type);
+        if transient_reason(reason) {
+            e.expires_at = Some(now_ms().saturating_add(self.deps.settings.fallback_ttl.as_millis() as u64));
+        }
         if !detail.is_empty() {
             e.warnings.push(detail.to_string());
         }
@@ -182,7 +186,32 @@ impl Ctx<'_> {
     }
 }
 
+/// [`run`], with any panic inside it contained: the read gets the template (reason `internal`,
+/// kept only for the fallback TTL) and the caller, the queue, keeps serving.
+pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
+    let (key, tool, request_id, deadline) = (job.key.clone(), job.tool.clone(), job.request_id.clone(), job.deadline);
+    match std::panic::AssertUnwindSafe(run(job, deps.clone())).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(p) => {
+            let why = crate::contain::panic_message(p.as_ref());
+            tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
+            let job = Job { key, tool, refinements: Vec::new(), request_id, deadline, known_type: None };
+            Outcome { entry: internal_fallback(&job, &deps, &format!("page generation failed inside mcp-gen-ui: {why}")), classified: None }
+        }
+    }
+}
+
+/// The template page for a read that failed inside this service (reason `internal`).
+pub fn internal_fallback(job: &Job, deps: &Deps, why: &str) -> UiEntry {
+    let cx = Ctx { job, deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
+    cx.fallback("internal", why, None)
+}
+
 pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
+    let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    if crate::faults::generation_panics(tool_name) {
+        panic!("injected fault: generation_panic:{tool_name}");
+    }
     let mut cx = Ctx { job: &job, deps: &deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
     if deps.llm.is_none() {
         return Outcome { entry: cx.fallback("offline", "", None), classified: None };

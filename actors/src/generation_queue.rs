@@ -12,9 +12,11 @@ use tokio::sync::{oneshot, Semaphore};
 use tracing::Instrument;
 
 use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
+use crate::contain;
 use crate::generate::{self, Deps, Job};
 use crate::prompts::UiType;
 use crate::refinements::{self, Refinements};
+use crate::snapshot_file::{self, Writer};
 use crate::ui_cache::{Get, InvalidateTool, Put, UiCache};
 use crate::upstream_connection::ToolsUpdated;
 
@@ -29,6 +31,9 @@ pub struct GenerationQueue {
     slots: Arc<Semaphore>,
     waiting: HashMap<String, Vec<oneshot::Sender<Arc<UiEntry>>>>,
     classifications: HashMap<String, UiType>,
+    /// With a cache folder, classifications persist (`state/classifications.json`).
+    classifications_file: Option<std::path::PathBuf>,
+    classifications_writer: Option<Writer<HashMap<String, UiType>>>,
 }
 
 impl GenerationQueue {
@@ -51,6 +56,22 @@ impl GenerationQueue {
             slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
             waiting: HashMap::new(),
             classifications: HashMap::new(),
+            classifications_file: None,
+            classifications_writer: None,
+        }
+    }
+
+    /// Persist classifications in `cache_dir` (with the disk cache).
+    pub fn with_state_dir(mut self, cache_dir: Option<&std::path::Path>) -> Self {
+        self.classifications_file = cache_dir.map(|d| snapshot_file::state_dir(d).join("classifications.json"));
+        self
+    }
+
+    fn remember(&mut self, tool_hash: String, t: UiType) {
+        if self.classifications.insert(tool_hash, t) != Some(t) {
+            if let Some(w) = &self.classifications_writer {
+                w.save(self.classifications.clone());
+            }
         }
     }
 
@@ -63,6 +84,27 @@ impl GenerationQueue {
 
 impl Actor for GenerationQueue {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(file) = self.classifications_file.clone() else { return };
+        if self.classifications_writer.is_none() {
+            self.classifications_writer = Some(Writer::start(file.clone()));
+        }
+        ctx.wait(snapshot_file::load::<HashMap<String, UiType>>(file).into_actor(self).map(|loaded, act, _| {
+            if let Some(c) = loaded {
+                act.classifications.extend(c);
+            }
+        }));
+    }
+}
+
+impl Supervised for GenerationQueue {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        // The futures that would have answered these died with the old context; their readers
+        // get the emergency answer (see `ReadUi`) and the next read starts afresh.
+        self.waiting.clear();
+        contain::note_restart("generation_queue", &self.deps.metrics);
+    }
 }
 
 /// Read (or make) the page for a tool. `force` skips the cache lookup (regenerate).
@@ -79,6 +121,32 @@ impl Handler<ReadUi> for GenerationQueue {
     type Result = ResponseFuture<Arc<UiEntry>>;
 
     fn handle(&mut self, m: ReadUi, ctx: &mut Self::Context) -> Self::Result {
+        let deps = self.deps.clone();
+        let key = self.key_for(&m.tool, &m.refinements);
+        let spare = Job {
+            key,
+            tool: m.tool.clone(),
+            refinements: Vec::new(),
+            request_id: m.request_id.clone(),
+            deadline: Instant::now(),
+            known_type: None,
+        };
+        let rx = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(self.enqueue(m, ctx)), || None);
+        Box::pin(async move {
+            match rx {
+                Some(rx) => match rx.await {
+                    Ok(entry) => entry,
+                    Err(_) => Arc::new(generate::internal_fallback(&spare, &deps, "the generation queue restarted during this read")),
+                },
+                None => Arc::new(generate::internal_fallback(&spare, &deps, "the generation queue failed on this read")),
+            }
+        })
+    }
+}
+
+impl GenerationQueue {
+    /// Joins the read to the key's lookup-or-generation, starting one if none runs.
+    fn enqueue(&mut self, m: ReadUi, ctx: &mut Context<Self>) -> oneshot::Receiver<Arc<UiEntry>> {
         let arrived = Instant::now();
         let key = self.key_for(&m.tool, &m.refinements);
         // Forced reads never join a plain read: that one may be answered by the old cached page.
@@ -149,14 +217,14 @@ impl Handler<ReadUi> for GenerationQueue {
             };
             ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
                 if let Some((th, c)) = classified {
-                    act.classifications.insert(th, c);
+                    act.remember(th, c);
                 }
                 for w in act.waiting.remove(&slot).unwrap_or_default() {
                     let _ = w.send(entry.clone());
                 }
             }));
         }
-        Box::pin(async move { rx.await.expect("the queue answers every waiter") })
+        rx
     }
 }
 
@@ -186,7 +254,7 @@ async fn export(dir: &std::path::Path, entry: &UiEntry) {
 /// Runs the job once a concurrency slot is free; waiting for it spends the job's budget.
 async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> generate::Outcome {
     if deps.llm.is_none() {
-        return generate::run(job, deps.clone()).await; // offline: no LLM call, no slot needed
+        return generate::run_contained(job, deps.clone()).await; // offline: no LLM call, no slot needed
     }
     deps.metrics.generations_queued.inc();
     let wait = job.deadline.saturating_duration_since(Instant::now());
@@ -195,14 +263,14 @@ async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> genera
     match permit {
         Ok(Ok(_permit)) => {
             deps.metrics.generations_in_flight.inc();
-            let out = generate::run(job, deps.clone()).await;
+            let out = generate::run_contained(job, deps.clone()).await;
             deps.metrics.generations_in_flight.dec();
             out
         }
         _ => {
             // The budget ran out in the queue: no LLM call, the template at once.
             let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
-            generate::run(job, deps.clone()).await
+            generate::run_contained(job, deps.clone()).await
         }
     }
 }

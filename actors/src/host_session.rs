@@ -5,6 +5,7 @@
 //! forwards the rest to the `UpstreamConnection`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,8 +25,34 @@ use crate::upstream_connection::{
     Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister, UpstreamConnection, WaitReady, READY_WAIT,
 };
 
-/// Where a session's outgoing messages are written by the edge.
-pub type Sink = mpsc::UnboundedSender<Value>;
+/// Where a session's outgoing messages are written by the edge. Bounded: a host that does not
+/// read its stream has that stream closed (see [`HostSession`]'s delivery), never unbounded memory.
+pub type Sink = mpsc::Sender<Value>;
+
+/// Messages one stream may hold unread before it is closed.
+pub const STREAM_BOUND: usize = 1024;
+
+/// A new stream for the edge to write out.
+pub fn sink_channel() -> (Sink, mpsc::Receiver<Value>) {
+    mpsc::channel(STREAM_BOUND)
+}
+
+/// What happened to a message handed to a stream.
+enum Delivery {
+    Sent,
+    /// The stream is closed (the host went away): the message comes back to go elsewhere.
+    Closed(Value),
+    /// The host stopped reading: the stream is to be closed; the message comes back.
+    Full(Value),
+}
+
+fn deliver(sink: &Sink, msg: Value) -> Delivery {
+    match sink.try_send(msg) {
+        Ok(()) => Delivery::Sent,
+        Err(mpsc::error::TrySendError::Closed(m)) => Delivery::Closed(m),
+        Err(mpsc::error::TrySendError::Full(m)) => Delivery::Full(m),
+    }
+}
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
 pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -94,6 +121,9 @@ pub struct HostSession {
     in_flight: HashMap<String, InFlight>,
     owed: HashMap<String, oneshot::Sender<Value>>,
     last_seen: Instant,
+    /// True once the host declared sampling, elicitation or roots: then requests may be sent to
+    /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
+    streams: Arc<AtomicBool>,
 }
 
 impl HostSession {
@@ -113,7 +143,18 @@ impl HostSession {
             in_flight: HashMap::new(),
             owed: HashMap::new(),
             last_seen: Instant::now(),
+            streams: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Shared with the edge (see the `streams` field).
+    pub fn streams_flag(&self) -> Arc<AtomicBool> {
+        self.streams.clone()
+    }
+
+    fn stream_full(&self, which: &str) {
+        self.metrics.dropped_messages.with_label_values(&["host_stream_full"]).inc();
+        tracing::warn!(component = "host_session", event = "stream_full", session = %self.id, stream = which, bound = STREAM_BOUND, "the host is not reading its stream; closing that stream");
     }
 
     /// Whether a tool gets a UI (`generation.enabledTools`).
@@ -126,35 +167,57 @@ impl HostSession {
         self.negotiated.as_ref().is_some_and(|n| n.ui)
     }
 
-    /// To the session stream; kept in a bounded backlog while none is open.
+    /// To the session stream; kept in a bounded backlog while none is open. A session stream
+    /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
     fn send_session(&mut self, msg: Value) {
-        if let Some(s) = &self.default_sink {
-            match s.send(msg) {
-                Ok(()) => return,
-                Err(e) => {
+        let msg = match &self.default_sink {
+            Some(s) => match deliver(s, msg) {
+                Delivery::Sent => return,
+                Delivery::Closed(m) => {
                     self.default_sink = None;
-                    self.backlog.push_back(e.0);
+                    m
                 }
-            }
-        } else {
-            self.backlog.push_back(msg);
-        }
+                Delivery::Full(m) => {
+                    self.stream_full("session");
+                    self.default_sink = None;
+                    m
+                }
+            },
+            None => msg,
+        };
+        self.backlog.push_back(msg);
         while self.backlog.len() > BACKLOG_LIMIT {
             self.backlog.pop_front();
         }
     }
 
     /// To the stream of the host request `related` if it is still open, else the session stream.
+    /// Progress for a request already answered is dropped: it must never follow the answer.
     fn send_related(&mut self, msg: Value, related: Option<&Value>) {
-        if let Some(r) = related {
-            if let Some(f) = self.in_flight.get(&jsonrpc::id_key(r)) {
-                if let Some(s) = &f.sink {
-                    if s.send(msg.clone()).is_ok() {
-                        return;
-                    }
-                }
+        let Some(r) = related else {
+            return self.send_session(msg);
+        };
+        let key = jsonrpc::id_key(r);
+        let Some(f) = self.in_flight.get_mut(&key) else {
+            if jsonrpc::method(&msg) == Some("notifications/progress") {
+                self.metrics.dropped_messages.with_label_values(&["late_progress"]).inc();
+                return;
             }
-        }
+            return self.send_session(msg);
+        };
+        let msg = match f.sink.as_ref().map(|s| deliver(s, msg.clone())) {
+            Some(Delivery::Sent) => return,
+            Some(Delivery::Full(m)) => {
+                f.sink = None;
+                self.stream_full("request");
+                m
+            }
+            Some(Delivery::Closed(m)) => {
+                f.sink = None;
+                m
+            }
+            None => msg,
+        };
         self.send_session(msg);
     }
 
@@ -169,13 +232,16 @@ impl HostSession {
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
-        match f.sink {
-            Some(s) => {
-                if let Err(e) = s.send(answer) {
-                    self.send_session(e.0);
-                }
+        let Some(sink) = f.sink else {
+            return self.send_session(answer);
+        };
+        match deliver(&sink, answer) {
+            Delivery::Sent => {}
+            Delivery::Closed(m) => self.send_session(m),
+            Delivery::Full(m) => {
+                self.stream_full("request");
+                self.send_session(m);
             }
-            None => self.send_session(answer),
         }
     }
 
@@ -191,7 +257,7 @@ impl HostSession {
         if self.in_flight.contains_key(&key) {
             let err = jsonrpc::error(id, code::INVALID_REQUEST, "a request with this id is still in flight in this session; use a new id");
             match sink {
-                Some(s) => drop(s.send(err)),
+                Some(s) => drop(s.try_send(err)),
                 None => self.send_session(err),
             }
             return;
@@ -302,7 +368,10 @@ impl HostSession {
         if !ui {
             tracing::info!(component = "host_session", event = "pass_through", session = %self.id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
         }
-        self.negotiated = Some(Negotiated { ui, client_caps: params.get("capabilities").cloned().unwrap_or(json!({})) });
+        let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
+        let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
+        self.streams.store(asks, Ordering::Relaxed);
+        self.negotiated = Some(Negotiated { ui, client_caps });
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let init = status.init.as_deref().cloned().unwrap_or(json!({}));
             let mut result = json!({
@@ -494,6 +563,8 @@ impl Actor for HostSession {
         tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
         // Reap: an SSE session whose stream is gone, or any session idle past the limit.
         ctx.run_interval(Duration::from_secs(5), |act, ctx| {
+            // Server requests the host never answered: their waiter timed out and went away.
+            act.owed.retain(|_, tx| !tx.is_closed());
             let stream_gone = act.transport == Transport::Sse && act.default_sink.as_ref().is_none_or(|s| s.is_closed());
             let stream_open = act.default_sink.as_ref().is_some_and(|s| !s.is_closed());
             let idle = act.last_seen.elapsed() > act.deps.idle_limit && act.in_flight.is_empty() && !stream_open;
@@ -538,7 +609,7 @@ impl Handler<Incoming> for HostSession {
                 let id = m.msg.get("id").filter(|i| i.is_string() || i.is_number()).cloned().unwrap_or(Value::Null);
                 let err = jsonrpc::error(id, code::INVALID_REQUEST, format!("invalid JSON-RPC message: {why}"));
                 match m.sink {
-                    Some(s) => drop(s.send(err)),
+                    Some(s) => drop(s.try_send(err)),
                     None => self.send_session(err),
                 }
             }
@@ -558,8 +629,9 @@ impl Handler<AttachStream> for HostSession {
 
     fn handle(&mut self, a: AttachStream, _ctx: &mut Self::Context) {
         self.last_seen = Instant::now();
+        // The backlog (at most BACKLOG_LIMIT) fits in a fresh stream (STREAM_BOUND).
         for m in self.backlog.drain(..) {
-            let _ = a.sink.send(m);
+            let _ = a.sink.try_send(m);
         }
         self.default_sink = Some(a.sink);
     }

@@ -5,6 +5,8 @@
 //! I/O without actor state: [`upstream`] (transports), [`ui_pages`] (rendering).
 
 pub mod cache_key;
+pub mod contain;
+pub mod faults;
 pub mod generate;
 pub mod generation_queue;
 pub mod host_session;
@@ -16,6 +18,7 @@ pub mod prompts;
 pub mod refinements;
 pub mod routes;
 pub mod session_directory;
+pub mod snapshot_file;
 pub mod sse;
 pub mod template_form;
 pub mod tool_refresh;

@@ -31,7 +31,20 @@ pub struct Metrics {
     pub llm_tokens: IntCounterVec,
     pub generations_in_flight: IntGauge,
     pub generations_queued: IntGauge,
+    /// Lines or events from the upstream that were not JSON-RPC (skipped; the link kept reading).
+    pub upstream_bad_frames: IntCounter,
+    /// Upstream requests that ran past `upstream.requestTimeoutMs` (answered with an error, cancelled upstream).
+    pub upstream_timeouts: IntCounter,
+    /// Singleton actors restarted by their supervisor after they stopped (a contained panic).
+    pub actor_restarts: IntCounterVec,
+    /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
+    pub dropped_messages: IntCounterVec,
 }
+
+/// The singleton actors under a supervisor (label values of `actor_restarts`).
+pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "session_directory"];
+/// Where messages can be dropped (label values of `dropped_messages`).
+pub const DROP_REASONS: &[&str] = &["host_stream_full", "upstream_queue_full", "late_progress"];
 
 /// Every reason a page can be a fallback: provider error codes, rejections, offline, minimal.
 pub const FALLBACK_REASONS: &[&str] = &[
@@ -54,6 +67,7 @@ pub const FALLBACK_REASONS: &[&str] = &[
     "prompt_injection",
     "no_app_connection",
     "unresolved_import",
+    "internal",
 ];
 
 /// MCP methods get their own label value; anything else is "other" so labels stay bounded.
@@ -135,8 +149,32 @@ impl Metrics {
             IntGauge::new(format!("{PREFIX}_generations_in_flight"), "Generations holding a concurrency slot").expect("valid metric");
         let generations_queued =
             IntGauge::new(format!("{PREFIX}_generations_queued"), "Generations waiting for a concurrency slot").expect("valid metric");
+        let upstream_bad_frames = IntCounter::new(
+            format!("{PREFIX}_upstream_bad_frames_total"),
+            "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC",
+        )
+        .expect("valid metric");
+        let upstream_timeouts = IntCounter::new(
+            format!("{PREFIX}_upstream_timeouts_total"),
+            "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
+        )
+        .expect("valid metric");
+        let actor_restarts = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_actor_restarts_total"), "Actors restarted by their supervisor, by actor"),
+            &["actor"],
+        )
+        .expect("valid metric");
+        let dropped_messages = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_dropped_messages_total"), "Messages dropped at a bound (full stream or queue) or as late progress"),
+            &["reason"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(upstream_bad_frames.clone()),
+            Box::new(upstream_timeouts.clone()),
+            Box::new(actor_restarts.clone()),
+            Box::new(dropped_messages.clone()),
             Box::new(upstream_latency.clone()),
             Box::new(upstream_restarts.clone()),
             Box::new(upstream_connected.clone()),
@@ -164,6 +202,12 @@ impl Metrics {
         for t in ["stdio", "sse", "streamable-http"] {
             host_sessions.with_label_values(&[t]).set(0);
         }
+        for a in SUPERVISED_ACTORS {
+            actor_restarts.with_label_values(&[a]);
+        }
+        for r in DROP_REASONS {
+            dropped_messages.with_label_values(&[r]);
+        }
         Metrics {
             registry,
             requests,
@@ -182,6 +226,10 @@ impl Metrics {
             llm_tokens,
             generations_in_flight,
             generations_queued,
+            upstream_bad_frames,
+            upstream_timeouts,
+            actor_restarts,
+            dropped_messages,
         }
     }
 

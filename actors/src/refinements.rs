@@ -1,13 +1,20 @@
 //! `Refinements`: owns each tool's refinement history (what the user asked to change, when, and
 //! which cached page it replaced). The feedback texts, in order, go into the cache key and the
-//! most recent ones into the prompt.
+//! most recent ones into the prompt. With a cache folder the histories persist
+//! (`state/refinements.json`), so refined pages on disk stay reachable after a restart.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use actix::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+use crate::contain;
+use crate::metrics::Metrics;
+use crate::snapshot_file::{self, Writer};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Refinement {
     /// Unix milliseconds.
@@ -17,13 +24,51 @@ pub struct Refinement {
     pub replaced_key: Option<String>,
 }
 
-#[derive(Default)]
+type ByTool = HashMap<String, Vec<Refinement>>;
+
 pub struct Refinements {
-    by_tool: HashMap<String, Vec<Refinement>>,
+    by_tool: ByTool,
+    file: Option<PathBuf>,
+    writer: Option<Writer<ByTool>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Refinements {
+    /// `cache_dir`: persist the histories there (None: memory only).
+    pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
+        let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
+        Refinements { by_tool: HashMap::new(), file, writer: None, metrics }
+    }
+
+    fn persist(&self) {
+        if let Some(w) = &self.writer {
+            w.save(self.by_tool.clone());
+        }
+    }
 }
 
 impl Actor for Refinements {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(file) = self.file.clone() else { return };
+        if self.writer.is_none() {
+            self.writer = Some(Writer::start(file.clone()));
+        }
+        // `wait` holds the mailbox until the histories are back: no read misses one.
+        ctx.wait(snapshot_file::load::<ByTool>(file).into_actor(self).map(|loaded, act, _| {
+            if let Some(h) = loaded {
+                tracing::info!(component = "refinements", event = "restored", tools = h.len(), "refinement histories restored");
+                act.by_tool = h;
+            }
+        }));
+    }
+}
+
+impl Supervised for Refinements {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        contain::note_restart("refinements", &self.metrics);
+    }
 }
 
 /// Appends one; answers the tool's feedback texts in order, the new one last.
@@ -39,10 +84,12 @@ impl Handler<Append> for Refinements {
     type Result = MessageResult<Append>;
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
-        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let at = crate::cache_key::now_ms();
         let list = self.by_tool.entry(m.tool).or_default();
         list.push(Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key });
-        MessageResult(list.iter().map(|r| r.feedback.clone()).collect())
+        let answer = list.iter().map(|r| r.feedback.clone()).collect();
+        self.persist();
+        MessageResult(answer)
     }
 }
 
@@ -72,6 +119,10 @@ impl Handler<Clear> for Refinements {
     type Result = usize;
 
     fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
-        self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0)
+        let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
+        if n > 0 {
+            self.persist();
+        }
+        n
     }
 }

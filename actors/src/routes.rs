@@ -4,7 +4,7 @@
 //! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -19,6 +19,8 @@ pub struct Pending<T> {
     pub session: Option<SessionId>,
     pub method: String,
     pub started: Instant,
+    /// When the request is given up (`upstream.requestTimeoutMs`); progress moves it on.
+    pub deadline: Instant,
     progress_key: Option<String>,
 }
 
@@ -26,6 +28,15 @@ struct ProgressRoute {
     session: SessionId,
     host_token: Value,
     host_request: Value,
+    /// The key of the pending request it reports on (progress resets its deadline).
+    pending_key: String,
+}
+
+/// A request given up at its deadline: answer the host, cancel it upstream.
+pub struct Expired<T> {
+    pub pending: Pending<T>,
+    /// The id the upstream knows it by (for `notifications/cancelled`).
+    pub up_id: Value,
 }
 
 /// A progress notification translated for the host that asked for it.
@@ -37,6 +48,8 @@ pub struct ProgressForHost {
 }
 
 pub struct Routes<T> {
+    /// How long a request may wait for its answer without progress.
+    timeout: Duration,
     next_id: u64,
     pending: HashMap<String, Pending<T>>,
     progress: HashMap<String, ProgressRoute>,
@@ -46,8 +59,45 @@ pub struct Routes<T> {
 
 impl<T> Default for Routes<T> {
     fn default() -> Self {
-        Routes { next_id: 1, pending: HashMap::new(), progress: HashMap::new(), server_requests: HashMap::new() }
+        Routes::with_timeout(Duration::from_secs(120))
     }
+}
+
+impl<T> Routes<T> {
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Routes { timeout, next_id: 1, pending: HashMap::new(), progress: HashMap::new(), server_requests: HashMap::new() }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Takes out every request whose deadline has passed at `now`.
+    pub fn expired(&mut self, now: Instant) -> Vec<Expired<T>> {
+        let keys: Vec<String> = self.pending.iter().filter(|(_, p)| p.deadline <= now).map(|(k, _)| k.clone()).collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                let up_id = id_of_key(&k)?;
+                Some(Expired { pending: self.take(&k)?, up_id })
+            })
+            .collect()
+    }
+
+    /// The host session and host request behind the upstream request `up_id`, if still pending.
+    pub fn host_of(&self, up_id: &Value) -> Option<(SessionId, Value)> {
+        let p = self.pending.get(&jsonrpc::id_key(up_id))?;
+        Some((p.session.clone()?, p.host_id.clone()?))
+    }
+
+    /// How many requests are waiting (for tests and metrics).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+/// The JSON id back from an `id_key`.
+fn id_of_key(key: &str) -> Option<Value> {
+    serde_json::from_str(key.trim_start_matches("n:")).ok()
 }
 
 impl<T> Routes<T> {
@@ -60,7 +110,16 @@ impl<T> Routes<T> {
     /// A request of the proxy's own; returns the id to send it with.
     pub fn internal(&mut self, method: &str, reply: T) -> u64 {
         let id = self.fresh_id();
-        let p = Pending { reply, host_id: None, session: None, method: method.to_string(), started: Instant::now(), progress_key: None };
+        let now = Instant::now();
+        let p = Pending {
+            reply,
+            host_id: None,
+            session: None,
+            method: method.to_string(),
+            started: now,
+            deadline: now + self.timeout,
+            progress_key: None,
+        };
         self.pending.insert(jsonrpc::id_key(&json!(id)), p);
         id
     }
@@ -72,15 +131,27 @@ impl<T> Routes<T> {
         let method = jsonrpc::method(msg).unwrap_or_default().to_string();
         let up_id = self.fresh_id();
         msg["id"] = json!(up_id);
+        let pending_key = jsonrpc::id_key(&json!(up_id));
         let progress_key = jsonrpc::progress_token(msg).cloned().map(|host_token| {
             let up_token = json!(format!("p{up_id}"));
             jsonrpc::set_progress_token(msg, up_token.clone());
             let key = jsonrpc::id_key(&up_token);
-            self.progress.insert(key.clone(), ProgressRoute { session: session.clone(), host_token, host_request: host_id.clone() });
+            let route =
+                ProgressRoute { session: session.clone(), host_token, host_request: host_id.clone(), pending_key: pending_key.clone() };
+            self.progress.insert(key.clone(), route);
             key
         });
-        let p = Pending { reply, host_id: Some(host_id), session: Some(session.clone()), method, started: Instant::now(), progress_key };
-        self.pending.insert(jsonrpc::id_key(&json!(up_id)), p);
+        let now = Instant::now();
+        let p = Pending {
+            reply,
+            host_id: Some(host_id),
+            session: Some(session.clone()),
+            method,
+            started: now,
+            deadline: now + self.timeout,
+            progress_key,
+        };
+        self.pending.insert(pending_key, p);
         up_id
     }
 
@@ -106,10 +177,14 @@ impl<T> Routes<T> {
         Some(p)
     }
 
-    /// A progress notification from the upstream, with the host's own token put back.
-    pub fn progress(&self, msg: &Value) -> Option<ProgressForHost> {
+    /// A progress notification from the upstream, with the host's own token put back. The
+    /// request it reports on is alive: its deadline starts again.
+    pub fn progress(&mut self, msg: &Value) -> Option<ProgressForHost> {
         let token = msg.pointer("/params/progressToken")?;
         let route = self.progress.get(&jsonrpc::id_key(token))?;
+        if let Some(p) = self.pending.get_mut(&route.pending_key) {
+            p.deadline = Instant::now() + self.timeout;
+        }
         let mut out = msg.clone();
         out["params"]["progressToken"] = route.host_token.clone();
         Some(ProgressForHost { session: route.session.clone(), msg: out, related: route.host_request.clone() })
@@ -123,7 +198,7 @@ impl<T> Routes<T> {
             .find(|(_, p)| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req))
             .map(|(k, _)| k.clone())?;
         self.take(&key)?;
-        serde_json::from_str(key.trim_start_matches("n:")).ok()
+        id_of_key(&key)
     }
 
     /// Where a server-to-client request goes: the session with the newest tools/call in flight,
@@ -237,6 +312,26 @@ mod tests {
         let failed: Vec<u8> = r.fail_all().into_iter().map(|p| p.reply).collect();
         assert_eq!(failed.len(), 2);
         assert!(r.fail_all().is_empty() && r.target().is_none());
+    }
+
+    #[test]
+    fn requests_expire_unless_progress_keeps_them_alive() {
+        let mut r: Routes<u8> = Routes::with_timeout(Duration::from_millis(100));
+        let mut quiet = call(json!(1), None);
+        let quiet_up = r.outgoing(&"A".into(), &mut quiet, 1);
+        let mut busy = call(json!(2), Some("t"));
+        r.outgoing(&"A".into(), &mut busy, 2);
+        let later = Instant::now() + Duration::from_millis(150);
+        assert!(r.expired(Instant::now()).is_empty());
+        std::thread::sleep(Duration::from_millis(60));
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": busy["params"]["_meta"]["progressToken"], "progress": 1}});
+        assert!(r.progress(&note).is_some());
+        let gone = r.expired(later);
+        assert_eq!(gone.len(), 1, "only the request without progress expires");
+        assert_eq!((gone[0].pending.reply, &gone[0].up_id), (1, &json!(quiet_up)));
+        assert_eq!(r.host_of(&json!(quiet_up)), None);
+        assert_eq!(r.host_of(&busy["id"]), Some(("A".to_string(), json!(2))));
+        assert_eq!(r.pending_len(), 1);
     }
 
     #[test]

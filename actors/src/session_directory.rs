@@ -8,41 +8,64 @@ use actix::prelude::*;
 use crate::host_session::{Close, HostSession};
 use crate::upstream_connection::SessionId;
 
+/// A session as the edges see it: where to send, and whether its answers may need a stream.
+#[derive(Clone)]
+pub struct SessionRef {
+    pub addr: Addr<HostSession>,
+    /// Set once the host declared sampling, elicitation or roots (see `HostSession::streams_flag`).
+    pub streams: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
 #[derive(Default)]
 pub struct SessionDirectory {
-    sessions: HashMap<SessionId, Addr<HostSession>>,
+    sessions: HashMap<SessionId, SessionRef>,
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+}
+
+impl SessionDirectory {
+    pub fn new(metrics: std::sync::Arc<crate::metrics::Metrics>) -> Self {
+        SessionDirectory { sessions: HashMap::new(), metrics: Some(metrics) }
+    }
 }
 
 impl Actor for SessionDirectory {
     type Context = Context<Self>;
 }
 
+impl Supervised for SessionDirectory {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        if let Some(m) = &self.metrics {
+            crate::contain::note_restart("session_directory", m);
+        }
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Insert {
     pub id: SessionId,
-    pub addr: Addr<HostSession>,
+    pub session: SessionRef,
 }
 
 impl Handler<Insert> for SessionDirectory {
     type Result = ();
 
     fn handle(&mut self, m: Insert, _ctx: &mut Self::Context) {
-        self.sessions.insert(m.id, m.addr);
+        self.sessions.insert(m.id, m.session);
     }
 }
 
 #[derive(Message)]
-#[rtype(result = "Option<Addr<HostSession>>")]
+#[rtype(result = "Option<SessionRef>")]
 pub struct Lookup {
     pub id: SessionId,
 }
 
 impl Handler<Lookup> for SessionDirectory {
-    type Result = Option<Addr<HostSession>>;
+    type Result = Option<SessionRef>;
 
     fn handle(&mut self, m: Lookup, _ctx: &mut Self::Context) -> Self::Result {
-        self.sessions.get(&m.id).filter(|a| a.connected()).cloned()
+        self.sessions.get(&m.id).filter(|s| s.addr.connected()).cloned()
     }
 }
 
@@ -70,8 +93,8 @@ impl Handler<CloseAll> for SessionDirectory {
 
     fn handle(&mut self, _: CloseAll, _ctx: &mut Self::Context) -> usize {
         let n = self.sessions.len();
-        for (_, a) in self.sessions.drain() {
-            a.do_send(Close);
+        for (_, s) in self.sessions.drain() {
+            s.addr.do_send(Close);
         }
         n
     }

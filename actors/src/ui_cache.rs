@@ -10,7 +10,8 @@ use actix::prelude::*;
 use moka::future::Cache;
 use moka::policy::EvictionPolicy;
 
-use crate::cache_key::{UiEntry, ENTRY_FORMAT};
+use crate::cache_key::{now_ms, UiEntry, ENTRY_FORMAT};
+use crate::contain;
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone)]
@@ -77,6 +78,12 @@ impl Actor for UiCache {
     }
 }
 
+impl Supervised for UiCache {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        contain::note_restart("ui_cache", &self.metrics);
+    }
+}
+
 /// Reads every entry file of the cache folder into `mem`. Returns (loaded, skipped).
 async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usize, usize) {
     let Some(dir) = dir else { return (0, 0) };
@@ -97,6 +104,10 @@ async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usi
     for (path, bytes) in files {
         let parsed = bytes.map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<UiEntry>(&b).map_err(|e| e.to_string()));
         match parsed {
+            Ok(e) if e.format == ENTRY_FORMAT && e.expired(now_ms()) => {
+                skipped += 1;
+                let _ = std::fs::remove_file(&path);
+            }
             Ok(e) if e.format == ENTRY_FORMAT => {
                 mem.insert(e.key.clone(), Arc::new(e)).await;
                 loaded += 1;
@@ -123,9 +134,32 @@ pub struct Get {
 impl Handler<Get> for UiCache {
     type Result = ResponseFuture<Option<Arc<UiEntry>>>;
 
-    fn handle(&mut self, g: Get, _ctx: &mut Self::Context) -> Self::Result {
-        let mem = self.mem.clone();
-        Box::pin(async move { mem.get(&g.key).await })
+    fn handle(&mut self, g: Get, ctx: &mut Self::Context) -> Self::Result {
+        contain::contain::<Self, _, _>(
+            "ui_cache",
+            ctx,
+            |_| {
+                if crate::faults::take_ui_cache_panic() {
+                    panic!("injected fault: ui_cache_panic_once");
+                }
+                let mem = self.mem.clone();
+                let dir = self.settings.dir.clone();
+                let fut: Self::Result = Box::pin(async move {
+                    let hit = mem.get(&g.key).await?;
+                    if !hit.expired(now_ms()) {
+                        return Some(hit);
+                    }
+                    // A page served for a passing failure has had its time: make it again.
+                    mem.invalidate(&g.key).await;
+                    if let Some(d) = dir {
+                        let _ = tokio::task::spawn_blocking(move || std::fs::remove_file(file_of(&d, &g.key))).await;
+                    }
+                    None
+                });
+                fut
+            },
+            || Box::pin(async { None }),
+        )
     }
 }
 

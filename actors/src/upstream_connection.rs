@@ -15,7 +15,7 @@ use crate::jsonrpc::{self, code, Kind};
 use crate::metrics::{method_label, Metrics};
 use crate::routes::Routes;
 use crate::tool_refresh::{self, ToolsDiff};
-use crate::upstream::{self, LinkEvent, LinkGuard, UpstreamSpec};
+use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamSpec};
 
 pub use crate::routes::SessionId;
 
@@ -53,7 +53,8 @@ pub struct UpstreamConnection {
     metrics: Arc<Metrics>,
     state: State,
     generation: u64,
-    link_tx: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    link_tx: Option<tokio::sync::mpsc::Sender<Value>>,
+    limits: LinkLimits,
     guard: Option<LinkGuard>,
     last_error: Option<String>,
     backoff: Duration,
@@ -84,6 +85,7 @@ impl UpstreamConnection {
             state: State::Connecting,
             generation: 0,
             link_tx: None,
+            limits: LinkLimits::default(),
             guard: None,
             last_error: None,
             backoff: Duration::from_secs(1),
@@ -104,6 +106,13 @@ impl UpstreamConnection {
     /// Someone to tell about tool list changes.
     pub fn with_listener(mut self, r: Recipient<ToolsUpdated>) -> Self {
         self.listeners.push(r);
+        self
+    }
+
+    /// `upstream.requestTimeoutMs` and `upstream.maxMessageBytes`.
+    pub fn with_limits(mut self, request_timeout: Duration, limits: LinkLimits) -> Self {
+        self.routes = Routes::with_timeout(request_timeout);
+        self.limits = limits;
         self
     }
 
@@ -144,7 +153,8 @@ impl UpstreamConnection {
         let gen = self.generation;
         let spec = self.spec.clone();
         tracing::info!(component = "upstream", event = "connecting", upstream = %spec.describe(), "connecting to the upstream");
-        let fut = async move { upstream::connect(&spec).await };
+        let limits = self.limits;
+        let fut = async move { upstream::connect(&spec, limits).await };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             if gen != act.generation || act.state == State::Stopped {
                 return;
@@ -251,17 +261,49 @@ impl UpstreamConnection {
         });
     }
 
-    fn send(&mut self, msg: Value) -> bool {
-        match &self.link_tx {
-            Some(tx) => tx.send(msg).is_ok(),
-            None => false,
+    /// Queues a message for the upstream. Refuses when the link is down or its queue is full
+    /// (an upstream that stopped reading); the error says which, for the host.
+    fn send(&mut self, msg: Value) -> Result<(), String> {
+        let Some(tx) = &self.link_tx else {
+            return Err(self.last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
+        };
+        tx.try_send(msg).map_err(|e| match e {
+            tokio::sync::mpsc::error::TrySendError::Full(_) => {
+                self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
+                format!("the upstream is not reading its input ({} messages are queued); retry later", upstream::LINK_QUEUE)
+            }
+            tokio::sync::mpsc::error::TrySendError::Closed(_) => "the upstream link is closed".to_string(),
+        })
+    }
+
+    /// Requests past `upstream.requestTimeoutMs` (progress restarts the wait): the host gets an
+    /// error naming the timeout, the upstream a cancellation. Waiters whose caller gave up go too.
+    fn expire(&mut self) {
+        self.ready_waiters.retain(|w| !w.is_closed());
+        let timeout = self.routes.timeout();
+        for e in self.routes.expired(Instant::now()) {
+            self.metrics.upstream_timeouts.inc();
+            tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");
+            let reason = format!(
+                "the upstream did not answer {} within {} ms (upstream.requestTimeoutMs); the request was cancelled",
+                e.pending.method,
+                timeout.as_millis()
+            );
+            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": e.up_id, "reason": reason})));
+            let id = e.pending.host_id.unwrap_or(Value::Null);
+            let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
         }
     }
 
     fn internal_request(&mut self, method: &str, params: Value) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();
         let id = self.routes.internal(method, tx);
-        self.send(jsonrpc::request(id, method, params));
+        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
+            // Answered at once, so the caller does not wait for a timeout.
+            if let Some(p) = self.routes.abandon(id) {
+                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why));
+            }
+        }
         rx
     }
 
@@ -271,10 +313,17 @@ impl UpstreamConnection {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    /// `stream_of`: the upstream request whose response stream carried it, if any.
+    fn on_message(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
+        if let Value::Array(batch) = msg {
+            for m in batch {
+                self.on_message(ctx, m, stream_of.clone());
+            }
+            return;
+        }
         match jsonrpc::kind(&msg) {
             Kind::Response => self.on_response(msg),
-            Kind::Request => self.on_server_request(ctx, msg),
+            Kind::Request => self.on_server_request(ctx, msg, stream_of),
             Kind::Notification => self.on_notification(ctx, msg),
             Kind::Invalid(why) => {
                 tracing::warn!(component = "upstream", event = "invalid_message", error = %why, "upstream sent an invalid JSON-RPC message; ignored")
@@ -296,16 +345,20 @@ impl UpstreamConnection {
     }
 
     /// sampling, elicitation, roots, ping: go to the host whose request is in flight.
-    fn on_server_request(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let up_id = jsonrpc::id(&msg).cloned().expect("requests have ids");
+    fn on_server_request(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
+        let Some(up_id) = jsonrpc::id(&msg).cloned() else { return };
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         if method == "ping" {
-            self.send(jsonrpc::result(up_id, json!({})));
+            let _ = self.send(jsonrpc::result(up_id, json!({})));
             return;
         }
-        // The host whose request is in flight (newest tools/call first), else the last active.
-        let target =
-            self.routes.target().and_then(|(s, related)| self.sessions.get(&s).map(|a| (s, a.clone(), Some(related)))).or_else(|| {
+        // The host whose request's stream carried it; else the host with a request in flight
+        // (newest tools/call first); else the last active.
+        let on_stream = stream_of.and_then(|r| self.routes.host_of(&r));
+        let target = on_stream
+            .or_else(|| self.routes.target())
+            .and_then(|(s, related)| self.sessions.get(&s).map(|a| (s, a.clone(), Some(related))))
+            .or_else(|| {
                 let s = self.last_active.clone()?;
                 let a = self.sessions.get(&s)?.clone();
                 Some((s, a, None))
@@ -316,7 +369,7 @@ impl UpstreamConnection {
             } else {
                 jsonrpc::error(up_id, code::METHOD_NOT_FOUND, format!("no connected host can answer {method} right now"))
             };
-            self.send(answer);
+            let _ = self.send(answer);
             return;
         };
         let host_side_id = self.routes.server_request(&session, up_id.clone());
@@ -334,7 +387,7 @@ impl UpstreamConnection {
                 Err(_) => jsonrpc::error(Value::Null, code::INTERNAL_ERROR, "the host session closed before it answered"),
             };
             answer["id"] = up_id;
-            act.send(answer);
+            let _ = act.send(answer);
         }));
     }
 
@@ -390,7 +443,7 @@ impl UpstreamConnection {
     }
 }
 
-fn tokio_stream_from(mut rx: tokio::sync::mpsc::UnboundedReceiver<LinkEvent>) -> impl futures::Stream<Item = LinkEvent> {
+fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>) -> impl futures::Stream<Item = LinkEvent> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
@@ -441,6 +494,9 @@ impl Actor for UpstreamConnection {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.connect(ctx);
+        // Deadlines are checked a few times per timeout (at most every 250 ms).
+        let tick = (self.routes.timeout() / 4).clamp(Duration::from_millis(20), Duration::from_millis(250));
+        ctx.run_interval(tick, |act, _| act.expire());
         if let Some(every) = self.refresh_interval {
             let addr = ctx.address();
             let refresher = tool_refresh::periodic(every, move || {
@@ -525,7 +581,29 @@ impl StreamHandler<LinkMsg> for UpstreamConnection {
             return;
         }
         match item.ev {
-            LinkEvent::Message(m) => self.on_message(ctx, m),
+            LinkEvent::Message(m) => self.on_message(ctx, m, None),
+            LinkEvent::OnStream { msg, request } => self.on_message(ctx, msg, Some(request)),
+            LinkEvent::Bad(why) => {
+                self.metrics.upstream_bad_frames.inc();
+                tracing::warn!(component = "upstream", event = "bad_frame", error = %why, "skipped something the upstream sent that is not JSON-RPC");
+            }
+            LinkEvent::Oversized { id, bytes } => {
+                self.metrics.upstream_bad_frames.inc();
+                let limit = self.limits.max_message_bytes;
+                let why = upstream::oversized_message(bytes, limit);
+                let mut answer = jsonrpc::error(id.clone().unwrap_or(Value::Null), code::UPSTREAM_UNAVAILABLE, why);
+                match id {
+                    // Goes the way the real answer would have: mapped back to its host.
+                    Some(_) => self.on_response(std::mem::take(&mut answer)),
+                    None => tracing::warn!(
+                        component = "upstream",
+                        event = "oversized_unmatched",
+                        bytes,
+                        limit,
+                        "an oversized upstream message named no request; dropped"
+                    ),
+                }
+            }
             LinkEvent::Closed(why) => self.lost(ctx, why),
         }
     }
@@ -569,8 +647,7 @@ impl Handler<Forward> for UpstreamConnection {
         let mut msg = f.msg;
         let (tx, rx) = oneshot::channel();
         let up_id = self.routes.outgoing(&f.session, &mut msg, tx);
-        if !self.send(msg) {
-            let why = self.last_error.clone().unwrap_or_else(|| "the upstream link is closed".into());
+        if let Err(why) = self.send(msg) {
             self.routes.abandon(up_id);
             return Box::pin(async move { jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why) });
         }
@@ -603,7 +680,7 @@ impl Handler<ForwardNotification> for UpstreamConnection {
             };
             msg["params"]["requestId"] = up_id;
         }
-        self.send(msg);
+        let _ = self.send(msg);
     }
 }
 
@@ -631,7 +708,7 @@ impl Handler<SendRaw> for UpstreamConnection {
     type Result = ();
 
     fn handle(&mut self, m: SendRaw, _ctx: &mut Self::Context) {
-        self.send(m.0);
+        let _ = self.send(m.0);
     }
 }
 

@@ -3,13 +3,11 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcp_gen_ui_actors::host_session::{AttachStream, Incoming, Transport};
+use mcp_gen_ui_actors::host_session::{sink_channel, AttachStream, Incoming, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::session_directory::Lookup;
 use mcp_gen_ui_actors::sse;
 use serde::Deserialize;
-use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::{json_error, sse_body, Edge};
 
@@ -18,8 +16,8 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         return r;
     }
     let (session_id, session) = edge.open_session(Transport::Sse);
-    let (tx, rx) = mpsc::unbounded_channel::<Value>();
-    session.do_send(AttachStream { sink: tx });
+    let (tx, rx) = sink_channel();
+    session.addr.do_send(AttachStream { sink: tx });
     let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));
     HttpResponse::Ok()
         .insert_header(("cache-control", "no-cache"))
@@ -69,7 +67,7 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
         }
     }
     for m in msgs {
-        session.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
+        session.addr.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
     }
     HttpResponse::Accepted().body("Accepted")
 }

@@ -21,6 +21,7 @@ use futures::StreamExt;
 use mcp_gen_ui_actors::host_session::{HostSession, SessionDeps, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
 use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::session_directory::SessionRef;
 use mcp_gen_ui_actors::session_directory::{Insert, SessionDirectory};
 use mcp_gen_ui_actors::sse;
 use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
@@ -44,11 +45,14 @@ pub struct Edge {
 
 impl Edge {
     /// Starts a host session and files it in the directory.
-    pub fn open_session(&self, transport: Transport) -> (String, Addr<HostSession>) {
+    pub fn open_session(&self, transport: Transport) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let addr = actix::Actor::start(HostSession::new(id.clone(), transport, self.session.clone()));
-        self.directory.do_send(Insert { id: id.clone(), addr: addr.clone() });
-        (id, addr)
+        let session = HostSession::new(id.clone(), transport, self.session.clone());
+        let streams = session.streams_flag();
+        let addr: Addr<HostSession> = actix::Actor::start(session);
+        let session = SessionRef { addr, streams };
+        self.directory.do_send(Insert { id: id.clone(), session: session.clone() });
+        (id, session)
     }
 
     /// DNS-rebinding check; `Err` is the response to send.
@@ -102,7 +106,7 @@ pub fn json_error(status: actix_web::http::StatusCode, code: i64, message: impl 
 /// An SSE body from a channel of messages, with an optional first event and keep-alives.
 /// `priming` sends an event with an id and empty data first (SEP-1699: lets clients resume).
 pub fn sse_body(
-    rx: mpsc::UnboundedReceiver<Value>,
+    rx: mpsc::Receiver<Value>,
     first: Option<String>,
     stream_id: String,
     keepalive: Duration,

@@ -4,11 +4,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcp_gen_ui_actors::host_session::{AttachStream, Close, HostSession, Incoming, Transport};
+use mcp_gen_ui_actors::host_session::{sink_channel, AttachStream, Close, Incoming, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
-use mcp_gen_ui_actors::session_directory::Lookup;
+use mcp_gen_ui_actors::session_directory::{Lookup, SessionRef};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::{json_error, sse_body, Edge};
 
@@ -18,7 +17,7 @@ fn accepts(req: &HttpRequest, what: &str) -> bool {
     req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
 
-async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, actix::Addr<HostSession>), HttpResponse> {
+async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, SessionRef), HttpResponse> {
     let Some(id) = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
         return Err(json_error(
             StatusCode::BAD_REQUEST,
@@ -75,23 +74,41 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
-            session.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
+            session.addr.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
         }
         return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    // Nothing can travel on a request's stream before its answer when it asks for no progress
+    // and the host takes no requests (sampling, elicitation, roots): then the answer goes as
+    // plain JSON, which has no event size limit (the Python SDK refuses SSE events over 1 MB).
+    let plain = initializing
+        || (!session.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
+    let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
-        session.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
+        session.addr.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
     }
     drop(tx);
-    if initializing {
-        // initialize answers at once and has nothing to stream: plain JSON suits every client.
+    if plain {
         let mut answers = Vec::new();
         while let Some(v) = rx.recv().await {
-            answers.push(v);
+            if matches!(jsonrpc::kind(&v), Kind::Response | Kind::Invalid(_)) {
+                answers.push(v);
+            } else {
+                // Cannot happen for such a request; logged rather than silently lost.
+                tracing::warn!(
+                    component = "http",
+                    event = "unexpected_on_plain_answer",
+                    "a message for a plain-JSON request was not an answer; dropped"
+                );
+            }
         }
-        let body = if answers.len() == 1 { answers.pop().expect("one") } else { Value::Array(answers) };
+        let body = match answers.len() {
+            // Every request was cancelled meanwhile: nothing to answer.
+            0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish(),
+            1 => answers.pop().expect("one"),
+            _ => Value::Array(answers),
+        };
         return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body.to_string());
     }
     let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
@@ -116,8 +133,8 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let (tx, rx) = mpsc::unbounded_channel::<Value>();
-    session.do_send(AttachStream { sink: tx });
+    let (tx, rx) = sink_channel();
+    session.addr.do_send(AttachStream { sink: tx });
     let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
     HttpResponse::Ok()
@@ -134,7 +151,7 @@ pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     }
     match find_session(&edge, &req).await {
         Ok((_, session)) => {
-            session.do_send(Close);
+            session.addr.do_send(Close);
             HttpResponse::Ok().finish()
         }
         Err(r) => r,

@@ -72,7 +72,11 @@ def post(url, body: bytes, headers=None, method="POST"):
 
 
 def sse_json(body: bytes) -> dict:
-    datas = [line[5:].strip() for line in body.decode().splitlines() if line.startswith("data:") and line[5:].strip()]
+    """The last message of a POST's answer, whether it came as plain JSON or as an SSE stream."""
+    text = body.decode()
+    if text.lstrip().startswith(("{", "[")):
+        return json.loads(text)
+    datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
     return json.loads(datas[-1])
 
 

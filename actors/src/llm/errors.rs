@@ -37,14 +37,25 @@ pub fn classify_status(status: u16, body: &str) -> LlmError {
     e
 }
 
+/// The longest wait a Retry-After can ask for; longer requests are clamped to it.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
 /// Retry-After: delta seconds or an HTTP date. Anthropic also sends fractional seconds.
+/// Never panics: values over [`MAX_RETRY_AFTER`] become exactly that; negative, NaN and
+/// infinite values are ignored (None).
 pub fn parse_retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
     if let Ok(secs) = v.parse::<f64>() {
-        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
+        if !secs.is_finite() || secs < 0.0 {
+            return None;
+        }
+        if secs >= MAX_RETRY_AFTER.as_secs_f64() {
+            return Some(MAX_RETRY_AFTER);
+        }
+        return Duration::try_from_secs_f64(secs).ok();
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO).min(MAX_RETRY_AFTER))
 }
 
 pub(crate) fn from_reqwest(e: &reqwest::Error) -> LlmError {
@@ -100,5 +111,20 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(parse_retry_after("-1"), None);
+    }
+
+    #[test]
+    fn retry_after_is_clamped_and_never_panics() {
+        let hour = Some(MAX_RETRY_AFTER);
+        assert_eq!(parse_retry_after("100000000000000000000"), hour);
+        assert_eq!(parse_retry_after("1e300"), hour);
+        assert_eq!(parse_retry_after("3600"), hour);
+        assert_eq!(parse_retry_after("3601"), hour);
+        assert_eq!(parse_retry_after("3599.5"), Some(Duration::from_millis(3_599_500)));
+        assert_eq!(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT"), hour);
+        for bad in ["NaN", "inf", "-inf", "infinity", "-0.001", "-1e300"] {
+            assert_eq!(parse_retry_after(bad), None, "{bad}");
+        }
+        assert_eq!(parse_retry_after("-0"), Some(Duration::ZERO));
     }
 }

@@ -2,6 +2,7 @@
 //! carry raw JSON-RPC messages to and from the upstream server. The `UpstreamConnection` actor
 //! owns the link; transports know bytes and HTTP, never MCP semantics beyond what framing needs.
 
+pub mod framing;
 mod sse_client;
 mod stdio;
 mod streamable_http;
@@ -21,16 +22,16 @@ pub enum UpstreamSpec {
 }
 
 impl UpstreamSpec {
-    /// A description safe for logs: no header values, no environment values.
+    /// A description safe for logs, `/readyz` and errors sent to hosts: the transport and the
+    /// program (file name) or origin only. Arguments, paths and queries may carry tokens.
     pub fn describe(&self) -> String {
         match self {
-            UpstreamSpec::Stdio { command, args, .. } => {
-                format!("stdio: {command} {}", args.join(" "))
+            UpstreamSpec::Stdio { command, .. } => {
+                let program = std::path::Path::new(command).file_name().and_then(|f| f.to_str()).unwrap_or("?");
+                format!("stdio: {program}")
             }
-            UpstreamSpec::StreamableHttp { url, .. } => {
-                format!("streamable-http: {}", redact_url(url))
-            }
-            UpstreamSpec::Sse { url, .. } => format!("sse: {}", redact_url(url)),
+            UpstreamSpec::StreamableHttp { url, .. } => format!("streamable-http: {}", origin_of(url)),
+            UpstreamSpec::Sse { url, .. } => format!("sse: {}", origin_of(url)),
         }
     }
 
@@ -43,27 +44,54 @@ impl UpstreamSpec {
     }
 }
 
-/// URLs may carry credentials (user:pass@ or ?token=); logs get scheme, host, port and path only.
-pub fn redact_url(url: &url::Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.set_query(None);
-    u.to_string()
+/// scheme://host:port, nothing else of a URL.
+pub fn origin_of(url: &url::Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Messages waiting in either direction of a link. The upstream's reader waits when the actor
+/// is behind (so a flooding upstream is slowed by its own pipe or TCP window); a full outgoing
+/// queue refuses the request with an error (`UpstreamConnection`).
+pub const LINK_QUEUE: usize = 1024;
+
+/// Limits a transport enforces on what the upstream sends.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkLimits {
+    /// `upstream.maxMessageBytes`: a larger message fails its request instead of growing memory.
+    pub max_message_bytes: usize,
+}
+
+impl Default for LinkLimits {
+    fn default() -> Self {
+        LinkLimits { max_message_bytes: 16 * 1024 * 1024 }
+    }
 }
 
 /// What arrives from the upstream.
 #[derive(Debug)]
 pub enum LinkEvent {
     Message(Value),
+    /// A message that arrived on the response stream of the upstream request `request` (our
+    /// upstream-side id): a server-to-client request there belongs to that request's host.
+    OnStream {
+        msg: Value,
+        request: Value,
+    },
+    /// A line or event that is not a JSON-RPC message: skipped, counted, the link reads on.
+    Bad(String),
+    /// A message over `upstream.maxMessageBytes`, dropped; `id` is the request it answered, when known.
+    Oversized {
+        id: Option<Value>,
+        bytes: usize,
+    },
     /// The connection is gone; the string says why, for the host and the log.
     Closed(String),
 }
 
 /// A live connection. Dropping it ends the connection (kills the child, ends the HTTP session).
 pub struct Link {
-    pub tx: mpsc::UnboundedSender<Value>,
-    pub rx: mpsc::UnboundedReceiver<LinkEvent>,
+    pub tx: mpsc::Sender<Value>,
+    pub rx: mpsc::Receiver<LinkEvent>,
     _guard: DropGuard,
     /// Fires once the connection is fully gone (the child reaped, the session deleted).
     done: tokio::sync::oneshot::Receiver<()>,
@@ -85,13 +113,13 @@ impl LinkGuard {
 
 impl Link {
     /// Splits the link so the receiver can become an actor stream while the guard stays owned.
-    pub fn split(self) -> (mpsc::UnboundedSender<Value>, mpsc::UnboundedReceiver<LinkEvent>, LinkGuard) {
+    pub fn split(self) -> (mpsc::Sender<Value>, mpsc::Receiver<LinkEvent>, LinkGuard) {
         (self.tx, self.rx, LinkGuard { guard: self._guard, done: self.done })
     }
 
     fn new(
-        tx: mpsc::UnboundedSender<Value>,
-        rx: mpsc::UnboundedReceiver<LinkEvent>,
+        tx: mpsc::Sender<Value>,
+        rx: mpsc::Receiver<LinkEvent>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Receiver<()>,
     ) -> Self {
@@ -100,12 +128,63 @@ impl Link {
 }
 
 /// Opens a link. Errors name the cause in words fit for a host.
-pub async fn connect(spec: &UpstreamSpec) -> Result<Link, String> {
+pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits) -> Result<Link, String> {
     match spec {
-        UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref()).await,
-        UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone()).await,
-        UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone()).await,
+        UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref(), limits).await,
+        UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone(), limits).await,
+        UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone(), limits).await,
     }
+}
+
+/// The error for a message over the limit, fit for a host.
+pub fn oversized_message(bytes: usize, limit: usize) -> String {
+    format!("the upstream's answer is {bytes} bytes, over the {limit} byte limit (upstream.maxMessageBytes); it was dropped")
+}
+
+/// A request body that reports when the HTTP client has taken all of it for sending, so the next
+/// message can start only after this one has left: POSTs on different pooled connections would
+/// otherwise race, and a cancellation could overtake its request.
+pub(crate) fn body_with_sent_signal(bytes: Vec<u8>) -> (reqwest::Body, tokio::sync::oneshot::Receiver<()>) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut state = Some((bytes::Bytes::from(bytes), tx));
+    let stream = futures::stream::poll_fn(move |_| match state.take() {
+        // The client takes the bytes when it writes the request on its connection.
+        Some((b, tx)) => {
+            let _ = tx.send(());
+            std::task::Poll::Ready(Some(Ok::<_, std::io::Error>(b)))
+        }
+        None => std::task::Poll::Ready(None),
+    });
+    (reqwest::Body::wrap_stream(stream), rx)
+}
+
+/// How long a message waits for the one before it to leave (a server that stops reading must
+/// not stall the link for good).
+pub(crate) const ORDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads a response body, refusing to hold more than `limit` bytes.
+pub(crate) async fn read_limited(resp: reqwest::Response, limit: usize) -> Result<Result<bytes::Bytes, usize>, reqwest::Error> {
+    use futures::StreamExt;
+    if resp.content_length().is_some_and(|n| n as usize > limit) {
+        return Ok(Err(resp.content_length().unwrap_or(0) as usize));
+    }
+    let mut body = resp.bytes_stream();
+    let mut out = bytes::BytesMut::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        if out.len() + chunk.len() > limit {
+            let mut seen = out.len() + chunk.len();
+            while let Some(Ok(c)) = body.next().await {
+                seen += c.len();
+                if seen > limit.saturating_mul(4) {
+                    break;
+                }
+            }
+            return Ok(Err(seen));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Ok(out.freeze()))
 }
 
 pub(crate) fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, String> {
@@ -129,7 +208,7 @@ pub(crate) fn http_client(headers: &[(String, String)]) -> Result<reqwest::Clien
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
-/// Describes a reqwest error without the URL's query (it may hold a token).
+/// Describes a reqwest error naming only the origin (paths and queries may hold tokens).
 pub(crate) fn describe_http_error(e: &reqwest::Error) -> String {
     let what = if e.is_connect() {
         "connection refused or unreachable"
@@ -141,7 +220,7 @@ pub(crate) fn describe_http_error(e: &reqwest::Error) -> String {
         "request failed"
     };
     match e.url() {
-        Some(u) => format!("{what} ({})", redact_url(u)),
+        Some(u) => format!("{what} ({})", origin_of(u)),
         None => what.to_string(),
     }
 }

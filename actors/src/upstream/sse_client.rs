@@ -1,17 +1,32 @@
 //! Legacy HTTP+SSE upstream (protocol 2024-11-05): `GET /sse` opens a stream whose first event,
-//! `endpoint`, names where to POST; answers arrive as `message` events on the stream.
+//! `endpoint`, names where to POST; answers arrive as `message` events on the stream. The
+//! endpoint must be on the /sse URL's own origin: our configured headers (credentials) are never
+//! sent anywhere else. POSTs leave in the order they were sent.
 
 use futures::StreamExt;
-use reqwest::header::ACCEPT;
+use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_http_error, http_client, Link, LinkEvent};
+use super::{body_with_sent_signal, describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
 use crate::sse;
 
-pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Link, String> {
+/// The POST URL an `endpoint` event names, if it is on `base`'s origin.
+fn endpoint_url(base: &url::Url, data: &str) -> Result<url::Url, String> {
+    let u = base.join(data.trim()).map_err(|_| "the upstream's endpoint event is not a URL".to_string())?;
+    if u.origin() != base.origin() {
+        return Err(format!(
+            "the upstream's endpoint event points to another origin ({}, not {}); refused, so that the configured headers never leave for it",
+            origin_of(&u),
+            origin_of(base)
+        ));
+    }
+    Ok(u)
+}
+
+pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
     let client = http_client(&headers)?;
     let resp = client
         .get(url.clone())
@@ -22,8 +37,8 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     if !resp.status().is_success() {
         return Err(format!("the upstream SSE endpoint answered HTTP {}", resp.status()));
     }
-    let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
-    let (events, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
     let (endpoint_tx, endpoint_rx) = oneshot::channel::<url::Url>();
 
@@ -32,9 +47,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
     let base = url.clone();
     tokio::spawn(async move {
         let mut endpoint_tx = Some(endpoint_tx);
-        let mut parser = sse::Parser::default();
+        let mut parser = sse::Parser::with_limit(limits.max_message_bytes);
         let mut body = resp.bytes_stream();
-        let why = loop {
+        let why = 'read: loop {
             let chunk = tokio::select! {
                 _ = reader_cancel.cancelled() => return,
                 c = body.next() => c,
@@ -42,31 +57,30 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
             match chunk {
                 Some(Ok(bytes)) => {
                     for ev in parser.feed(&bytes) {
-                        match ev.event.as_deref() {
-                            Some("endpoint") => match base.join(ev.data.trim()) {
+                        let out = match ev.event.as_deref() {
+                            Some("endpoint") => match endpoint_url(&base, &ev.data) {
                                 Ok(u) => {
                                     if let Some(tx) = endpoint_tx.take() {
                                         let _ = tx.send(u);
                                     }
+                                    continue;
                                 }
-                                Err(_) => tracing::warn!(
-                                    component = "upstream",
-                                    event = "bad_endpoint",
-                                    "upstream sent an endpoint that is not a URL"
-                                ),
+                                Err(why) => break 'read why,
                             },
+                            _ if ev.oversized => {
+                                let id = super::framing::scan_id(ev.data.as_bytes());
+                                LinkEvent::Oversized { id, bytes: limits.max_message_bytes.saturating_add(1) }
+                            }
                             None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
-                                Ok(m) => {
-                                    let _ = reader_events.send(LinkEvent::Message(m));
-                                }
-                                Err(_) if ev.data.trim().is_empty() => {}
-                                Err(_) => tracing::warn!(
-                                    component = "upstream",
-                                    event = "bad_sse_data",
-                                    "upstream SSE event is not JSON; ignored"
-                                ),
+                                Ok(m) if m.is_array() || !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) => LinkEvent::Message(m),
+                                Ok(_) => LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into()),
+                                Err(_) if ev.data.trim().is_empty() => continue,
+                                Err(_) => LinkEvent::Bad("an SSE event is not JSON".into()),
                             },
-                            Some(_) => {}
+                            Some(_) => continue,
+                        };
+                        if reader_events.send(out).await.is_err() {
+                            return;
                         }
                     }
                 }
@@ -74,7 +88,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
                 None => break "the upstream closed its SSE stream".to_string(),
             }
         };
-        let _ = reader_events.send(LinkEvent::Closed(why));
+        let _ = reader_events.send(LinkEvent::Closed(why)).await;
     });
 
     let writer_cancel = cancel.clone();
@@ -95,20 +109,44 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
             let client = client.clone();
             let endpoint = endpoint.clone();
             let events = events.clone();
-            tokio::spawn(async move {
-                let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
-                let res = client.post(endpoint).json(&msg).send().await;
+            let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
+            let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
+            let len = bytes.len();
+            let (body, sent) = body_with_sent_signal(bytes);
+            let post = tokio::spawn(async move {
+                let res =
+                    client.post(endpoint).header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(body).send().await;
                 let failure = match res {
                     Ok(r) if r.status().is_success() => None,
                     Ok(r) => Some(format!("the upstream rejected the message: HTTP {}", r.status())),
                     Err(e) => Some(format!("the upstream did not accept the message: {}", describe_http_error(&e))),
                 };
                 if let (Some(why), Some(id)) = (failure, id) {
-                    let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
+                    let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
                 }
             });
+            // The next message leaves after this one has (or this one's attempt ended).
+            tokio::select! {
+                _ = tokio::time::timeout(ORDER_WAIT, sent) => {}
+                _ = post => {}
+            }
         }
     });
 
     Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_stay_on_the_origin() {
+        let base = url::Url::parse("http://127.0.0.1:3001/sse?k=1").unwrap();
+        assert_eq!(endpoint_url(&base, "/message?sessionId=a").unwrap().as_str(), "http://127.0.0.1:3001/message?sessionId=a");
+        assert_eq!(endpoint_url(&base, "http://127.0.0.1:3001/m").unwrap().as_str(), "http://127.0.0.1:3001/m");
+        for foreign in ["http://127.0.0.2:3001/m", "https://127.0.0.1:3001/m", "http://127.0.0.1:3002/m", "//evil.example/m"] {
+            assert!(endpoint_url(&base, foreign).unwrap_err().contains("another origin"), "{foreign}");
+        }
+    }
 }

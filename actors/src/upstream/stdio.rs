@@ -5,19 +5,29 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Link, LinkEvent};
+use super::framing::{Frame, LineFramer};
+use super::{Link, LinkEvent, LinkLimits, LINK_QUEUE};
 
 /// How long a child gets to exit after its stdin closes before it is killed.
 const GRACE: Duration = Duration::from_millis(1500);
 
-pub async fn connect(command: &str, args: &[String], env: &[(String, String)], cwd: Option<&Path>) -> Result<Link, String> {
+pub async fn connect(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+    limits: LinkLimits,
+) -> Result<Link, String> {
     let mut cmd = Command::new(command);
+    // The child gets a safe base, not our environment: API keys and our own settings stay here.
     cmd.args(args)
+        .env_clear()
+        .envs(base_env(std::env::vars_os()))
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -35,8 +45,8 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
 
-    let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
-    let (from_up_tx, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (from_up_tx, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
 
     let writer_cancel = cancel.clone();
@@ -59,26 +69,46 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
 
     let reader_tx = from_up_tx.clone();
     tokio::spawn(async move {
-        let mut lines = BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Value>(&line) {
-                Ok(v) => {
-                    let _ = reader_tx.send(LinkEvent::Message(v));
+        // Bytes, not lines: one bad byte or an endless line must not stop or swell the reader.
+        let mut stdout = stdout;
+        let mut framer = LineFramer::new(limits.max_message_bytes);
+        let mut buf = vec![0u8; 64 * 1024];
+        let why = loop {
+            let frames = match stdout.read(&mut buf).await {
+                Ok(0) => {
+                    let last = framer.finish();
+                    deliver(&reader_tx, last, limits).await;
+                    break "the upstream closed its stdout".to_string();
                 }
-                Err(_) => {
-                    tracing::warn!(component = "upstream", event = "non_json_stdout", line = %truncate(&line, 200), "upstream wrote a line to stdout that is not JSON-RPC; ignored")
-                }
+                Ok(n) => framer.feed(&buf[..n]),
+                Err(e) => break format!("cannot read the upstream's stdout: {e}"),
+            };
+            if !deliver(&reader_tx, frames, limits).await {
+                return;
             }
-        }
+        };
+        // A child that exits closes stdout too: give the exit status a moment to be the reason
+        // given (it says more), then close the link either way.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = reader_tx.send(LinkEvent::Closed(why)).await;
     });
 
     tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            tracing::info!(component = "upstream", event = "stderr", "{}", truncate(&line, 2000));
+        // Always drained (a full stderr pipe would block the child); any bytes, lines cut short.
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match (&mut reader).take(64 * 1024).read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.trim_end();
+                    if !text.is_empty() {
+                        tracing::info!(component = "upstream", event = "stderr", "{}", truncate(text, 2000));
+                    }
+                }
+            }
         }
     });
 
@@ -94,7 +124,7 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
                 };
                 // Wrappers (npx, sh) may leave grandchildren behind; they belong to the same group.
                 kill_group(pid);
-                let _ = from_up_tx.send(LinkEvent::Closed(why));
+                let _ = from_up_tx.send(LinkEvent::Closed(why)).await;
             }
             _ = wait_cancel.cancelled() => {
                 if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
@@ -110,6 +140,38 @@ pub async fn connect(command: &str, args: &[String], env: &[(String, String)], c
     Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }
 
+/// Hands frames to the actor (waiting while it is behind). False when nobody listens any more.
+async fn deliver(tx: &mpsc::Sender<LinkEvent>, frames: Vec<Frame>, limits: LinkLimits) -> bool {
+    for f in frames {
+        let ev = match f {
+            Frame::Message(m) => LinkEvent::Message(m),
+            Frame::Bad(why) => LinkEvent::Bad(why.to_string()),
+            Frame::Oversized { id, bytes } => {
+                tracing::warn!(
+                    component = "upstream",
+                    event = "oversized",
+                    bytes,
+                    limit = limits.max_message_bytes,
+                    "upstream message over upstream.maxMessageBytes dropped"
+                );
+                LinkEvent::Oversized { id, bytes }
+            }
+        };
+        if tx.send(ev).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Variables a program needs to run like it would from a shell (find binaries, a home, a
+/// locale, a time zone, a temp folder) and nothing else.
+const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ", "TMPDIR"];
+
+fn base_env(vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    vars.filter(|(k, _)| k.to_str().is_some_and(|k| BASE_ENV.contains(&k) || k.starts_with("LC_"))).collect()
+}
+
 #[cfg(unix)]
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid {
@@ -123,9 +185,23 @@ fn kill_group(pid: Option<u32>) {
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
 
-fn truncate(s: &str, max: usize) -> &str {
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
     match s.char_indices().nth(max) {
         Some((i, _)) => &s[..i],
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_safe_base_passes() {
+        let vars = ["PATH", "HOME", "LC_ALL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MCP_GEN_UI_LISTEN", "LANGUAGE_X", "TZ"]
+            .iter()
+            .map(|k| (std::ffi::OsString::from(k), std::ffi::OsString::from("v")));
+        let kept: Vec<String> = base_env(vars).into_iter().map(|(k, _)| k.into_string().unwrap()).collect();
+        assert_eq!(kept, ["PATH", "HOME", "LC_ALL", "TZ"]);
     }
 }

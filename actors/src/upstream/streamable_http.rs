@@ -1,7 +1,9 @@
 //! Streamable HTTP upstream: every outgoing message is a POST; answers come back as JSON or as
 //! an SSE stream on that POST; server-initiated messages also arrive on an optional GET stream.
 //! A 404 for a known session means the upstream forgot us: the link closes so that the
-//! supervisor re-initializes.
+//! supervisor re-initializes. Messages leave in the order they were sent (each POST starts once
+//! the one before it has handed over its body), and what arrives on a POST's own stream is
+//! tagged with that request so server-to-client requests reach the right host.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_http_error, http_client, Link, LinkEvent};
+use super::{body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
 use crate::sse;
 
@@ -30,16 +32,17 @@ struct Shared {
     client: reqwest::Client,
     url: url::Url,
     state: Mutex<SessionState>,
-    events: mpsc::UnboundedSender<LinkEvent>,
+    events: mpsc::Sender<LinkEvent>,
     cancel: CancellationToken,
+    limits: LinkLimits,
 }
 
-pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Link, String> {
+pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
     let client = http_client(&headers)?;
-    let (to_up_tx, mut to_up_rx) = mpsc::unbounded_channel::<Value>();
-    let (events, from_up_rx) = mpsc::unbounded_channel::<LinkEvent>();
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
-    let shared = Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone() });
+    let shared = Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone(), limits });
 
     let s = shared.clone();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -51,9 +54,12 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>) -> Result<Li
                 msg = to_up_rx.recv() => {
                     let Some(msg) = msg else { break };
                     // initialize must finish (and hand us the session id) before anything else
-                    // is sent; the actor guarantees that ordering by awaiting its answer.
+                    // is sent; the actor guarantees that ordering by awaiting its answer. The
+                    // rest go one after another: each waits until the one before has left.
                     let s2 = s.clone();
-                    tokio::spawn(async move { s2.post(msg).await });
+                    let (sent_tx, sent_rx) = tokio::sync::oneshot::channel();
+                    tokio::spawn(async move { s2.post(msg, sent_tx).await });
+                    let _ = tokio::time::timeout(ORDER_WAIT, sent_rx).await;
                 }
             }
         }
@@ -81,27 +87,48 @@ impl Shared {
         rb
     }
 
-    async fn post(self: Arc<Self>, msg: Value) {
+    /// Sends one message; `sent` fires once its body has been handed to the connection (or the
+    /// attempt ended), which lets the next message start.
+    async fn post(self: Arc<Self>, msg: Value, sent: tokio::sync::oneshot::Sender<()>) {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
         let is_initialize = jsonrpc::method(&msg) == Some("initialize");
         let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
         let id = jsonrpc::id(&msg).cloned();
         let had_session = self.state.lock().expect("state lock").session_id.is_some();
-        let resp = self
+        let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
+        let len = bytes.len();
+        let (body, body_sent) = body_with_sent_signal(bytes);
+        let send = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .json(&msg)
-            .send()
-            .await;
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(body)
+            .send();
+        tokio::pin!(send);
+        let mut sent = Some(sent);
+        let mut body_sent = body_sent;
+        let resp = loop {
+            tokio::select! {
+                r = &mut send => break r,
+                _ = &mut body_sent, if sent.is_some() => {
+                    if let Some(s) = sent.take() {
+                        let _ = s.send(());
+                    }
+                }
+            }
+        };
+        if let Some(s) = sent.take() {
+            let _ = s.send(());
+        }
         let resp = match resp {
             Ok(r) => r,
             Err(e) => {
                 let why = format!("the upstream did not answer: {}", describe_http_error(&e));
                 if e.is_connect() {
-                    let _ = self.events.send(LinkEvent::Closed(why));
+                    self.emit(LinkEvent::Closed(why)).await;
                 } else if let (true, Some(id)) = (is_request, id) {
-                    let _ = self.events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
+                    self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
                 }
                 return;
             }
@@ -112,31 +139,34 @@ impl Shared {
             st.session_id = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
         }
         if status == StatusCode::NOT_FOUND && had_session {
-            let _ = self.events.send(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into()));
+            self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
             return;
         }
         if !status.is_success() {
-            let body = resp.text().await.unwrap_or_default();
+            // Error bodies are read within the message limit too, and only their start is quoted.
+            let body = match read_limited(resp, self.limits.max_message_bytes).await {
+                Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
+                _ => String::new(),
+            };
             if had_session && session_rejected(status, &body) {
-                let _ = self
-                    .events
-                    .send(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing")));
+                self.emit(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing"))).await;
                 return;
             }
             // A JSON-RPC error body is the upstream's own answer: pass it through as is.
             if let Ok(v) = serde_json::from_str::<Value>(&body) {
                 if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
-                    let _ = self.events.send(LinkEvent::Message(v));
+                    self.emit(LinkEvent::Message(v)).await;
                     return;
                 }
             }
             if let (true, Some(id)) = (is_request, id) {
                 let snippet: String = body.chars().take(300).collect();
-                let _ = self.events.send(LinkEvent::Message(jsonrpc::error(
+                self.emit(LinkEvent::Message(jsonrpc::error(
                     id,
                     jsonrpc::code::UPSTREAM_UNAVAILABLE,
                     format!("the upstream answered HTTP {status}: {snippet}"),
-                )));
+                )))
+                .await;
             } else {
                 tracing::warn!(component = "upstream", event = "post_rejected", status = %status, "upstream rejected a notification or response");
             }
@@ -144,20 +174,25 @@ impl Shared {
         }
         let ctype = resp.headers().get(CONTENT_TYPE).cloned().unwrap_or(HeaderValue::from_static(""));
         let ctype = ctype.to_str().unwrap_or("");
+        let stream_of = if is_request { id.clone() } else { None };
         if ctype.starts_with("text/event-stream") {
-            self.clone().read_sse(resp, is_initialize).await;
+            self.clone().read_sse(resp, is_initialize, stream_of).await;
         } else if ctype.starts_with("application/json") {
-            match resp.bytes().await {
-                Ok(b) if !b.is_empty() => match jsonrpc::parse_body(&b) {
+            match read_limited(resp, self.limits.max_message_bytes).await {
+                Ok(Ok(b)) if !b.is_empty() => match jsonrpc::parse_body(&b) {
                     Ok(msgs) => {
                         for m in msgs {
-                            self.deliver(m, is_initialize);
+                            self.deliver(m, is_initialize, stream_of.as_ref()).await;
                         }
                     }
-                    Err(e) => self.fail_request(is_request, id, format!("the upstream sent a malformed answer: {e}")),
+                    Err(e) => {
+                        self.emit(LinkEvent::Bad(format!("a POST answer is not JSON-RPC: {e}"))).await;
+                        self.fail_request(is_request, id, format!("the upstream sent a malformed answer: {e}")).await
+                    }
                 },
-                Ok(_) => {}
-                Err(e) => self.fail_request(is_request, id, format!("the upstream answer broke off: {}", describe_http_error(&e))),
+                Ok(Ok(_)) => {}
+                Ok(Err(bytes)) => self.emit(LinkEvent::Oversized { id: id.filter(|_| is_request), bytes }).await,
+                Err(e) => self.fail_request(is_request, id, format!("the upstream answer broke off: {}", describe_http_error(&e))).await,
             }
         }
         if is_initialized {
@@ -165,23 +200,33 @@ impl Shared {
         }
     }
 
-    fn fail_request(&self, is_request: bool, id: Option<Value>, why: String) {
+    /// To the actor; waits while it is behind (the upstream's TCP window then slows it down).
+    async fn emit(&self, ev: LinkEvent) {
+        let _ = self.events.send(ev).await;
+    }
+
+    async fn fail_request(&self, is_request: bool, id: Option<Value>, why: String) {
         if let (true, Some(id)) = (is_request, id) {
-            let _ = self.events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why)));
+            self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
         }
     }
 
-    fn deliver(&self, msg: Value, is_initialize: bool) {
+    async fn deliver(&self, msg: Value, is_initialize: bool, stream_of: Option<&Value>) {
         if is_initialize {
             if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
                 self.state.lock().expect("state lock").protocol_version = Some(v.to_string());
             }
         }
-        let _ = self.events.send(LinkEvent::Message(msg));
+        let ev = match stream_of {
+            Some(request) => LinkEvent::OnStream { msg, request: request.clone() },
+            None => LinkEvent::Message(msg),
+        };
+        self.emit(ev).await;
     }
 
-    async fn read_sse(self: Arc<Self>, resp: reqwest::Response, is_initialize: bool) {
-        let mut parser = sse::Parser::default();
+    /// Reads an SSE body: the stream of POST `stream_of` (a request id), or the GET stream.
+    async fn read_sse(self: Arc<Self>, resp: reqwest::Response, is_initialize: bool, stream_of: Option<Value>) {
+        let mut parser = sse::Parser::with_limit(self.limits.max_message_bytes);
         let mut body = resp.bytes_stream();
         loop {
             let chunk = tokio::select! {
@@ -191,14 +236,22 @@ impl Shared {
             match chunk {
                 Some(Ok(bytes)) => {
                     for ev in parser.feed(&bytes) {
+                        if ev.oversized {
+                            // On a POST's stream the big one is, in practice, that request's answer.
+                            let id = stream_of.clone().or_else(|| super::framing::scan_id(ev.data.as_bytes()));
+                            let bytes = self.limits.max_message_bytes.saturating_add(1);
+                            self.emit(LinkEvent::Oversized { id, bytes }).await;
+                            continue;
+                        }
                         if ev.data.trim().is_empty() || ev.event.as_deref().is_some_and(|e| e != "message") {
                             continue;
                         }
                         match serde_json::from_str::<Value>(&ev.data) {
-                            Ok(m) => self.deliver(m, is_initialize),
-                            Err(_) => {
-                                tracing::warn!(component = "upstream", event = "bad_sse_data", "upstream SSE event is not JSON; ignored")
+                            Ok(m) if !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) || m.is_array() => {
+                                self.deliver(m, is_initialize, stream_of.as_ref()).await
                             }
+                            Ok(_) => self.emit(LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into())).await,
+                            Err(_) => self.emit(LinkEvent::Bad("an SSE event is not JSON".into())).await,
                         }
                     }
                 }
@@ -227,11 +280,11 @@ impl Shared {
                 match resp {
                     Ok(r) if r.status().is_success() => {
                         delay = std::time::Duration::from_secs(1);
-                        self.clone().read_sse(r, false).await;
+                        self.clone().read_sse(r, false, None).await;
                     }
                     Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                     Ok(r) if r.status() == StatusCode::NOT_FOUND => {
-                        let _ = self.events.send(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into()));
+                        self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
                         return;
                     }
                     Ok(_) | Err(_) => {}
