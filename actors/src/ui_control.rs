@@ -86,6 +86,7 @@ pub async fn run(
                 "promptVersion": e.as_ref().map(|e| e.prompt_version.clone()),
                 "templateVersion": e.as_ref().map(|e| e.template_version.clone()),
                 "fallbackReason": e.as_ref().and_then(|e| e.fallback_reason.clone()),
+                "expiresAt": e.as_ref().and_then(|e| e.expires_at),
                 "validationWarnings": e.as_ref().map(|e| e.warnings.clone()).unwrap_or_default(),
                 "repairs": e.as_ref().map(|e| e.repairs.clone()).unwrap_or_default(),
                 "requestId": e.as_ref().map(|e| e.request_id.clone()),

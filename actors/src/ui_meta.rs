@@ -83,6 +83,7 @@ pub fn ui_read_result(uri: &str, entry: &UiEntry) -> Value {
                     "uiType": entry.ui_type,
                     "fallbackReason": entry.fallback_reason,
                     "generatedAt": entry.generated_at,
+                    "expiresAt": entry.expires_at,
                     "model": entry.model,
                 },
             },

@@ -228,7 +228,10 @@ impl Shared {
     async fn read_sse(self: Arc<Self>, resp: reqwest::Response, is_initialize: bool, stream_of: Option<Value>) {
         let mut parser = sse::Parser::with_limit(self.limits.max_message_bytes);
         let mut body = resp.bytes_stream();
-        loop {
+        // Whether this POST's own answer came (a stream that ends without it must not leave the
+        // request waiting).
+        let mut answered = stream_of.is_none();
+        let why = loop {
             let chunk = tokio::select! {
                 _ = self.cancel.cancelled() => return,
                 c = body.next() => c,
@@ -240,6 +243,7 @@ impl Shared {
                             // On a POST's stream the big one is, in practice, that request's answer.
                             let id = stream_of.clone().or_else(|| super::framing::scan_id(ev.data.as_bytes()));
                             let bytes = self.limits.max_message_bytes.saturating_add(1);
+                            answered |= stream_of.is_some();
                             self.emit(LinkEvent::Oversized { id, bytes }).await;
                             continue;
                         }
@@ -248,6 +252,7 @@ impl Shared {
                         }
                         match serde_json::from_str::<Value>(&ev.data) {
                             Ok(m) if !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) || m.is_array() => {
+                                answered |= stream_of.as_ref().is_some_and(|id| answers(&m, id));
                                 self.deliver(m, is_initialize, stream_of.as_ref()).await
                             }
                             Ok(_) => self.emit(LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into())).await,
@@ -257,10 +262,13 @@ impl Shared {
                 }
                 Some(Err(e)) => {
                     tracing::warn!(component = "upstream", event = "sse_broken", error = %describe_http_error(&e), "upstream SSE stream broke off");
-                    return;
+                    break format!("the upstream's answer stream broke off ({})", describe_http_error(&e));
                 }
-                None => return,
+                None => break "the upstream ended the answer stream without an answer".to_string(),
             }
+        };
+        if let (false, Some(id)) = (answered, stream_of) {
+            self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
         }
     }
 
@@ -287,6 +295,12 @@ impl Shared {
                         self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
                         return;
                     }
+                    // The server is gone (not merely between streams): restart the link now
+                    // rather than at the next call.
+                    Err(e) if e.is_connect() => {
+                        self.emit(LinkEvent::Closed(format!("the upstream is unreachable: {}", describe_http_error(&e)))).await;
+                        return;
+                    }
                     Ok(_) | Err(_) => {}
                 }
                 tokio::select! {
@@ -305,6 +319,14 @@ impl Shared {
         }
         let req = self.request(reqwest::Method::DELETE).send();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), req).await;
+    }
+}
+
+/// Whether `msg` (a message or a batch) holds the answer to request `id`.
+fn answers(msg: &Value, id: &Value) -> bool {
+    match msg {
+        Value::Array(items) => items.iter().any(|m| answers(m, id)),
+        m => matches!(jsonrpc::kind(m), jsonrpc::Kind::Response) && jsonrpc::id(m) == Some(id),
     }
 }
 
