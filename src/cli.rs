@@ -81,6 +81,33 @@ pub struct Args {
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
 
+    /// Bearer token that hosts must send (Authorization: Bearer TOKEN) on /mcp, /sse, /messages
+    /// and /metrics; repeatable. MCP_GEN_UI_AUTH_TOKEN adds one more.
+    #[arg(long = "auth-token", value_name = "TOKEN")]
+    pub auth_tokens: Vec<String>,
+
+    /// No authentication, even when listening on a non-loopback address (where a token is
+    /// otherwise generated at start).
+    #[arg(long)]
+    pub no_auth: bool,
+
+    /// Serve /metrics and /healthz also on this ADDR:PORT, without authentication (for
+    /// Prometheus on a private network).
+    #[arg(long, env = "MCP_GEN_UI_METRICS_LISTEN", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+
+    /// OAuth: accept access tokens (JWTs) issued by this authorization server (its issuer URL).
+    #[arg(long, env = "MCP_GEN_UI_OAUTH_ISSUER", value_name = "URL")]
+    pub oauth_issuer: Option<String>,
+
+    /// OAuth: the audience (`aud`) tokens must be issued for.
+    #[arg(long, env = "MCP_GEN_UI_OAUTH_AUDIENCE", value_name = "AUDIENCE")]
+    pub oauth_audience: Option<String>,
+
+    /// OAuth: the authorization server's JWKS URL (its signing keys).
+    #[arg(long, env = "MCP_GEN_UI_OAUTH_JWKS_URL", value_name = "URL")]
+    pub oauth_jwks_url: Option<String>,
+
     /// LLM provider; unset: the one whose API key is in the environment, else offline.
     #[arg(long, env = "MCP_GEN_UI_PROVIDER", value_enum)]
     pub provider: Option<ProviderArg>,

@@ -139,6 +139,12 @@ pub struct ServerConfig {
     /// proxies and reveal hosts that went away (a closed legacy SSE session is reaped after
     /// about two intervals).
     pub sse_keepalive_secs: u64,
+    /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
+    /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
+    /// main port and takes the same tokens as /mcp.
+    pub metrics_listen: Option<String>,
+    /// Who may use /mcp, /sse, /messages and /metrics.
+    pub auth: AuthConfig,
 }
 
 impl Default for ServerConfig {
@@ -151,8 +157,49 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             session_idle_timeout_secs: 1800,
             sse_keepalive_secs: 15,
+            metrics_listen: None,
+            auth: AuthConfig::default(),
         }
     }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Authentication on the HTTP transport: static bearer tokens, OAuth 2.1 access tokens (JWTs),
+/// or both (either is accepted). With none of them, a loopback listener needs no token and any
+/// other listener gets a token generated at start (printed once), unless `disabled`.
+pub struct AuthConfig {
+    /// No authentication at all, even on a non-loopback address. Cannot be combined with
+    /// tokens or OAuth.
+    pub disabled: bool,
+    /// Accepted bearer tokens (prefer `tokensFile` or MCP_GEN_UI_AUTH_TOKEN: they keep tokens
+    /// out of the config file).
+    pub tokens: Vec<String>,
+    /// A file with one accepted token per line (`#` comments and blank lines ignored), read
+    /// again on SIGHUP.
+    pub tokens_file: Option<PathBuf>,
+    /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
+    pub oauth: Option<OAuthConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// This service as an OAuth 2.1 resource server: bearer JWTs signed with RS256, ES256 or
+/// EdDSA by a key of `jwksUrl`, checked for `iss`, `aud`, `exp`, `nbf` and scopes.
+pub struct OAuthConfig {
+    /// The authorization server's issuer identifier: a token's `iss` must equal it; named in
+    /// /.well-known/oauth-protected-resource.
+    pub issuer: Option<String>,
+    /// A token's `aud` must be or include it (usually this server's /mcp URL).
+    pub audience: Option<String>,
+    /// Where the authorization server publishes its signing keys (`jwks_uri`). Fetched once,
+    /// again when a token names an unknown key (at most once a minute).
+    pub jwks_url: Option<String>,
+    /// Every one of these must be in a token's `scope` (space-separated) or `scp` (array).
+    pub required_scopes: Vec<String>,
+    /// This server's resource identifier in the protected-resource metadata (RFC 9728).
+    /// Default: the /mcp URL the request came to.
+    pub resource: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -3,19 +3,13 @@
 
 use std::path::Path;
 
-use mcp_gen_ui_actors::generation_queue::{file_stem, ReadUi};
-use mcp_gen_ui_actors::host_session::SessionDeps;
-use mcp_gen_ui_actors::refinements::History;
-use mcp_gen_ui_actors::upstream_connection::{WaitReady, READY_WAIT};
+use mcp_gen_ui_actors::generation_queue::file_stem;
+use mcp_gen_ui_actors::messages::{ReadUi, SessionDeps};
+use mcp_gen_ui_actors::router::READY_WAIT;
 use serde_json::Value;
 
 pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
-    let status = deps
-        .upstream
-        .send(WaitReady { limit: READY_WAIT * 6 })
-        .await
-        .map_err(|_| std::io::Error::other("the upstream actor stopped"))?
-        .map_err(std::io::Error::other)?;
+    let status = deps.router.ready(READY_WAIT * 6).await.map_err(std::io::Error::other)?;
     std::fs::create_dir_all(dir)?;
     let mut written = 0;
     for tool in status.tools.iter() {
@@ -23,14 +17,13 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
         if deps.enabled_tools.as_ref().is_some_and(|s| !s.contains(&name)) {
             continue;
         }
-        let history = deps.refinements.send(History { tool: name.clone() }).await.unwrap_or_default();
         let read = ReadUi {
             tool: tool.clone(),
-            refinements: history.into_iter().map(|r| r.feedback).collect(),
+            refinements: deps.refinements.feedback(&name).await,
             request_id: uuid::Uuid::new_v4().simple().to_string(),
             force: false,
         };
-        let entry = deps.queue.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
+        let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;
         written += 1;

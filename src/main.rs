@@ -13,22 +13,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Actor, Supervisor};
+use actix::{Addr, Arbiter, Supervisor};
 use actix_web::{web, App, HttpServer};
 use clap::Parser;
 use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generate::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation_queue::GenerationQueue;
-use mcp_gen_ui_actors::host_session::SessionDeps;
 use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
+use mcp_gen_ui_actors::messages::{SessionDeps, Shutdown};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::refinements::Refinements;
-use mcp_gen_ui_actors::session_directory::{CloseAll, SessionDirectory};
+use mcp_gen_ui_actors::router::Router;
+use mcp_gen_ui_actors::session_table::SessionTable;
 use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
 use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
 use mcp_gen_ui_actors::upstream::LinkLimits;
-use mcp_gen_ui_actors::upstream_connection::{Shutdown, UpstreamConnection};
+use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 
 use crate::cli::{Args, Command};
 use crate::config::{HostTransport, Provider};
@@ -134,7 +135,14 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
 
 /// Starts every actor: cache, refinements, generation queue, upstream connection. Singletons
 /// start once, before any HTTP worker, so every worker shares the same addresses.
-fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> SessionDeps {
+/// What `run` keeps besides the sessions' dependencies: the upstream actor (to shut it down) and
+/// its arbiter (a thread of its own for the link's I/O).
+struct Upstream {
+    addr: Addr<UpstreamConnection>,
+    _arbiter: Arbiter,
+}
+
+fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> (SessionDeps, Upstream) {
     let cfg = &settings.config;
     let llm = llm_client(settings);
     metrics.preinit(settings.provider.name(), llm.as_ref().map(|l| l.model()).unwrap_or(""));
@@ -179,8 +187,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         },
     };
     let queue = GenerationQueue::new(
-        cache,
-        refinements.clone(),
+        UiCache::port(&cache),
+        refinements.clone().recipient(),
         deps,
         fingerprint.hash(),
         cfg.cache.enabled,
@@ -190,30 +198,32 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     .with_state_dir(cache_dir.as_deref());
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
-    let upstream = UpstreamConnection::new(settings.upstream.clone(), metrics.clone())
+    let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
+    let connection = UpstreamConnection::new(settings.upstream.clone(), router.clone(), metrics.clone())
         .with_listener(queue.clone().recipient())
-        .with_limits(
-            Duration::from_millis(cfg.upstream.request_timeout_ms),
-            LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) },
-        )
-        .with_refresh_interval(refresh)
-        .start();
-    SessionDeps {
-        upstream,
-        directory: None,
-        queue,
-        refinements,
+        .with_limits(LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) })
+        .with_refresh_interval(refresh);
+    // Its own thread: the link's reader and writer run there, away from the HTTP workers and
+    // from the System arbiter's generation work.
+    let arbiter = Arbiter::new();
+    let upstream = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| connection);
+    let deps = SessionDeps {
+        router,
+        upstream: UpstreamConnection::port(&upstream),
+        queue: GenerationQueue::port(&queue),
+        refinements: Refinements::port(&refinements),
+        sessions: None,
         metrics,
         idle_limit: settings.session_idle_timeout,
         enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
-    }
+    };
+    (deps, Upstream { addr: upstream, _arbiter: arbiter })
 }
 
 async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
     let metrics = Arc::new(Metrics::new());
-    let deps = start_actors(&settings, prompts, metrics.clone());
-    let upstream = deps.upstream.clone();
-    let queue = deps.queue.clone();
+    let (deps, upstream) = start_actors(&settings, prompts, metrics.clone());
+    let queue = deps.queue.pending.clone();
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(dir) = &settings.debug_dir {
         tracing::info!(component = "main", event = "debug_dir", dir = %dir.display(), "debug: prompts, answers and pages are written to {}", dir.display());
@@ -246,7 +256,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         );
     }
     // Closes the child's stdin, waits for it, then kills its process group: no orphans.
-    let _ = upstream.send(Shutdown).await;
+    let _ = upstream.addr.send(Shutdown).await;
     tracing::info!(component = "main", event = "exit", "mcp-gen-ui stopped");
     result
 }
@@ -266,12 +276,11 @@ async fn shutdown_signal() {
 }
 
 async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
-    let directory_actor = SessionDirectory::new(metrics.clone());
-    let directory = Supervisor::start(move |_| directory_actor);
+    let sessions = Arc::new(SessionTable::default());
     let edge = http::Edge {
-        upstream: deps.upstream.clone(),
-        session: SessionDeps { directory: Some(directory.clone()), ..deps },
-        directory: directory.clone(),
+        router: deps.router.clone(),
+        session: SessionDeps { sessions: Some(sessions.clone()), ..deps },
+        sessions: sessions.clone(),
         metrics,
         allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
         allowed_origins: Arc::new(settings.allowed_origins.clone()),
@@ -279,7 +288,9 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
         sse_keepalive: settings.sse_keepalive,
     };
     let data = web::Data::new(edge);
-    let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure))
+    let (auth, generated) = start_auth(settings)?;
+    let (app_auth, metrics_data) = (auth.clone(), data.clone());
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).app_data(app_auth.clone()).configure(http::configure))
         .workers(2)
         // SSE answers go out in small writes (priming event, then the answer when the upstream
         // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
@@ -293,6 +304,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
         .disable_signals()
         .bind(settings.listen)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
+    let metrics_server = metrics_listener(settings, metrics_data)?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);
     let base = format!("http://{addr}");
     println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
@@ -302,16 +314,125 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
     println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
     println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
+    print_auth(settings, addr, &auth, generated.as_ref(), metrics_server.as_ref().map(|m| m.0));
     tracing::info!(component = "main", event = "listening", address = %addr, "listening");
     let server = server.run();
     let handle = server.handle();
+    let metrics_handle = metrics_server.map(|(_, s)| {
+        let h = s.handle();
+        actix_web::rt::spawn(s);
+        h
+    });
     actix_web::rt::spawn(async move {
         shutdown_signal().await;
         tracing::info!(component = "main", event = "signal", "signal received; shutting down");
+        if let Some(h) = metrics_handle {
+            h.stop(true).await;
+        }
         handle.stop(true).await;
     });
     let res = server.await;
-    let closed = directory.send(CloseAll).await.unwrap_or(0);
+    let closed = sessions.close_all();
     tracing::info!(component = "main", event = "stopped", sessions_closed = closed, "HTTP server stopped");
     res
+}
+
+/// The edge's authentication: what the settings configure, or, on a non-loopback listener with
+/// nothing configured and no `--no-auth`, a token generated for this run (returned so that
+/// `print_auth` shows it once). Starts the JWKS load and the SIGHUP reload of the tokens file.
+fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<http::auth::Auth>, Option<settings::Secret>)> {
+    let a = &settings.auth;
+    let generated = if !a.disabled && !a.configured() && !http::auth::is_loopback(settings.listen.ip()) {
+        Some(http::auth::generate_token()?)
+    } else {
+        None
+    };
+    let auth = web::Data::new(http::auth::Auth::new(a, generated.as_ref()));
+    if auth.oauth().is_some() {
+        let auth = auth.clone();
+        actix_web::rt::spawn(async move {
+            if let Some(o) = auth.oauth() {
+                o.preload().await;
+            }
+        });
+    }
+    if let Some(path) = auth.tokens_file().map(std::path::Path::to_path_buf) {
+        // Installed before the listening line, so a SIGHUP sent after it never kills the process.
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        let auth = auth.clone();
+        actix_web::rt::spawn(async move {
+            while hup.recv().await.is_some() {
+                match auth.reload() {
+                    Ok(n) => tracing::info!(
+                        component = "auth",
+                        event = "tokens_reloaded",
+                        tokens = n,
+                        "SIGHUP: {} holds {n} tokens now",
+                        path.display()
+                    ),
+                    Err(e) => {
+                        tracing::error!(component = "auth", event = "tokens_reload_failed", error = %e, "SIGHUP: the tokens file was not reloaded (its previous tokens stay in force): {e}")
+                    }
+                }
+            }
+        });
+    }
+    Ok((auth, generated))
+}
+
+/// `--metrics-listen`: a second server with /metrics and /healthz only, never authenticated.
+fn metrics_listener(
+    settings: &Settings,
+    data: web::Data<http::Edge>,
+) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
+    let Some(at) = settings.metrics_listen else { return Ok(None) };
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::configure_metrics_listener))
+        .workers(1)
+        .shutdown_timeout(1)
+        .disable_signals()
+        .bind(at)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+    let addr = server.addrs().first().copied().unwrap_or(at);
+    Ok(Some((addr, server.run())))
+}
+
+/// The startup lines about authentication. A generated token is printed here, once, on
+/// stdout, and never logged.
+fn print_auth(
+    settings: &Settings,
+    addr: std::net::SocketAddr,
+    auth: &http::auth::Auth,
+    generated: Option<&settings::Secret>,
+    metrics: Option<std::net::SocketAddr>,
+) {
+    if let Some(m) = metrics {
+        println!("  metrics, no auth http://{m}/metrics");
+    }
+    // 0.0.0.0 and :: are not addresses to connect to: this machine answers on loopback.
+    let reach = if addr.ip().is_unspecified() { std::net::SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
+    let a = &settings.auth;
+    if let Some(token) = generated {
+        println!("  auth             a token was generated for this run (set your own with --auth-token or MCP_GEN_UI_AUTH_TOKEN; --no-auth turns authentication off):");
+        println!("                   http://{reach}/mcp with the header  Authorization: Bearer {}", token.0);
+        println!("                   http://{reach}/preview#token={}", token.0);
+    } else if !auth.is_on() {
+        if http::auth::is_loopback(addr.ip()) {
+            println!("  auth             none (loopback only; --auth-token or OAuth to require tokens)");
+        } else {
+            println!("  auth             NONE (--no-auth): anyone who can reach {addr} can use every tool");
+            tracing::warn!(component = "auth", event = "no_auth", address = %addr, "authentication is off on a non-loopback address (--no-auth)");
+        }
+    } else {
+        let mut how = Vec::new();
+        if auth.static_count() > 0 || a.tokens_file.is_some() {
+            how.push(format!("{} bearer tokens", auth.static_count()));
+        }
+        if let Some(f) = &a.tokens_file {
+            how.push(format!("tokens file {} (SIGHUP reloads it)", f.display()));
+        }
+        if let Some(o) = &a.oauth {
+            how.push(format!("OAuth access tokens from {}", o.issuer));
+        }
+        println!("  auth             {}; preview: http://{reach}/preview#token=TOKEN", how.join(", "));
+    }
 }

@@ -8,6 +8,7 @@ use mcp_gen_ui_actors::upstream::UpstreamSpec;
 
 use crate::cli::{Args, HostTransportArg, LogFormatArg, ProviderArg, UpstreamTransportArg};
 use crate::config::{self, Config, ConfigError, HostTransport, LogFormat, Provider, UpstreamTransport};
+use crate::http::auth::{check_token, read_tokens_file, StaticToken};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -34,7 +35,40 @@ pub struct Settings {
     /// `--debug`: where prompts, answers and pages are written.
     pub debug_dir: Option<PathBuf>,
     pub export_dir: Option<PathBuf>,
+    /// Who may use the HTTP edge (tokens, OAuth), resolved from every source.
+    pub auth: AuthSettings,
+    /// `--metrics-listen`: a second listener for /metrics and /healthz, without auth.
+    pub metrics_listen: Option<SocketAddr>,
     pub config: Config,
+}
+
+/// Authentication of the HTTP edge, from flags, environment and the config file.
+#[derive(Debug, Clone, Default)]
+pub struct AuthSettings {
+    /// `--no-auth` / `server.auth.disabled`.
+    pub disabled: bool,
+    /// From `--auth-token`, MCP_GEN_UI_AUTH_TOKEN and `server.auth.tokens`, labelled by source.
+    pub tokens: Vec<StaticToken>,
+    pub tokens_file: Option<PathBuf>,
+    /// What the tokens file held at start (it is read again on SIGHUP).
+    pub file_tokens: Vec<StaticToken>,
+    pub oauth: Option<OAuthSettings>,
+}
+
+impl AuthSettings {
+    /// Whether any way in is configured (tokens, a tokens file, OAuth).
+    pub fn configured(&self) -> bool {
+        !self.tokens.is_empty() || self.tokens_file.is_some() || self.oauth.is_some()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OAuthSettings {
+    pub issuer: String,
+    pub audience: String,
+    pub jwks_url: url::Url,
+    pub required_scopes: Vec<String>,
+    pub resource: Option<String>,
 }
 
 /// A value that never prints: Debug shows only that it is set.
@@ -156,6 +190,22 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     if cfg.server.max_body_bytes < 1024 {
         return Err(ConfigError::new("server.maxBodyBytes", "must be at least 1024"));
     }
+    let auth = auth_settings(args, env, &mut cfg, &mut warnings)?;
+    if let Some(m) = &args.metrics_listen {
+        cfg.server.metrics_listen = Some(m.clone());
+    }
+    let metrics_listen = match &cfg.server.metrics_listen {
+        None => None,
+        Some(m) => {
+            let field = if args.metrics_listen.is_some() { "--metrics-listen" } else { "server.metricsListen" };
+            let addr: SocketAddr =
+                m.parse().map_err(|_| ConfigError::new(field, format!("{m:?} is not ADDR:PORT (e.g. 0.0.0.0:9464 or 127.0.0.1:9464)")))?;
+            if addr == listen && addr.port() != 0 {
+                return Err(ConfigError::new(field, format!("{m} is also the main listener ({listen_field}); give it another port")));
+            }
+            Some(addr)
+        }
+    };
 
     // --- llm ---
     if let Some(p) = args.provider {
@@ -284,8 +334,116 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         api_key,
         debug_dir: args.debug.then(|| cfg.logging.debug_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mcp-gen-ui-debug"))),
         export_dir: args.export_dir.clone(),
+        auth,
+        metrics_listen,
         config: cfg,
     })
+}
+
+/// Tokens from every source (all are accepted), the tokens file, OAuth from flags over the
+/// config file, and `--no-auth`, which cannot be combined with any of them. Errors name the
+/// field and never quote a token.
+fn auth_settings(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<AuthSettings, ConfigError> {
+    let mut tokens = Vec::new();
+    let mut add = |label: String, field: &str, t: &str| -> Result<(), ConfigError> {
+        check_token(t).map_err(|why| ConfigError::new(field, format!("the token {why}")))?;
+        if t.len() < 16 {
+            warnings.push(format!("{label}: the token is shorter than 16 characters, which is easy to guess"));
+        }
+        tokens.push(StaticToken { label, value: Secret(t.to_string()) });
+        Ok(())
+    };
+    for (i, t) in args.auth_tokens.iter().enumerate() {
+        add(format!("--auth-token[{i}]"), "--auth-token", t)?;
+    }
+    if let Some(t) = env("MCP_GEN_UI_AUTH_TOKEN").filter(|t| !t.is_empty()) {
+        add("MCP_GEN_UI_AUTH_TOKEN".into(), "MCP_GEN_UI_AUTH_TOKEN", &t)?;
+    }
+    for (i, t) in cfg.server.auth.tokens.iter().enumerate() {
+        add(format!("server.auth.tokens[{i}]"), &format!("server.auth.tokens[{i}]"), t)?;
+    }
+    let tokens_file = cfg.server.auth.tokens_file.clone();
+    let file_tokens = match &tokens_file {
+        Some(path) => {
+            let t = read_tokens_file(path).map_err(|e| ConfigError::new("server.auth.tokensFile", e))?;
+            if t.is_empty() {
+                warnings.push(format!(
+                    "server.auth.tokensFile: {} has no tokens yet: its tokens are accepted after the next SIGHUP",
+                    path.display()
+                ));
+            }
+            t
+        }
+        None => Vec::new(),
+    };
+
+    let flags = [&args.oauth_issuer, &args.oauth_audience, &args.oauth_jwks_url];
+    if flags.iter().any(|f| f.is_some()) {
+        let o = cfg.server.auth.oauth.get_or_insert_with(Default::default);
+        if let Some(v) = &args.oauth_issuer {
+            o.issuer = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_audience {
+            o.audience = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_jwks_url {
+            o.jwks_url = Some(v.clone());
+        }
+    }
+    let oauth = match &cfg.server.auth.oauth {
+        None => None,
+        Some(o) => {
+            let need = |v: &Option<String>, field: &str, flag: &str, what: &str| {
+                v.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+                    ConfigError::new(
+                        format!("server.auth.oauth.{field}"),
+                        format!("is required when OAuth is configured: {what} (or pass {flag})"),
+                    )
+                })
+            };
+            let issuer = need(&o.issuer, "issuer", "--oauth-issuer", "the authorization server's issuer URL, which tokens carry in iss")?;
+            let issuer_field = if args.oauth_issuer.is_some() { "--oauth-issuer" } else { "server.auth.oauth.issuer" };
+            http_url(&issuer, issuer_field)?;
+            let audience = need(
+                &o.audience,
+                "audience",
+                "--oauth-audience",
+                "the audience tokens are issued for (aud), usually this server's /mcp URL",
+            )?;
+            let jwks = need(
+                &o.jwks_url,
+                "jwksUrl",
+                "--oauth-jwks-url",
+                "where the authorization server publishes its signing keys (its jwks_uri)",
+            )?;
+            let jwks_field = if args.oauth_jwks_url.is_some() { "--oauth-jwks-url" } else { "server.auth.oauth.jwksUrl" };
+            let jwks_url = http_url(&jwks, jwks_field)?;
+            if let Some((i, _)) = o.required_scopes.iter().enumerate().find(|(_, s)| s.is_empty() || s.contains(char::is_whitespace)) {
+                return Err(ConfigError::new(
+                    format!("server.auth.oauth.requiredScopes[{i}]"),
+                    "a scope is one word: no spaces, not empty",
+                ));
+            }
+            if let Some(r) = &o.resource {
+                http_url(r, "server.auth.oauth.resource")?;
+            }
+            Some(OAuthSettings { issuer, audience, jwks_url, required_scopes: o.required_scopes.clone(), resource: o.resource.clone() })
+        }
+    };
+    let disabled = args.no_auth || cfg.server.auth.disabled;
+    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth };
+    if disabled && auth.configured() {
+        let field = if args.no_auth { "--no-auth" } else { "server.auth.disabled" };
+        let what = if !auth.tokens.is_empty() {
+            auth.tokens[0].label.split('[').next().unwrap_or("a token").to_string()
+        } else if auth.tokens_file.is_some() {
+            "server.auth.tokensFile".to_string()
+        } else {
+            "OAuth (server.auth.oauth)".to_string()
+        };
+        return Err(ConfigError::new(field, format!("turns authentication off, but {what} is configured: drop one of them")));
+    }
+    Ok(auth)
 }
 
 /// A bare word must be a level; anything with `=` or `,` is a tracing filter directive.
@@ -428,6 +586,84 @@ mod tests {
         );
         assert!(resolve(&args(&["--demo", "--config", path]), &no_env).unwrap().log_stdout);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn write_config(name: &str, text: &str) -> (PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!("mcp-gen-ui-auth-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.json");
+        std::fs::write(&file, text).unwrap();
+        let path = file.to_str().unwrap().to_string();
+        (dir, path)
+    }
+
+    #[test]
+    fn tokens_come_from_every_source_with_their_labels() {
+        let (dir, cfg) = write_config("sources", "");
+        std::fs::write(dir.join("tokens"), "# comment\n\nfile-token-000000001\n").unwrap();
+        std::fs::write(
+            &cfg,
+            format!(r#"{{"server": {{"auth": {{"tokens": ["config-token-0000001"], "tokensFile": {:?}}}}}}}"#, dir.join("tokens")),
+        )
+        .unwrap();
+        let env = |k: &str| (k == "MCP_GEN_UI_AUTH_TOKEN").then(|| "env-token-0000000001".to_string());
+        let s = resolve(
+            &args(&["--demo", "--config", &cfg, "--auth-token", "flag-token-000000001", "--auth-token", "flag-token-000000002"]),
+            &env,
+        )
+        .unwrap();
+        let labels: Vec<&str> = s.auth.tokens.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, vec!["--auth-token[0]", "--auth-token[1]", "MCP_GEN_UI_AUTH_TOKEN", "server.auth.tokens[0]"]);
+        assert_eq!(s.auth.file_tokens.len(), 1);
+        assert_eq!(s.auth.file_tokens[0].label, "server.auth.tokensFile:3");
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert!(!format!("{:?}", s.auth).contains("flag-token"), "Debug never prints a token");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn auth_errors_name_the_field_and_never_the_token() {
+        let e = resolve(&args(&["--demo", "--auth-token", "has space"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--auth-token");
+        assert!(!e.message.contains("space"), "{e}");
+        let e = resolve(&args(&["--demo", "--no-auth", "--auth-token", "flag-token-000000001"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--no-auth");
+        assert!(e.message.contains("--auth-token"), "{e}");
+        let (dir, cfg) = write_config("missing-file", r#"{"server": {"auth": {"tokensFile": "/nonexistent/tokens"}}}"#);
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "server.auth.tokensFile");
+        std::fs::write(&cfg, r#"{"server": {"auth": {"disabled": true, "tokens": ["config-token-0000001"]}}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "server.auth.disabled");
+        std::fs::write(&cfg, r#"{"server": {"auth": {"oauth": {"issuer": "http://as", "jwksUrl": "http://as/jwks"}}}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "server.auth.oauth.audience");
+        std::fs::write(&cfg, r#"{"server": {"auth": {"oauth": {"issuer": "http://as", "audience": "a", "jwksUrl": "http://as/jwks", "requiredScopes": ["a b"]}}}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "server.auth.oauth.requiredScopes[0]");
+        std::fs::write(&cfg, r#"{"server": {"auth": {"oauth": {"issuer": "http://as", "audience": "a"}}}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "server.auth.oauth.jwksUrl");
+        assert_eq!(
+            resolve(&args(&["--demo", "--config", &cfg, "--oauth-jwks-url", "jwks"]), &no_env).unwrap_err().field,
+            "--oauth-jwks-url"
+        );
+        let s = resolve(&args(&["--demo", "--config", &cfg, "--oauth-jwks-url", "http://as/keys"]), &no_env).unwrap();
+        assert_eq!(s.auth.oauth.unwrap().jwks_url.as_str(), "http://as/keys");
+        std::fs::remove_dir_all(dir).unwrap();
+        let s = resolve(
+            &args(&["--demo", "--oauth-issuer", "http://as", "--oauth-audience", "x", "--oauth-jwks-url", "http://as/jwks"]),
+            &no_env,
+        )
+        .unwrap();
+        assert!(s.auth.configured());
+        assert_eq!(resolve(&args(&["--demo", "--oauth-issuer", "http://as"]), &no_env).unwrap_err().field, "server.auth.oauth.audience");
+    }
+
+    #[test]
+    fn metrics_listen_is_an_address_of_its_own() {
+        let s = resolve(&args(&["--demo", "--metrics-listen", "127.0.0.1:9464"]), &no_env).unwrap();
+        assert_eq!(s.metrics_listen, Some("127.0.0.1:9464".parse().unwrap()));
+        assert_eq!(resolve(&args(&["--demo", "--metrics-listen", "9464"]), &no_env).unwrap_err().field, "--metrics-listen");
+        let e = resolve(&args(&["--demo", "--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--metrics-listen");
+        let short = resolve(&args(&["--demo", "--auth-token", "short"]), &no_env).unwrap();
+        assert!(short.warnings.iter().any(|w| w.contains("--auth-token[0]") && w.contains("16")), "{:?}", short.warnings);
     }
 
     #[test]

@@ -4,16 +4,16 @@
 
 use std::time::Duration;
 
-use mcp_gen_ui_actors::host_session::{sink_channel, AttachStream, Close, HostSession, Incoming, SessionDeps, Transport};
+use mcp_gen_ui_actors::host_session::{HostSession, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionDeps};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 pub async fn run(deps: SessionDeps, max_line: usize) {
-    let session =
-        actix::Actor::start(HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps }));
+    let session = HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps }).start_session();
     let (tx, mut rx) = sink_channel();
-    session.do_send(AttachStream { sink: tx.clone() });
+    session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::stdout();
         while let Some(v) = rx.recv().await {
@@ -56,7 +56,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
         match jsonrpc::parse_body(text) {
             Ok(msgs) => {
                 for m in msgs {
-                    session.do_send(Incoming { msg: m, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
+                    session.incoming.do_send(Incoming { msg: m, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
                 }
             }
             Err(why) => {
@@ -65,7 +65,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
         }
     }
     tracing::info!(component = "stdio_edge", event = "stdin_closed", "host closed stdin; shutting down");
-    session.do_send(Close);
+    session.close.do_send(Close);
     drop(tx);
     // Answers still in flight get a moment to be written.
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;

@@ -14,15 +14,14 @@ use tracing::Instrument;
 use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::contain;
 use crate::generate::{self, Deps, Job};
+use crate::messages::{CachePort, Clear, ForgetTool, Get, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, ToolsUpdated};
 use crate::prompts::UiType;
-use crate::refinements::{self, Refinements};
 use crate::snapshot_file::{self, Writer};
-use crate::ui_cache::{Get, InvalidateTool, Put, UiCache};
-use crate::upstream_connection::ToolsUpdated;
 
 pub struct GenerationQueue {
-    cache: Addr<UiCache>,
-    refinements: Addr<Refinements>,
+    cache: CachePort,
+    /// Removed tools lose their refinement histories.
+    forget_refinements: Recipient<Clear>,
     /// `--export-dir`: every page made is also written to `<dir>/<tool>.html`.
     export_dir: Option<std::path::PathBuf>,
     deps: Arc<Deps>,
@@ -38,8 +37,8 @@ pub struct GenerationQueue {
 
 impl GenerationQueue {
     pub fn new(
-        cache: Addr<UiCache>,
-        refinements: Addr<Refinements>,
+        cache: CachePort,
+        forget_refinements: Recipient<Clear>,
         deps: Deps,
         config_hash: String,
         cache_enabled: bool,
@@ -48,7 +47,7 @@ impl GenerationQueue {
     ) -> Self {
         GenerationQueue {
             cache,
-            refinements,
+            forget_refinements,
             export_dir,
             deps: Arc::new(deps),
             config_hash,
@@ -58,6 +57,16 @@ impl GenerationQueue {
             classifications: HashMap::new(),
             classifications_file: None,
             classifications_writer: None,
+        }
+    }
+
+    pub fn port(addr: &Addr<Self>) -> QueuePort {
+        QueuePort {
+            read: addr.clone().recipient(),
+            peek: addr.clone().recipient(),
+            key_for: addr.clone().recipient(),
+            forget: addr.clone().recipient(),
+            pending: addr.clone().recipient(),
         }
     }
 
@@ -105,16 +114,6 @@ impl Supervised for GenerationQueue {
         self.waiting.clear();
         contain::note_restart("generation_queue", &self.deps.metrics);
     }
-}
-
-/// Read (or make) the page for a tool. `force` skips the cache lookup (regenerate).
-#[derive(Message)]
-#[rtype(result = "Arc<UiEntry>")]
-pub struct ReadUi {
-    pub tool: Value,
-    pub refinements: Vec<String>,
-    pub request_id: String,
-    pub force: bool,
 }
 
 impl Handler<ReadUi> for GenerationQueue {
@@ -174,7 +173,7 @@ impl GenerationQueue {
                 request_id: m.request_id,
                 deadline: arrived + self.deps.settings.budget,
             };
-            let lookup = (self.cache_enabled && !m.force).then(|| self.cache.send(Get { key: key.clone() }));
+            let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
             let cache = self.cache.clone();
             let cache_enabled = self.cache_enabled;
             let export_dir = self.export_dir.clone();
@@ -200,7 +199,7 @@ impl GenerationQueue {
                     .observe(started.elapsed().as_secs_f64());
                 if cache_enabled {
                     // Stored before the waiters hear: a read after this one finds it.
-                    let stored = cache.send(Put { entry: entry.clone() }).await.unwrap_or(false);
+                    let stored = cache.put.send(Put { entry: entry.clone() }).await.unwrap_or(false);
                     tracing::info!(
                         component = "generation_queue",
                         event = "cache_store",
@@ -275,27 +274,12 @@ async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> genera
     }
 }
 
-/// Forgets what was learnt about a tool (its classification) so the next generation asks again.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ForgetTool {
-    pub tool: Value,
-}
-
 impl Handler<ForgetTool> for GenerationQueue {
     type Result = ();
 
     fn handle(&mut self, m: ForgetTool, _ctx: &mut Self::Context) {
         self.classifications.remove(&tool_hash(&m.tool));
     }
-}
-
-/// The cached page for a tool, if any, without generating one.
-#[derive(Message)]
-#[rtype(result = "Option<Arc<UiEntry>>")]
-pub struct Peek {
-    pub tool: Value,
-    pub refinements: Vec<String>,
 }
 
 impl Handler<Peek> for GenerationQueue {
@@ -305,17 +289,9 @@ impl Handler<Peek> for GenerationQueue {
         if !self.cache_enabled {
             return Box::pin(async { None });
         }
-        let get = self.cache.send(Get { key: self.key_for(&m.tool, &m.refinements) });
+        let get = self.cache.get.send(Get { key: self.key_for(&m.tool, &m.refinements) });
         Box::pin(async move { get.await.ok().flatten() })
     }
-}
-
-/// The cache key a read would use (for `_ui_inspect`).
-#[derive(Message)]
-#[rtype(result = "String")]
-pub struct KeyFor {
-    pub tool: Value,
-    pub refinements: Vec<String>,
 }
 
 impl Handler<KeyFor> for GenerationQueue {
@@ -333,18 +309,13 @@ impl Handler<ToolsUpdated> for GenerationQueue {
 
     fn handle(&mut self, m: ToolsUpdated, _ctx: &mut Self::Context) {
         for name in m.diff.removed.iter().chain(m.diff.changed.iter()) {
-            self.cache.do_send(InvalidateTool { tool_name: name.clone() });
+            self.cache.invalidate.do_send(InvalidateTool { tool_name: name.clone() });
         }
         for name in &m.diff.removed {
-            self.refinements.do_send(refinements::Clear { tool: name.clone() });
+            self.forget_refinements.do_send(Clear { tool: name.clone() });
         }
     }
 }
-
-/// How many reads are waiting on a lookup or generation (shutdown drains to zero).
-#[derive(Message)]
-#[rtype(result = "usize")]
-pub struct Pending;
 
 impl Handler<Pending> for GenerationQueue {
     type Result = usize;
@@ -355,7 +326,7 @@ impl Handler<Pending> for GenerationQueue {
 }
 
 /// Waits (at most `limit`) for generations in flight to finish and be stored.
-pub async fn drain(queue: &Addr<GenerationQueue>, limit: Duration) -> usize {
+pub async fn drain(queue: &Recipient<Pending>, limit: Duration) -> usize {
     let deadline = Instant::now() + limit;
     loop {
         let n = queue.send(Pending).await.unwrap_or(0);

@@ -13,29 +13,17 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::generation_queue::{GenerationQueue, ReadUi};
 use crate::jsonrpc::{self, code, Kind};
+pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
+use crate::messages::{
+    AttachStream, Close, HostEvent, Incoming, ReadUi, ServerRequest, SessionDeps, SessionId, SessionPort, SessionRef, Status, Subscribe,
+    Unregister,
+};
 use crate::metrics::{method_label, Metrics};
-use crate::refinements::{self, Refinements};
-use crate::session_directory::{Remove, SessionDirectory};
+use crate::router::READY_WAIT;
 use crate::ui_control;
 use crate::ui_meta;
 use crate::ui_tools;
-use crate::upstream_connection::{
-    Forward, ForwardNotification, Register, SessionId, Status, Subscribe, Unregister, UpstreamConnection, WaitReady, READY_WAIT,
-};
-
-/// Where a session's outgoing messages are written by the edge. Bounded: a host that does not
-/// read its stream has that stream closed (see [`HostSession`]'s delivery), never unbounded memory.
-pub type Sink = mpsc::Sender<Value>;
-
-/// Messages one stream may hold unread before it is closed.
-pub const STREAM_BOUND: usize = 1024;
-
-/// A new stream for the edge to write out.
-pub fn sink_channel() -> (Sink, mpsc::Receiver<Value>) {
-    mpsc::channel(STREAM_BOUND)
-}
 
 /// What happened to a message handed to a stream.
 enum Delivery {
@@ -92,26 +80,10 @@ struct InFlight {
     started: Instant,
 }
 
-/// What every host session needs from the rest of the service (addresses and settings only).
-#[derive(Clone)]
-pub struct SessionDeps {
-    pub upstream: Addr<UpstreamConnection>,
-    pub directory: Option<Addr<SessionDirectory>>,
-    pub queue: Addr<GenerationQueue>,
-    pub refinements: Addr<Refinements>,
-    pub metrics: Arc<Metrics>,
-    /// A session idle this long with no stream open is closed.
-    pub idle_limit: Duration,
-    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
-    pub enabled_tools: Option<Arc<HashSet<String>>>,
-}
-
 pub struct HostSession {
     id: SessionId,
     transport: Transport,
     deps: SessionDeps,
-    upstream: Addr<UpstreamConnection>,
-    queue: Addr<GenerationQueue>,
     metrics: Arc<Metrics>,
     negotiated: Option<Negotiated>,
     subscriptions: HashSet<String>,
@@ -131,8 +103,6 @@ impl HostSession {
         HostSession {
             id,
             transport,
-            upstream: deps.upstream.clone(),
-            queue: deps.queue.clone(),
             metrics: deps.metrics.clone(),
             deps,
             negotiated: None,
@@ -147,9 +117,12 @@ impl HostSession {
         }
     }
 
-    /// Shared with the edge (see the `streams` field).
-    pub fn streams_flag(&self) -> Arc<AtomicBool> {
-        self.streams.clone()
+    /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how
+    /// an edge reaches it.
+    pub fn start_session(self) -> SessionRef {
+        let streams = self.streams.clone();
+        let addr = self.start();
+        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), streams }
     }
 
     fn stream_full(&self, which: &str) {
@@ -329,11 +302,12 @@ impl HostSession {
     }
 
     fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let fut = self.upstream.send(Forward { session: self.id.clone(), msg });
-        ctx.spawn(fut.into_actor(self).map(|res, act, _| match res {
-            Ok(Value::Null) => {} // cancelled
-            Ok(answer) => act.answer(answer),
-            Err(_) => tracing::error!(component = "host_session", event = "upstream_actor_gone", "the upstream actor is gone"),
+        let router = self.deps.router.clone();
+        let session = self.id.clone();
+        ctx.spawn(async move { router.forward(session, msg).await }.into_actor(self).map(|answer, act, _| {
+            if !answer.is_null() {
+                act.answer(answer); // Null: the host cancelled it
+            }
         }));
     }
 
@@ -350,12 +324,15 @@ impl HostSession {
     }
 
     /// Runs `then` with the upstream's status once it is ready, or answers the error.
-    fn with_status(&mut self, ctx: &mut Context<Self>, id: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Status) + 'static) {
-        let fut = self.upstream.send(WaitReady { limit: READY_WAIT });
-        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
-            Ok(Ok(status)) => then(act, ctx, status),
-            Ok(Err(why)) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
-            Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the upstream actor stopped")),
+    fn with_status(&mut self, ctx: &mut Context<Self>, id: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Arc<Status>) + 'static) {
+        let status = self.deps.router.status();
+        if status.ready {
+            return then(self, ctx, status); // the usual case: no wait, no hop
+        }
+        let router = self.deps.router.clone();
+        ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| match res {
+            Ok(status) => then(act, ctx, status),
+            Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
         }));
     }
 
@@ -410,9 +387,8 @@ impl HostSession {
                 act.answer(jsonrpc::result(id, json!({"resources": ours})));
                 return;
             }
-            let fut = act.upstream.send(Forward { session: act.id.clone(), msg });
-            ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
-                let Ok(mut answer) = res else { return };
+            let (router, session) = (act.deps.router.clone(), act.id.clone());
+            ctx.spawn(async move { router.forward(session, msg).await }.into_actor(act).map(move |mut answer, act, _| {
                 if answer.is_null() {
                     return;
                 }
@@ -440,10 +416,9 @@ impl HostSession {
             match tool {
                 Some(tool) if act.ui() && act.ui_enabled_for(&tool) => {
                     let request_id = act.request_id_of(&id);
-                    let (queue, refinements) = (act.queue.clone(), act.deps.refinements.clone());
+                    let (queue, refinements) = (act.deps.queue.read.clone(), act.deps.refinements.clone());
                     let read = async move {
-                        let history = refinements.send(refinements::History { tool: tool_name }).await.unwrap_or_default();
-                        let feedback = history.into_iter().map(|r| r.feedback).collect();
+                        let feedback = refinements.feedback(&tool_name).await;
                         queue.send(ReadUi { tool, refinements: feedback, request_id, force: false }).await
                     };
                     ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
@@ -456,9 +431,8 @@ impl HostSession {
                 }
                 _ if upstream_has(&status, "resources") => {
                     // Not one of ours (or a plain host): the upstream may serve its own ui://.
-                    let fut = act.upstream.send(Forward { session: act.id.clone(), msg });
-                    ctx.spawn(fut.into_actor(act).map(move |res, act, _| {
-                        let Ok(answer) = res else { return };
+                    let (router, session) = (act.deps.router.clone(), act.id.clone());
+                    ctx.spawn(async move { router.forward(session, msg).await }.into_actor(act).map(move |answer, act, _| {
                         if answer.is_null() {
                             return;
                         }
@@ -495,7 +469,7 @@ impl HostSession {
             self.answer(jsonrpc::result(id, json!({})));
             return;
         }
-        let fut = self.upstream.send(Subscribe { session: self.id.clone(), msg });
+        let fut = self.deps.upstream.subscribe.send(Subscribe { session: self.id.clone(), msg });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             let Ok(answer) = res else { return };
             if answer.is_null() {
@@ -521,9 +495,9 @@ impl HostSession {
                         self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
                     }
                 }
-                self.upstream.do_send(ForwardNotification { session: self.id.clone(), msg });
+                self.deps.router.forward_notification(&self.id, msg);
             }
-            _ => self.upstream.do_send(ForwardNotification { session: self.id.clone(), msg }),
+            _ => self.deps.router.forward_notification(&self.id, msg),
         }
     }
 
@@ -559,7 +533,8 @@ impl Actor for HostSession {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.metrics.host_sessions.with_label_values(&[self.transport.label()]).inc();
-        self.upstream.do_send(Register { session: self.id.clone(), addr: ctx.address() });
+        let addr = ctx.address();
+        self.deps.router.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
         tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
         // Reap: an SSE session whose stream is gone, or any session idle past the limit.
         ctx.run_interval(Duration::from_secs(5), |act, ctx| {
@@ -577,23 +552,13 @@ impl Actor for HostSession {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.metrics.host_sessions.with_label_values(&[self.transport.label()]).dec();
-        self.upstream.do_send(Unregister { session: self.id.clone(), subscriptions: self.subscriptions.drain().collect() });
-        if let Some(d) = &self.deps.directory {
-            d.do_send(Remove { id: self.id.clone() });
+        self.deps.router.unregister(&self.id);
+        self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone(), subscriptions: self.subscriptions.drain().collect() });
+        if let Some(t) = &self.deps.sessions {
+            t.remove(&self.id);
         }
         tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed");
     }
-}
-
-/// One message from the host. `sink`, when set, is the stream this request's answer (and its
-/// progress and related server requests) goes to; it closes after the answer.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Incoming {
-    pub msg: Value,
-    pub sink: Option<Sink>,
-    /// Set at the edge (the host's `x-request-id`, or a new one); follows the work in the logs.
-    pub request_id: String,
 }
 
 impl Handler<Incoming> for HostSession {
@@ -617,13 +582,6 @@ impl Handler<Incoming> for HostSession {
     }
 }
 
-/// The session stream (stdio out, legacy SSE stream, Streamable HTTP GET stream) opened.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct AttachStream {
-    pub sink: Sink,
-}
-
 impl Handler<AttachStream> for HostSession {
     type Result = ();
 
@@ -637,35 +595,12 @@ impl Handler<AttachStream> for HostSession {
     }
 }
 
-/// The host went away (stdin closed, DELETE, shutdown).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Close;
-
 impl Handler<Close> for HostSession {
     type Result = ();
 
     fn handle(&mut self, _: Close, ctx: &mut Self::Context) {
         ctx.stop();
     }
-}
-
-/// What the upstream connection tells sessions.
-#[derive(Message, Clone, Debug)]
-#[rtype(result = "()")]
-pub enum HostEvent {
-    /// A notification; `related` is the host request it belongs to, if any.
-    Notify {
-        msg: Value,
-        related: Option<Value>,
-    },
-    ToolsChanged,
-    ResourceUpdated {
-        uri: String,
-        msg: Value,
-    },
-    /// The set or content of ui:// resources changed (refine, regenerate).
-    UiResourcesChanged,
 }
 
 impl Handler<HostEvent> for HostSession {
@@ -692,15 +627,6 @@ impl Handler<HostEvent> for HostSession {
             }
         }
     }
-}
-
-/// A server-to-client request (sampling, elicitation, roots) for this host. The answer is the
-/// host's JSON-RPC response (its id is restored by the caller).
-#[derive(Message)]
-#[rtype(result = "Value")]
-pub struct ServerRequest {
-    pub msg: Value,
-    pub related: Option<Value>,
 }
 
 impl Handler<ServerRequest> for HostSession {

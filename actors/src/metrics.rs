@@ -42,7 +42,7 @@ pub struct Metrics {
 }
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
-pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "session_directory"];
+pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
 /// Where messages can be dropped (label values of `dropped_messages`).
 pub const DROP_REASONS: &[&str] = &["host_stream_full", "upstream_queue_full", "late_progress"];
 

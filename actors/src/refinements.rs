@@ -8,21 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::contain;
+pub use crate::messages::Refinement;
+use crate::messages::{Append, Clear, History, RefinementsPort};
 use crate::metrics::Metrics;
 use crate::snapshot_file::{self, Writer};
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Refinement {
-    /// Unix milliseconds.
-    pub at: u64,
-    pub feedback: String,
-    /// The cache key of the page this refinement replaced.
-    pub replaced_key: Option<String>,
-}
 
 type ByTool = HashMap<String, Vec<Refinement>>;
 
@@ -38,6 +29,10 @@ impl Refinements {
     pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
         let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
         Refinements { by_tool: HashMap::new(), file, writer: None, metrics }
+    }
+
+    pub fn port(addr: &Addr<Self>) -> RefinementsPort {
+        RefinementsPort { append: addr.clone().recipient(), history: addr.clone().recipient(), clear: addr.clone().recipient() }
     }
 
     fn persist(&self) {
@@ -71,15 +66,6 @@ impl Supervised for Refinements {
     }
 }
 
-/// Appends one; answers the tool's feedback texts in order, the new one last.
-#[derive(Message)]
-#[rtype(result = "Vec<String>")]
-pub struct Append {
-    pub tool: String,
-    pub feedback: String,
-    pub replaced_key: Option<String>,
-}
-
 impl Handler<Append> for Refinements {
     type Result = MessageResult<Append>;
 
@@ -93,26 +79,12 @@ impl Handler<Append> for Refinements {
     }
 }
 
-/// The full history of a tool (oldest first).
-#[derive(Message)]
-#[rtype(result = "Vec<Refinement>")]
-pub struct History {
-    pub tool: String,
-}
-
 impl Handler<History> for Refinements {
     type Result = MessageResult<History>;
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
         MessageResult(self.by_tool.get(&m.tool).cloned().unwrap_or_default())
     }
-}
-
-/// Forgets a tool's history (on request, or when the tool is gone). Answers how many there were.
-#[derive(Message)]
-#[rtype(result = "usize")]
-pub struct Clear {
-    pub tool: String,
 }
 
 impl Handler<Clear> for Refinements {

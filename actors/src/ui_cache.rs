@@ -12,6 +12,7 @@ use moka::policy::EvictionPolicy;
 
 use crate::cache_key::{now_ms, UiEntry, ENTRY_FORMAT};
 use crate::contain;
+use crate::messages::{CachePort, Get, InvalidateTool, Put};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone)]
@@ -55,6 +56,10 @@ impl UiCache {
             builder = builder.time_to_live(ttl);
         }
         UiCache { mem: builder.build(), settings, metrics }
+    }
+
+    pub fn port(addr: &Addr<Self>) -> CachePort {
+        CachePort { get: addr.clone().recipient(), put: addr.clone().recipient(), invalidate: addr.clone().recipient() }
     }
 
     fn update_gauges(&self) {
@@ -125,12 +130,6 @@ async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usi
     (loaded, skipped)
 }
 
-#[derive(Message)]
-#[rtype(result = "Option<Arc<UiEntry>>")]
-pub struct Get {
-    pub key: String,
-}
-
 impl Handler<Get> for UiCache {
     type Result = ResponseFuture<Option<Arc<UiEntry>>>;
 
@@ -161,14 +160,6 @@ impl Handler<Get> for UiCache {
             || Box::pin(async { None }),
         )
     }
-}
-
-/// Stores an entry (memory, then disk). Answers once both are done, so a read that follows
-/// sees it. Entries over `maxEntrySizeBytes` are served but not kept.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct Put {
-    pub entry: Arc<UiEntry>,
 }
 
 impl Handler<Put> for UiCache {
@@ -204,13 +195,6 @@ fn write_atomic(dir: &Path, entry: &UiEntry) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{}.tmp-{}", entry.key, std::process::id()));
     std::fs::write(&tmp, serde_json::to_vec(entry).map_err(std::io::Error::other)?)?;
     std::fs::rename(&tmp, file_of(dir, &entry.key))
-}
-
-/// Drops every entry of a tool (regenerate, tool removed).
-#[derive(Message)]
-#[rtype(result = "usize")]
-pub struct InvalidateTool {
-    pub tool_name: String,
 }
 
 impl Handler<InvalidateTool> for UiCache {

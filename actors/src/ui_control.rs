@@ -7,13 +7,10 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::generation_queue::{ForgetTool, KeyFor, Peek, ReadUi};
-use crate::host_session::{HostEvent, SessionDeps};
 use crate::jsonrpc;
-use crate::refinements::{Append, Clear, History};
+use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, SessionDeps};
 use crate::ui_meta::ui_uri;
 use crate::ui_tools::{error_result, ok_result, UiCall};
-use crate::upstream_connection::{Broadcast, RefreshTools};
 
 fn enabled(deps: &SessionDeps, tool: &str) -> bool {
     deps.enabled_tools.as_ref().is_none_or(|s| s.contains(tool))
@@ -24,7 +21,7 @@ fn find<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
 }
 
 async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
-    deps.refinements.send(History { tool: tool.to_string() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
+    deps.refinements.feedback(tool).await
 }
 
 /// Tells every host that `ui://tool` changed (subscribers get resources/updated, UI hosts
@@ -32,8 +29,8 @@ async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
 fn announce(deps: &SessionDeps, tool: &str) {
     let uri = ui_uri(tool);
     let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
-    deps.upstream.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
-    deps.upstream.do_send(Broadcast(HostEvent::UiResourcesChanged));
+    deps.upstream.broadcast.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
+    deps.upstream.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
 }
 
 pub async fn run(
@@ -51,7 +48,8 @@ pub async fn run(
                 let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let on = enabled(&deps, &name);
                 let fb = feedback_of(&deps, &name).await;
-                let entry = if on { deps.queue.send(Peek { tool: t.clone(), refinements: fb.clone() }).await.ok().flatten() } else { None };
+                let entry =
+                    if on { deps.queue.peek.send(Peek { tool: t.clone(), refinements: fb.clone() }).await.ok().flatten() } else { None };
                 out.push(json!({
                     "name": name,
                     "enabled": on,
@@ -69,10 +67,10 @@ pub async fn run(
                 return not_enabled(&tool);
             }
             let t = find(&tools, &tool).cloned().unwrap_or(Value::Null);
-            let history = deps.refinements.send(History { tool: tool.clone() }).await.unwrap_or_default();
+            let history = deps.refinements.history.send(History { tool: tool.clone() }).await.unwrap_or_default();
             let fb: Vec<String> = history.iter().map(|r| r.feedback.clone()).collect();
-            let key = deps.queue.send(KeyFor { tool: t.clone(), refinements: fb.clone() }).await.unwrap_or_default();
-            let e = deps.queue.send(Peek { tool: t.clone(), refinements: fb }).await.ok().flatten();
+            let key = deps.queue.key_for.send(KeyFor { tool: t.clone(), refinements: fb.clone() }).await.unwrap_or_default();
+            let e = deps.queue.peek.send(Peek { tool: t.clone(), refinements: fb }).await.ok().flatten();
             ok_result(json!({
                 "toolName": tool,
                 "cacheKey": key,
@@ -95,7 +93,7 @@ pub async fn run(
                 "inputSchema": t.get("inputSchema").cloned().unwrap_or(Value::Null),
             }))
         }
-        UiCall::RefreshTools => match deps.upstream.send(RefreshTools).await {
+        UiCall::RefreshTools => match deps.upstream.refresh.send(RefreshTools).await {
             Ok(Ok(diff)) => ok_result(serde_json::to_value(diff).unwrap_or_default()),
             Ok(Err(why)) => error_result(&format!("could not list the upstream's tools: {why}")),
             Err(_) => error_result("the upstream actor stopped"),
@@ -104,10 +102,10 @@ pub async fn run(
             if !enabled(&deps, &tool) {
                 return not_enabled(&tool);
             }
-            let cleared = if clear_refinements { deps.refinements.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
+            let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
             // Starting over includes the rich/minimal decision.
             if let Some(t) = find(&tools, &tool) {
-                deps.queue.do_send(ForgetTool { tool: t.clone() });
+                deps.queue.forget.do_send(ForgetTool { tool: t.clone() });
             }
             let fb = feedback_of(&deps, &tool).await;
             regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinementsCleared": cleared}), request_id).await
@@ -118,8 +116,9 @@ pub async fn run(
             }
             let t = find(&tools, &tool).cloned().unwrap_or(Value::Null);
             let before = feedback_of(&deps, &tool).await;
-            let replaced = deps.queue.send(KeyFor { tool: t, refinements: before }).await.ok();
-            let fb = deps.refinements.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
+            let replaced = deps.queue.key_for.send(KeyFor { tool: t, refinements: before }).await.ok();
+            let fb =
+                deps.refinements.append.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
             let n = fb.len();
             regenerate(&deps, &tools, &tool, fb, &progress, json!({"refinements": n}), request_id).await
         }
@@ -141,7 +140,7 @@ async fn regenerate(
     };
     let started = Instant::now();
     let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
-    let read = deps.queue.send(ReadUi { tool: t, refinements: feedback, request_id, force: true });
+    let read = deps.queue.read.send(ReadUi { tool: t, refinements: feedback, request_id, force: true });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).
     let mut ticks =

@@ -1,6 +1,12 @@
-//! `UpstreamConnection`: the one actor that owns the upstream link, the id and progress-token
-//! maps, the tool registry, the upstream's `initialize` answer, and supervision (restart with
-//! backoff). Host sessions talk to it with typed messages; it never sees HTTP.
+//! `UpstreamConnection`: supervises the upstream. It connects (and reconnects with backoff),
+//! initializes, lists the tools and keeps the registry, holds upstream subscriptions on behalf of
+//! hosts, and answers what the upstream asks of hosts (sampling, elicitation, roots). The proxy
+//! path does not pass through it: it installs the link in the shared [`Router`], whose route
+//! table host sessions use directly, and the link's reader hands answers and progress straight
+//! to the router. Everything else the upstream says comes here as a typed message.
+//!
+//! It runs on an arbiter of its own (see `main`), so the link's I/O tasks have a thread that
+//! nothing else routes messages on.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,22 +14,20 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
-use crate::host_session::{HostEvent, HostSession, ServerRequest};
+use crate::contain;
 use crate::jsonrpc::{self, code, Kind};
-use crate::metrics::{method_label, Metrics};
-use crate::routes::Routes;
+use crate::messages::{
+    Broadcast, HostEvent, RefreshTools, ServerRequest, Shutdown, Status, Subscribe, ToolsUpdated, Unregister, UpstreamPort,
+};
+use crate::metrics::Metrics;
+use crate::router::Router;
 use crate::tool_refresh::{self, ToolsDiff};
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamSpec};
-
-pub use crate::routes::SessionId;
 
 /// The protocol revision we ask the upstream for; it may answer with another it supports.
 pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a host request waits for a (re)starting upstream before it is answered with an error.
-pub const READY_WAIT: Duration = Duration::from_secs(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// An upstream that stayed up this long is healthy again: the next failure starts at 1 s.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
@@ -36,41 +40,22 @@ enum State {
     Stopped,
 }
 
-/// A point-in-time view of the upstream for sessions and the edge.
-#[derive(Debug, Clone)]
-pub struct Status {
-    pub ready: bool,
-    pub tools: Arc<Vec<Value>>,
-    /// The upstream's `initialize` result (capabilities, serverInfo, instructions, ...).
-    pub init: Option<Arc<Value>>,
-    pub last_error: Option<String>,
-    pub restarts: u64,
-    pub describe: String,
-}
-
 pub struct UpstreamConnection {
     spec: UpstreamSpec,
+    router: Arc<Router>,
     metrics: Arc<Metrics>,
+    limits: LinkLimits,
     state: State,
     generation: u64,
-    link_tx: Option<tokio::sync::mpsc::Sender<Value>>,
-    limits: LinkLimits,
     guard: Option<LinkGuard>,
     last_error: Option<String>,
     backoff: Duration,
     ready_since: Option<Instant>,
     restarts: u64,
-    /// Request ids, progress tokens and server requests in flight (see `routes`).
-    routes: Routes<oneshot::Sender<Value>>,
-    ready_waiters: Vec<oneshot::Sender<()>>,
     init: Option<Arc<Value>>,
     tools: Arc<Vec<Value>>,
-    sessions: HashMap<SessionId, Addr<HostSession>>,
     /// Upstream resource subscriptions held on behalf of hosts: uri -> number of sessions.
     subscriptions: HashMap<String, usize>,
-    /// The session that most recently sent a request: where server-to-client requests go when
-    /// no request is in flight.
-    last_active: Option<SessionId>,
     /// Told about every change to the tool list (the generation queue drops stale pages).
     listeners: Vec<Recipient<ToolsUpdated>>,
     /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
@@ -78,26 +63,22 @@ pub struct UpstreamConnection {
 }
 
 impl UpstreamConnection {
-    pub fn new(spec: UpstreamSpec, metrics: Arc<Metrics>) -> Self {
+    pub fn new(spec: UpstreamSpec, router: Arc<Router>, metrics: Arc<Metrics>) -> Self {
         UpstreamConnection {
             spec,
+            router,
             metrics,
+            limits: LinkLimits::default(),
             state: State::Connecting,
             generation: 0,
-            link_tx: None,
-            limits: LinkLimits::default(),
             guard: None,
             last_error: None,
             backoff: Duration::from_secs(1),
             ready_since: None,
             restarts: 0,
-            routes: Routes::default(),
-            ready_waiters: Vec::new(),
             init: None,
             tools: Arc::new(Vec::new()),
-            sessions: HashMap::new(),
             subscriptions: HashMap::new(),
-            last_active: None,
             listeners: Vec::new(),
             refresh_interval: None,
         }
@@ -109,9 +90,8 @@ impl UpstreamConnection {
         self
     }
 
-    /// `upstream.requestTimeoutMs` and `upstream.maxMessageBytes`.
-    pub fn with_limits(mut self, request_timeout: Duration, limits: LinkLimits) -> Self {
-        self.routes = Routes::with_timeout(request_timeout);
+    /// `upstream.maxMessageBytes` (the request timeout lives in the router's table).
+    pub fn with_limits(mut self, limits: LinkLimits) -> Self {
         self.limits = limits;
         self
     }
@@ -122,29 +102,41 @@ impl UpstreamConnection {
         self
     }
 
-    /// Installs a new tool list: diff, broadcast, tell listeners.
-    fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
-        let d = tool_refresh::diff(&self.tools, &tools);
-        self.tools = Arc::new(tools);
-        if d.is_change() {
-            tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
-            self.broadcast(HostEvent::ToolsChanged);
-            for l in &self.listeners {
-                l.do_send(ToolsUpdated { diff: d.clone(), tools: self.tools.clone() });
-            }
+    /// The port sessions use to reach this actor.
+    pub fn port(addr: &Addr<Self>) -> UpstreamPort {
+        UpstreamPort {
+            refresh: addr.clone().recipient(),
+            broadcast: addr.clone().recipient(),
+            unregister: addr.clone().recipient(),
+            subscribe: addr.clone().recipient(),
         }
-        d
     }
 
-    fn status(&self) -> Status {
-        Status {
+    /// Tells the router (and so every session and the edge) what the upstream looks like now.
+    fn publish(&self) {
+        self.router.publish(Status {
             ready: self.state == State::Ready,
             tools: self.tools.clone(),
             init: self.init.clone(),
             last_error: self.last_error.clone(),
             restarts: self.restarts,
             describe: self.spec.describe(),
+        });
+    }
+
+    /// Installs a new tool list: diff, broadcast, tell listeners.
+    fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
+        let d = tool_refresh::diff(&self.tools, &tools);
+        self.tools = Arc::new(tools);
+        self.publish();
+        if d.is_change() {
+            tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
+            self.router.broadcast(HostEvent::ToolsChanged);
+            for l in &self.listeners {
+                l.do_send(ToolsUpdated { diff: d.clone(), tools: self.tools.clone() });
+            }
         }
+        d
     }
 
     fn connect(&mut self, ctx: &mut Context<Self>) {
@@ -162,10 +154,12 @@ impl UpstreamConnection {
             match res {
                 Ok(link) => {
                     let (tx, rx, guard) = link.split();
-                    act.link_tx = Some(tx);
+                    act.router.set_link(Some(tx));
                     act.guard = Some(guard);
-                    let stream = futures::StreamExt::map(tokio_stream_from(rx), move |ev| LinkMsg { gen, ev });
-                    ctx.add_stream(stream);
+                    // The reader side: answers and progress go straight to the router (no
+                    // mailbox hop); the rest comes to this actor.
+                    let (router, addr) = (act.router.clone(), ctx.address());
+                    tokio::spawn(dispatch(rx, router, addr, gen));
                     act.initialize(ctx, gen);
                 }
                 Err(why) => act.lost(ctx, why),
@@ -181,12 +175,12 @@ impl UpstreamConnection {
             "capabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}},
             "clientInfo": {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
         });
-        let rx = self.internal_request("initialize", params);
-        let addr = ctx.address();
+        let router = self.router.clone();
+        let rx = router.internal_request("initialize", params);
         let fut = async move {
             let init = await_result(rx, INIT_TIMEOUT, "initialize").await?;
-            addr.do_send(SendRaw(jsonrpc::notification("notifications/initialized", Value::Null)));
-            let tools = list_all_tools(&addr).await?;
+            router.send(jsonrpc::notification("notifications/initialized", Value::Null))?;
+            let tools = list_all_tools(&router).await?;
             Ok::<_, String>((init, tools))
         };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
@@ -194,33 +188,30 @@ impl UpstreamConnection {
                 return;
             }
             match res {
-                Ok((init, tools)) => act.became_ready(ctx, init, tools),
+                Ok((init, tools)) => act.became_ready(init, tools),
                 Err(why) => act.lost(ctx, why),
             }
         }));
     }
 
-    fn became_ready(&mut self, _ctx: &mut Context<Self>, init: Value, tools: Vec<Value>) {
+    fn became_ready(&mut self, init: Value, tools: Vec<Value>) {
         let name = init.pointer("/serverInfo/name").and_then(Value::as_str).unwrap_or("?").to_string();
         self.init = Some(Arc::new(init));
-        // The first listing just fills the registry; after a restart, hosts hear of changes.
-        if self.restarts == 0 && self.tools.is_empty() {
-            self.tools = Arc::new(tools);
-        } else {
-            self.apply_tools(tools);
-        }
         self.state = State::Ready;
         self.ready_since = Some(Instant::now());
         self.last_error = None;
+        // The first listing just fills the registry; after a restart, hosts hear of changes.
+        if self.restarts == 0 && self.tools.is_empty() {
+            self.tools = Arc::new(tools);
+            self.publish();
+        } else {
+            self.apply_tools(tools);
+        }
         self.metrics.upstream_connected.set(1);
         tracing::info!(component = "upstream", event = "ready", server = %name, tools = self.tools.len(), restarts = self.restarts, "upstream initialized and tools listed");
-        for w in self.ready_waiters.drain(..) {
-            let _ = w.send(());
-        }
         // Subscriptions die with the old connection: take them out again.
-        let uris: Vec<String> = self.subscriptions.keys().cloned().collect();
-        for uri in uris {
-            drop(self.internal_request("resources/subscribe", json!({"uri": uri})));
+        for uri in self.subscriptions.keys() {
+            drop(self.router.internal_request("resources/subscribe", json!({"uri": uri})));
         }
     }
 
@@ -231,21 +222,12 @@ impl UpstreamConnection {
         }
         tracing::warn!(component = "upstream", event = "lost", error = %why, retry_in_ms = self.backoff.as_millis() as u64, "upstream connection lost");
         self.generation += 1;
-        self.link_tx = None;
         self.guard = None;
         self.state = State::Down;
         self.metrics.upstream_connected.set(0);
         self.last_error = Some(why.clone());
-        let msg = format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly");
-        for p in self.routes.fail_all() {
-            let id = p.host_id.unwrap_or(Value::Null);
-            let _ = p.reply.send(jsonrpc::error_with_data(
-                id,
-                code::UPSTREAM_UNAVAILABLE,
-                msg.clone(),
-                json!({"upstream": self.spec.describe()}),
-            ));
-        }
+        self.publish();
+        self.router.fail_all(&format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
         if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
             self.backoff = Duration::from_secs(1);
         }
@@ -261,87 +243,17 @@ impl UpstreamConnection {
         });
     }
 
-    /// Queues a message for the upstream. Refuses when the link is down or its queue is full
-    /// (an upstream that stopped reading); the error says which, for the host.
-    fn send(&mut self, msg: Value) -> Result<(), String> {
-        let Some(tx) = &self.link_tx else {
-            return Err(self.last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
-        };
-        tx.try_send(msg).map_err(|e| match e {
-            tokio::sync::mpsc::error::TrySendError::Full(_) => {
-                self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
-                format!("the upstream is not reading its input ({} messages are queued); retry later", upstream::LINK_QUEUE)
-            }
-            tokio::sync::mpsc::error::TrySendError::Closed(_) => "the upstream link is closed".to_string(),
-        })
-    }
-
-    /// Requests past `upstream.requestTimeoutMs` (progress restarts the wait): the host gets an
-    /// error naming the timeout, the upstream a cancellation. Waiters whose caller gave up go too.
-    fn expire(&mut self) {
-        self.ready_waiters.retain(|w| !w.is_closed());
-        let timeout = self.routes.timeout();
-        for e in self.routes.expired(Instant::now()) {
-            self.metrics.upstream_timeouts.inc();
-            tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");
-            let reason = format!(
-                "the upstream did not answer {} within {} ms (upstream.requestTimeoutMs); the request was cancelled",
-                e.pending.method,
-                timeout.as_millis()
-            );
-            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": e.up_id, "reason": reason})));
-            let id = e.pending.host_id.unwrap_or(Value::Null);
-            let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
-        }
-    }
-
-    fn internal_request(&mut self, method: &str, params: Value) -> oneshot::Receiver<Value> {
-        let (tx, rx) = oneshot::channel();
-        let id = self.routes.internal(method, tx);
-        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
-            // Answered at once, so the caller does not wait for a timeout.
-            if let Some(p) = self.routes.abandon(id) {
-                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why));
-            }
-        }
-        rx
-    }
-
-    fn broadcast(&self, ev: HostEvent) {
-        for addr in self.sessions.values() {
-            addr.do_send(ev.clone());
-        }
-    }
-
-    /// `stream_of`: the upstream request whose response stream carried it, if any.
     fn on_message(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
-        if let Value::Array(batch) = msg {
-            for m in batch {
-                self.on_message(ctx, m, stream_of.clone());
-            }
-            return;
-        }
         match jsonrpc::kind(&msg) {
-            Kind::Response => self.on_response(msg),
+            // Answers normally go straight to the router; one that reaches here is handled alike.
+            Kind::Response => self.router.on_response(msg),
             Kind::Request => self.on_server_request(ctx, msg, stream_of),
             Kind::Notification => self.on_notification(ctx, msg),
             Kind::Invalid(why) => {
+                self.metrics.upstream_bad_frames.inc();
                 tracing::warn!(component = "upstream", event = "invalid_message", error = %why, "upstream sent an invalid JSON-RPC message; ignored")
             }
         }
-    }
-
-    fn on_response(&mut self, mut msg: Value) {
-        let Some(p) = self.routes.answered(&mut msg) else {
-            tracing::debug!(
-                component = "upstream",
-                event = "late_response",
-                "answer to a request no longer waited for (cancelled or timed out)"
-            );
-            return;
-        };
-        self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
-        let _ = p.reply.send(msg);
     }
 
     /// sampling, elicitation, roots, ping: go to the host whose request is in flight.
@@ -349,36 +261,24 @@ impl UpstreamConnection {
         let Some(up_id) = jsonrpc::id(&msg).cloned() else { return };
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         if method == "ping" {
-            let _ = self.send(jsonrpc::result(up_id, json!({})));
+            let _ = self.router.send(jsonrpc::result(up_id, json!({})));
             return;
         }
-        // The host whose request's stream carried it; else the host with a request in flight
-        // (newest tools/call first); else the last active.
-        let on_stream = stream_of.and_then(|r| self.routes.host_of(&r));
-        let target = on_stream
-            .or_else(|| self.routes.target())
-            .and_then(|(s, related)| self.sessions.get(&s).map(|a| (s, a.clone(), Some(related))))
-            .or_else(|| {
-                let s = self.last_active.clone()?;
-                let a = self.sessions.get(&s)?.clone();
-                Some((s, a, None))
-            });
-        let Some((session, addr, related)) = target else {
+        let Some((target, host_side_id)) = self.router.server_request_target(up_id.clone(), stream_of.as_ref()) else {
             let answer = if method == "roots/list" {
                 jsonrpc::result(up_id, json!({"roots": []}))
             } else {
                 jsonrpc::error(up_id, code::METHOD_NOT_FOUND, format!("no connected host can answer {method} right now"))
             };
-            let _ = self.send(answer);
+            let _ = self.router.send(answer);
             return;
         };
-        let host_side_id = self.routes.server_request(&session, up_id.clone());
         let mut out = msg;
         out["id"] = json!(host_side_id);
         let gen = self.generation;
-        let fut = addr.send(ServerRequest { msg: out, related });
+        let fut = target.port.request.send(ServerRequest { msg: out, related: target.related });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
-            act.routes.server_request_done(&host_side_id);
+            act.router.server_request_done(&host_side_id);
             if gen != act.generation {
                 return;
             }
@@ -387,47 +287,28 @@ impl UpstreamConnection {
                 Err(_) => jsonrpc::error(Value::Null, code::INTERNAL_ERROR, "the host session closed before it answered"),
             };
             answer["id"] = up_id;
-            let _ = act.send(answer);
+            let _ = act.router.send(answer);
         }));
     }
 
     fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
-        match method.as_str() {
-            "notifications/progress" => {
-                if let Some(p) = self.routes.progress(&msg) {
-                    if let Some(addr) = self.sessions.get(&p.session) {
-                        addr.do_send(HostEvent::Notify { msg: p.msg, related: Some(p.related) });
-                    }
-                }
-            }
-            "notifications/cancelled" => {
-                // The upstream withdrew a request it sent to a host: map its id to ours.
-                let Some(up_id) = msg.pointer("/params/requestId") else {
-                    return;
-                };
-                if let Some((session, host_side_id)) = self.routes.server_request_cancelled(up_id) {
-                    if let Some(addr) = self.sessions.get(&session) {
-                        let mut out = msg.clone();
-                        out["params"]["requestId"] = json!(host_side_id);
-                        addr.do_send(HostEvent::Notify { msg: out, related: None });
-                    }
-                }
-            }
+        match jsonrpc::method(&msg).unwrap_or_default() {
+            "notifications/progress" => self.router.on_progress(&msg),
+            "notifications/cancelled" => self.router.on_server_request_cancelled(&msg),
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
             "notifications/resources/updated" => {
                 let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-                self.broadcast(HostEvent::ResourceUpdated { uri, msg });
+                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg });
             }
-            _ => self.broadcast(HostEvent::Notify { msg, related: None }),
+            _ => self.router.broadcast(HostEvent::Notify { msg, related: None }),
         }
     }
 
     /// Re-lists tools; hosts hear `tools/list_changed` once the new list is in place.
     fn refresh_tools(&mut self, ctx: &mut Context<Self>) {
-        let addr = ctx.address();
+        let router = self.router.clone();
         let gen = self.generation;
-        ctx.spawn(async move { list_all_tools(&addr).await }.into_actor(self).map(move |res, act, _| {
+        ctx.spawn(async move { list_all_tools(&router).await }.into_actor(self).map(move |res, act, _| {
             if gen != act.generation {
                 return;
             }
@@ -441,13 +322,50 @@ impl UpstreamConnection {
             }
         }));
     }
+
+    fn release_subscription(&mut self, uri: &str) {
+        if let Some(n) = self.subscriptions.get_mut(uri) {
+            *n -= 1;
+            if *n == 0 {
+                self.subscriptions.remove(uri);
+                drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
+            }
+        }
+    }
 }
 
-fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>) -> impl futures::Stream<Item = LinkEvent> {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+/// The link's reader side, on this actor's arbiter: answers and progress go to the router
+/// directly; everything else becomes a message to the actor.
+async fn dispatch(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>, router: Arc<Router>, addr: Addr<UpstreamConnection>, gen: u64) {
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            LinkEvent::Message(msg) => route(msg, None, &router, &addr, gen),
+            LinkEvent::OnStream { msg, request } => route(msg, Some(request), &router, &addr, gen),
+            ev => addr.do_send(LinkMsg { gen, ev }),
+        }
+    }
 }
 
-async fn await_result(rx: oneshot::Receiver<Value>, limit: Duration, what: &str) -> Result<Value, String> {
+fn route(msg: Value, stream_of: Option<Value>, router: &Router, addr: &Addr<UpstreamConnection>, gen: u64) {
+    match msg {
+        Value::Array(batch) => {
+            for m in batch {
+                route(m, stream_of.clone(), router, addr, gen);
+            }
+        }
+        msg if matches!(jsonrpc::kind(&msg), Kind::Response) => router.on_response(msg),
+        msg if jsonrpc::method(&msg) == Some("notifications/progress") => router.on_progress(&msg),
+        msg => {
+            let ev = match stream_of {
+                Some(request) => LinkEvent::OnStream { msg, request },
+                None => LinkEvent::Message(msg),
+            };
+            addr.do_send(LinkMsg { gen, ev });
+        }
+    }
+}
+
+async fn await_result(rx: tokio::sync::oneshot::Receiver<Value>, limit: Duration, what: &str) -> Result<Value, String> {
     let msg = match tokio::time::timeout(limit, rx).await {
         Err(_) => return Err(format!("the upstream did not answer {what} within {} s", limit.as_secs())),
         Ok(Err(_)) => return Err(format!("the upstream connection closed during {what}")),
@@ -461,7 +379,7 @@ async fn await_result(rx: oneshot::Receiver<Value>, limit: Duration, what: &str)
 }
 
 /// Every page of `tools/list`. A server without tools (no capability) has an empty list.
-async fn list_all_tools(addr: &Addr<UpstreamConnection>) -> Result<Vec<Value>, String> {
+async fn list_all_tools(router: &Router) -> Result<Vec<Value>, String> {
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..1000 {
@@ -469,10 +387,7 @@ async fn list_all_tools(addr: &Addr<UpstreamConnection>) -> Result<Vec<Value>, S
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let rx = addr
-            .send(InternalRequest { method: "tools/list".into(), params })
-            .await
-            .map_err(|_| "the upstream actor stopped".to_string())?;
+        let rx = router.internal_request("tools/list", params);
         let res = match await_result(rx, INIT_TIMEOUT, "tools/list").await {
             Ok(r) => r,
             Err(e) if e.contains("Method not found") || e.contains("method not found") => return Ok(tools),
@@ -493,10 +408,15 @@ impl Actor for UpstreamConnection {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        // A supervisor restarts an actor that stopped; after Shutdown there is nothing to start.
+        if self.state == State::Stopped {
+            return;
+        }
+        self.publish();
         self.connect(ctx);
         // Deadlines are checked a few times per timeout (at most every 250 ms).
-        let tick = (self.routes.timeout() / 4).clamp(Duration::from_millis(20), Duration::from_millis(250));
-        ctx.run_interval(tick, |act, _| act.expire());
+        let tick = (self.router.timeout() / 4).clamp(Duration::from_millis(20), Duration::from_millis(250));
+        ctx.run_interval(tick, |act, _| act.router.expire());
         if let Some(every) = self.refresh_interval {
             let addr = ctx.address();
             let refresher = tool_refresh::periodic(every, move || {
@@ -517,25 +437,34 @@ impl Actor for UpstreamConnection {
     }
 }
 
-/// Re-lists the upstream's tools now; answers what changed.
-#[derive(Message)]
-#[rtype(result = "Result<ToolsDiff, String>")]
-pub struct RefreshTools;
+impl Supervised for UpstreamConnection {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        // A fresh start: the old link goes (its guard ends it) and what waited on it fails.
+        if self.state == State::Stopped {
+            return; // stopped on purpose (Shutdown): not a failure
+        }
+        self.generation += 1;
+        self.guard = None;
+        self.state = State::Connecting;
+        self.router.fail_all("mcp-gen-ui restarted its upstream connection; retry shortly");
+        contain::note_restart("upstream_connection", &self.metrics);
+    }
+}
 
 impl Handler<RefreshTools> for UpstreamConnection {
     type Result = ResponseActFuture<Self, Result<ToolsDiff, String>>;
 
-    fn handle(&mut self, _: RefreshTools, ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _: RefreshTools, _ctx: &mut Self::Context) -> Self::Result {
         let ready = self.state == State::Ready;
         let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
-        let addr = ctx.address();
+        let router = self.router.clone();
         let gen = self.generation;
         Box::pin(
             async move {
                 if !ready {
                     return Err(format!("the upstream is not connected ({why})"));
                 }
-                list_all_tools(&addr).await
+                list_all_tools(&router).await
             }
             .into_actor(self)
             .map(move |res, act, _| {
@@ -549,24 +478,11 @@ impl Handler<RefreshTools> for UpstreamConnection {
     }
 }
 
-/// The tool list changed (refresh, list_changed, reconnect).
-#[derive(Message, Clone)]
-#[rtype(result = "()")]
-pub struct ToolsUpdated {
-    pub diff: ToolsDiff,
-    pub tools: Arc<Vec<Value>>,
-}
-
-/// Sends an event to every connected host session.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Broadcast(pub HostEvent);
-
 impl Handler<Broadcast> for UpstreamConnection {
     type Result = ();
 
     fn handle(&mut self, b: Broadcast, _ctx: &mut Self::Context) {
-        self.broadcast(b.0);
+        self.router.broadcast(b.0);
     }
 }
 
@@ -575,7 +491,13 @@ struct LinkMsg {
     ev: LinkEvent,
 }
 
-impl StreamHandler<LinkMsg> for UpstreamConnection {
+impl Message for LinkMsg {
+    type Result = ();
+}
+
+impl Handler<LinkMsg> for UpstreamConnection {
+    type Result = ();
+
     fn handle(&mut self, item: LinkMsg, ctx: &mut Self::Context) {
         if item.gen != self.generation {
             return;
@@ -590,11 +512,11 @@ impl StreamHandler<LinkMsg> for UpstreamConnection {
             LinkEvent::Oversized { id, bytes } => {
                 self.metrics.upstream_bad_frames.inc();
                 let limit = self.limits.max_message_bytes;
-                let why = upstream::oversized_message(bytes, limit);
-                let mut answer = jsonrpc::error(id.clone().unwrap_or(Value::Null), code::UPSTREAM_UNAVAILABLE, why);
                 match id {
                     // Goes the way the real answer would have: mapped back to its host.
-                    Some(_) => self.on_response(std::mem::take(&mut answer)),
+                    Some(id) => {
+                        self.router.on_response(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, upstream::oversized_message(bytes, limit)))
+                    }
                     None => tracing::warn!(
                         component = "upstream",
                         event = "oversized_unmatched",
@@ -607,264 +529,52 @@ impl StreamHandler<LinkMsg> for UpstreamConnection {
             LinkEvent::Closed(why) => self.lost(ctx, why),
         }
     }
-
-    // The default stops the actor when a stream ends; a link ending is handled by `Closed`.
-    fn finished(&mut self, _ctx: &mut Self::Context) {}
 }
 
-/// A host request to forward. The answer carries the host's own id.
-#[derive(Message)]
-#[rtype(result = "Value")]
-pub struct Forward {
-    pub session: SessionId,
-    pub msg: Value,
-}
-
-impl Handler<Forward> for UpstreamConnection {
-    type Result = ResponseFuture<Value>;
-
-    fn handle(&mut self, f: Forward, ctx: &mut Self::Context) -> Self::Result {
-        let host_id = jsonrpc::id(&f.msg).cloned().unwrap_or(Value::Null);
-        self.last_active = Some(f.session.clone());
-        if self.state != State::Ready {
-            // Wait for the (re)start, then go round again; the wait is bounded.
-            let (tx, rx) = oneshot::channel();
-            self.ready_waiters.push(tx);
-            let addr = ctx.address();
-            let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
-            return Box::pin(async move {
-                match tokio::time::timeout(READY_WAIT, rx).await {
-                    Ok(Ok(())) => addr
-                        .send(f)
-                        .await
-                        .unwrap_or_else(|_| jsonrpc::error(host_id.clone(), code::INTERNAL_ERROR, "the upstream actor stopped")),
-                    _ => {
-                        jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("the upstream is not connected ({why}); retry shortly"))
-                    }
-                }
-            });
-        }
-        let mut msg = f.msg;
-        let (tx, rx) = oneshot::channel();
-        let up_id = self.routes.outgoing(&f.session, &mut msg, tx);
-        if let Err(why) = self.send(msg) {
-            self.routes.abandon(up_id);
-            return Box::pin(async move { jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why) });
-        }
-        Box::pin(async move {
-            // Dropped sender = the host cancelled; the session sends nothing for it.
-            rx.await.unwrap_or(Value::Null)
-        })
-    }
-}
-
-/// A host notification to pass on (cancelled, roots/list_changed, ...).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ForwardNotification {
-    pub session: SessionId,
-    pub msg: Value,
-}
-
-impl Handler<ForwardNotification> for UpstreamConnection {
-    type Result = ();
-
-    fn handle(&mut self, f: ForwardNotification, _ctx: &mut Self::Context) {
-        let mut msg = f.msg;
-        if jsonrpc::method(&msg) == Some("notifications/cancelled") {
-            let Some(host_req) = msg.pointer("/params/requestId").cloned() else {
-                return;
-            };
-            let Some(up_id) = self.routes.cancel(&f.session, &host_req) else {
-                return;
-            };
-            msg["params"]["requestId"] = up_id;
-        }
-        let _ = self.send(msg);
-    }
-}
-
-/// A request of the proxy's own (initialize, tools/list pages, subscriptions).
-#[derive(Message)]
-#[rtype(result = "oneshot::Receiver<Value>")]
-struct InternalRequest {
-    method: String,
-    params: Value,
-}
-
-impl Handler<InternalRequest> for UpstreamConnection {
-    type Result = MessageResult<InternalRequest>;
-
-    fn handle(&mut self, r: InternalRequest, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(self.internal_request(&r.method, r.params))
-    }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct SendRaw(Value);
-
-impl Handler<SendRaw> for UpstreamConnection {
-    type Result = ();
-
-    fn handle(&mut self, m: SendRaw, _ctx: &mut Self::Context) {
-        let _ = self.send(m.0);
-    }
-}
-
-#[derive(Message)]
-#[rtype(result = "Status")]
-pub struct GetStatus;
-
-impl Handler<GetStatus> for UpstreamConnection {
-    type Result = MessageResult<GetStatus>;
-
-    fn handle(&mut self, _: GetStatus, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(self.status())
-    }
-}
-
-/// Answers once the upstream is ready, or with the reason it is not after `limit`.
-#[derive(Message)]
-#[rtype(result = "Result<Status, String>")]
-pub struct WaitReady {
-    pub limit: Duration,
-}
-
-impl Handler<WaitReady> for UpstreamConnection {
-    type Result = ResponseFuture<Result<Status, String>>;
-
-    fn handle(&mut self, w: WaitReady, ctx: &mut Self::Context) -> Self::Result {
-        if self.state == State::Ready {
-            let s = self.status();
-            return Box::pin(async move { Ok(s) });
-        }
-        let (tx, rx) = oneshot::channel();
-        self.ready_waiters.push(tx);
-        let addr = ctx.address();
-        let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
-        Box::pin(async move {
-            match tokio::time::timeout(w.limit, rx).await {
-                Ok(Ok(())) => addr.send(GetStatus).await.map_err(|_| "the upstream actor stopped".to_string()),
-                _ => Err(format!("the upstream is not connected ({why})")),
-            }
-        })
-    }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Register {
-    pub session: SessionId,
-    pub addr: Addr<HostSession>,
-}
-
-impl Handler<Register> for UpstreamConnection {
-    type Result = ();
-
-    fn handle(&mut self, r: Register, _ctx: &mut Self::Context) {
-        self.sessions.insert(r.session, r.addr);
-    }
-}
-
-/// A session left: drop its routes and release its upstream subscriptions.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Unregister {
-    pub session: SessionId,
-    pub subscriptions: Vec<String>,
-}
-
+/// A session left: release its upstream subscriptions (its routes left the router already).
 impl Handler<Unregister> for UpstreamConnection {
     type Result = ();
 
     fn handle(&mut self, u: Unregister, _ctx: &mut Self::Context) {
-        self.sessions.remove(&u.session);
-        if self.last_active.as_ref() == Some(&u.session) {
-            self.last_active = None;
-        }
-        self.routes.drop_session(&u.session);
         for uri in u.subscriptions {
             self.release_subscription(&uri);
         }
     }
 }
 
-impl UpstreamConnection {
-    fn release_subscription(&mut self, uri: &str) {
-        if let Some(n) = self.subscriptions.get_mut(uri) {
-            *n -= 1;
-            if *n == 0 {
-                self.subscriptions.remove(uri);
-                drop(self.internal_request("resources/unsubscribe", json!({"uri": uri})));
-            }
-        }
-    }
-}
-
-/// A host subscribes to an upstream resource. The first subscriber's request goes upstream
-/// (so its answer, error or not, is the upstream's own); later ones are answered here.
-#[derive(Message)]
-#[rtype(result = "Value")]
-pub struct Subscribe {
-    pub session: SessionId,
-    pub msg: Value,
-}
-
 impl Handler<Subscribe> for UpstreamConnection {
-    type Result = ResponseFuture<Value>;
+    type Result = ResponseActFuture<Self, Value>;
 
-    fn handle(&mut self, s: Subscribe, ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, s: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
         let uri = s.msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         let subscribe = jsonrpc::method(&s.msg) == Some("resources/subscribe");
         let id = jsonrpc::id(&s.msg).cloned().unwrap_or(Value::Null);
         let count = self.subscriptions.get(&uri).copied().unwrap_or(0);
         if subscribe && count > 0 {
             *self.subscriptions.get_mut(&uri).expect("count > 0") += 1;
-            return Box::pin(async move { jsonrpc::result(id, json!({})) });
+            return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
         if !subscribe && count > 1 {
             self.release_subscription(&uri);
-            return Box::pin(async move { jsonrpc::result(id, json!({})) });
+            return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
-        let addr = ctx.address();
-        Box::pin(async move {
-            let answer = addr.send(Forward { session: s.session, msg: s.msg }).await.unwrap_or(Value::Null);
+        let router = self.router.clone();
+        Box::pin(async move { router.forward(s.session, s.msg).await }.into_actor(self).map(move |answer, act, _| {
             if answer.get("result").is_some() {
-                addr.do_send(CountSubscription { uri, delta: if subscribe { 1 } else { -1 } });
+                let n = act.subscriptions.entry(uri.clone()).or_insert(0);
+                if subscribe {
+                    *n += 1;
+                } else {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        act.subscriptions.remove(&uri);
+                    }
+                }
             }
             answer
-        })
+        }))
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct CountSubscription {
-    uri: String,
-    delta: i64,
-}
-
-impl Handler<CountSubscription> for UpstreamConnection {
-    type Result = ();
-
-    fn handle(&mut self, c: CountSubscription, _ctx: &mut Self::Context) {
-        let n = self.subscriptions.entry(c.uri.clone()).or_insert(0);
-        if c.delta > 0 {
-            *n += 1;
-        } else {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.subscriptions.remove(&c.uri);
-            }
-        }
-    }
-}
-
-/// Graceful stop: the link guard closes stdin / ends the HTTP session.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown;
 
 impl Handler<Shutdown> for UpstreamConnection {
     type Result = ResponseFuture<()>;
@@ -872,7 +582,7 @@ impl Handler<Shutdown> for UpstreamConnection {
     fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) -> Self::Result {
         self.state = State::Stopped;
         self.generation += 1;
-        self.link_tx = None;
+        self.router.set_link(None);
         self.metrics.upstream_connected.set(0);
         let guard = self.guard.take();
         ctx.stop();

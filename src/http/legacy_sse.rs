@@ -3,9 +3,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcp_gen_ui_actors::host_session::{sink_channel, AttachStream, Incoming, Transport};
+use mcp_gen_ui_actors::host_session::Transport;
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
-use mcp_gen_ui_actors::session_directory::Lookup;
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Incoming};
 use mcp_gen_ui_actors::sse;
 use serde::Deserialize;
 
@@ -17,7 +17,7 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     }
     let (session_id, session) = edge.open_session(Transport::Sse);
     let (tx, rx) = sink_channel();
-    session.addr.do_send(AttachStream { sink: tx });
+    session.attach.do_send(AttachStream { sink: tx });
     let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));
     HttpResponse::Ok()
         .insert_header(("cache-control", "no-cache"))
@@ -43,9 +43,9 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
             "the sessionId query parameter is required: use the endpoint URL the /sse stream sent",
         );
     };
-    let session = match edge.directory.send(Lookup { id: id.clone() }).await {
-        Ok(Some(s)) => s,
-        _ => {
+    let session = match edge.sessions.get(&id) {
+        Some(s) => s,
+        None => {
             return json_error(
                 StatusCode::NOT_FOUND,
                 code::INVALID_REQUEST,
@@ -67,7 +67,7 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
         }
     }
     for m in msgs {
-        session.addr.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
+        session.incoming.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
     }
     HttpResponse::Accepted().body("Accepted")
 }

@@ -5,8 +5,10 @@
 // Handlers return `HttpResponse` as the early-exit error: it is what gets sent.
 #![allow(clippy::result_large_err)]
 
+pub mod auth;
 pub mod guard;
 mod legacy_sse;
+mod oauth;
 mod ops;
 mod preview;
 mod streamable;
@@ -14,27 +16,26 @@ mod streamable;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Addr;
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures::StreamExt;
-use mcp_gen_ui_actors::host_session::{HostSession, SessionDeps, Transport};
+use mcp_gen_ui_actors::host_session::{HostSession, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
+use mcp_gen_ui_actors::messages::{SessionDeps, SessionRef};
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::session_directory::SessionRef;
-use mcp_gen_ui_actors::session_directory::{Insert, SessionDirectory};
+use mcp_gen_ui_actors::router::Router;
+use mcp_gen_ui_actors::session_table::SessionTable;
 use mcp_gen_ui_actors::sse;
-use mcp_gen_ui_actors::upstream_connection::UpstreamConnection;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// Shared, immutable handles: every handler gets the same `Addr`s.
+/// Shared handles: every handler gets the same router, session table and settings.
 #[derive(Clone)]
 pub struct Edge {
-    /// What sessions opened here get (its `directory` is this edge's directory).
+    /// What sessions opened here get (its `sessions` is this edge's table).
     pub session: SessionDeps,
-    pub upstream: Addr<UpstreamConnection>,
-    pub directory: Addr<SessionDirectory>,
+    pub router: Arc<Router>,
+    pub sessions: Arc<SessionTable>,
     pub metrics: Arc<Metrics>,
     pub allowed_hosts: Arc<Vec<String>>,
     pub allowed_origins: Arc<Vec<String>>,
@@ -44,14 +45,11 @@ pub struct Edge {
 }
 
 impl Edge {
-    /// Starts a host session and files it in the directory.
+    /// Starts a host session on this worker's arbiter and files it in the table.
     pub fn open_session(&self, transport: Transport) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let session = HostSession::new(id.clone(), transport, self.session.clone());
-        let streams = session.streams_flag();
-        let addr: Addr<HostSession> = actix::Actor::start(session);
-        let session = SessionRef { addr, streams };
-        self.directory.do_send(Insert { id: id.clone(), session: session.clone() });
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).start_session();
+        self.sessions.insert(id.clone(), session.clone());
         (id, session)
     }
 
@@ -143,18 +141,32 @@ pub fn sse_body(
     futures::stream::iter(first.map(|f| Ok(Bytes::from(f)))).chain(body)
 }
 
+/// The routes. Resources wrapped in `auth::require` need a bearer token when authentication
+/// is on (an `auth::Auth` in the app data); the rest are open (see `auth.rs` for /preview).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    use actix_web::middleware::from_fn;
     cfg.service(
         web::resource("/mcp")
+            .wrap(from_fn(auth::require))
             .route(web::post().to(streamable::post))
             .route(web::get().to(streamable::get))
             .route(web::delete().to(streamable::delete)),
     )
-    .service(web::resource("/sse").route(web::get().to(legacy_sse::open)))
-    .service(web::resource("/messages").route(web::post().to(legacy_sse::post)))
+    .service(web::resource("/sse").wrap(from_fn(auth::require)).route(web::get().to(legacy_sse::open)))
+    .service(web::resource("/messages").wrap(from_fn(auth::require)).route(web::post().to(legacy_sse::post)))
     .service(web::resource("/preview").route(web::get().to(preview::page)))
     .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
     .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
     .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
-    .service(web::resource("/metrics").route(web::get().to(ops::metrics)));
+    .service(web::resource("/metrics").wrap(from_fn(auth::require)).route(web::get().to(ops::metrics)))
+    .service(
+        web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
+            .route(web::get().to(auth::protected_resource)),
+    );
+}
+
+/// The `--metrics-listen` listener: /metrics and /healthz only, never authenticated.
+pub fn configure_metrics_listener(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/metrics").route(web::get().to(ops::metrics)))
+        .service(web::resource("/healthz").route(web::get().to(ops::healthz)));
 }

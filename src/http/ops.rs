@@ -1,7 +1,6 @@
 //! Operations endpoints: liveness, readiness, Prometheus metrics.
 
 use actix_web::{web, HttpResponse};
-use mcp_gen_ui_actors::upstream_connection::GetStatus;
 use serde_json::json;
 
 use super::Edge;
@@ -12,13 +11,12 @@ pub async fn healthz() -> HttpResponse {
 
 /// Ready = the upstream is initialized and its tools are listed.
 pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
-    match edge.upstream.send(GetStatus).await {
-        Ok(s) if s.ready => {
-            HttpResponse::Ok().json(json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts}))
-        }
-        Ok(s) => HttpResponse::ServiceUnavailable()
-            .json(json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})),
-        Err(_) => HttpResponse::ServiceUnavailable().json(json!({"status": "not ready", "error": "the upstream actor stopped"})),
+    let s = edge.router.status();
+    if s.ready {
+        HttpResponse::Ok().json(json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts}))
+    } else {
+        HttpResponse::ServiceUnavailable()
+            .json(json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts}))
     }
 }
 

@@ -4,9 +4,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcp_gen_ui_actors::host_session::{sink_channel, AttachStream, Close, Incoming, Transport};
+use mcp_gen_ui_actors::host_session::Transport;
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
-use mcp_gen_ui_actors::session_directory::{Lookup, SessionRef};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
 use serde_json::Value;
 
 use super::{json_error, sse_body, Edge};
@@ -25,9 +25,9 @@ async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, Session
             "Mcp-Session-Id header is required: send initialize first and echo the session id it returns",
         ));
     };
-    match edge.directory.send(Lookup { id: id.clone() }).await {
-        Ok(Some(addr)) => Ok((id, addr)),
-        _ => Err(json_error(
+    match edge.sessions.get(&id) {
+        Some(s) => Ok((id, s)),
+        None => Err(json_error(
             StatusCode::NOT_FOUND,
             code::INVALID_REQUEST,
             format!("session {id} not found (it expired or was closed): initialize a new session"),
@@ -74,7 +74,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
-            session.addr.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
+            session.incoming.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
         }
         return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
@@ -86,7 +86,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
-        session.addr.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
+        session.incoming.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
     }
     drop(tx);
     if plain {
@@ -134,7 +134,7 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         Err(r) => return r,
     };
     let (tx, rx) = sink_channel();
-    session.addr.do_send(AttachStream { sink: tx });
+    session.attach.do_send(AttachStream { sink: tx });
     let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
     HttpResponse::Ok()
@@ -151,7 +151,7 @@ pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     }
     match find_session(&edge, &req).await {
         Ok((_, session)) => {
-            session.addr.do_send(Close);
+            session.close.do_send(Close);
             HttpResponse::Ok().finish()
         }
         Err(r) => r,

@@ -1,0 +1,317 @@
+//! Every message the actors exchange, and the "ports" (bundles of `Recipient`s) through which
+//! they reach each other. Actors know these types, never each other's: an actor file imports
+//! this module and no other actor file, so each actor can be driven by fakes in its tests and
+//! the dependency arrows point one way (edges -> sessions -> router -> transports).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::cache_key::UiEntry;
+use crate::tool_refresh::ToolsDiff;
+
+pub type SessionId = String;
+
+/// Where a session's outgoing messages are written by the edge. Bounded: a host that does not
+/// read its stream has that stream closed, never unbounded memory.
+pub type Sink = mpsc::Sender<Value>;
+
+/// Messages one stream may hold unread before it is closed.
+pub const STREAM_BOUND: usize = 1024;
+
+/// A new stream for the edge to write out.
+pub fn sink_channel() -> (Sink, mpsc::Receiver<Value>) {
+    mpsc::channel(STREAM_BOUND)
+}
+
+// ---------------------------------------------------------------- host session
+
+/// One message from the host. `sink`, when set, is the stream this request's answer (and its
+/// progress and related server requests) goes to; it closes after the answer.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Incoming {
+    pub msg: Value,
+    pub sink: Option<Sink>,
+    /// Set at the edge (the host's `x-request-id`, or a new one); follows the work in the logs.
+    pub request_id: String,
+}
+
+/// The session stream (stdio out, legacy SSE stream, Streamable HTTP GET stream) opened.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AttachStream {
+    pub sink: Sink,
+}
+
+/// The host went away (stdin closed, DELETE, shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Close;
+
+/// What the upstream side tells sessions.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub enum HostEvent {
+    /// A notification; `related` is the host request it belongs to, if any.
+    Notify {
+        msg: Value,
+        related: Option<Value>,
+    },
+    ToolsChanged,
+    ResourceUpdated {
+        uri: String,
+        msg: Value,
+    },
+    /// The set or content of ui:// resources changed (refine, regenerate).
+    UiResourcesChanged,
+}
+
+/// A server-to-client request (sampling, elicitation, roots) for this host. The answer is the
+/// host's JSON-RPC response (its id is restored by the caller).
+#[derive(Message)]
+#[rtype(result = "Value")]
+pub struct ServerRequest {
+    pub msg: Value,
+    pub related: Option<Value>,
+}
+
+/// How the upstream side reaches one host session.
+#[derive(Clone)]
+pub struct SessionPort {
+    pub event: Recipient<HostEvent>,
+    pub request: Recipient<ServerRequest>,
+}
+
+/// How an edge reaches one host session.
+#[derive(Clone)]
+pub struct SessionRef {
+    pub incoming: Recipient<Incoming>,
+    pub attach: Recipient<AttachStream>,
+    pub close: Recipient<Close>,
+    /// Set once the host declared sampling, elicitation or roots: then requests may be sent to
+    /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
+    pub streams: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SessionRef {
+    pub fn connected(&self) -> bool {
+        self.incoming.connected()
+    }
+}
+
+// ---------------------------------------------------------------- upstream connection
+
+/// A point-in-time view of the upstream for sessions and the edge (published on every change).
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub ready: bool,
+    pub tools: Arc<Vec<Value>>,
+    /// The upstream's `initialize` result (capabilities, serverInfo, instructions, ...).
+    pub init: Option<Arc<Value>>,
+    pub last_error: Option<String>,
+    pub restarts: u64,
+    pub describe: String,
+}
+
+/// Re-lists the upstream's tools now; answers what changed.
+#[derive(Message)]
+#[rtype(result = "Result<ToolsDiff, String>")]
+pub struct RefreshTools;
+
+/// The tool list changed (refresh, list_changed, reconnect).
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct ToolsUpdated {
+    pub diff: ToolsDiff,
+    pub tools: Arc<Vec<Value>>,
+}
+
+/// Sends an event to every connected host session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Broadcast(pub HostEvent);
+
+/// A session left: release its upstream subscriptions.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Unregister {
+    pub session: SessionId,
+    pub subscriptions: Vec<String>,
+}
+
+/// A host subscribes to (or unsubscribes from) an upstream resource. The first subscriber's
+/// request goes upstream (so its answer, error or not, is the upstream's own); later ones are
+/// answered by the upstream connection.
+#[derive(Message)]
+#[rtype(result = "Value")]
+pub struct Subscribe {
+    pub session: SessionId,
+    pub msg: Value,
+}
+
+/// Graceful stop: the link guard closes stdin / ends the HTTP session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+/// How sessions and the `_ui_*` tools reach the upstream connection's actor (the proxy path
+/// itself goes through the shared [`crate::router::Router`], not through these).
+#[derive(Clone)]
+pub struct UpstreamPort {
+    pub refresh: Recipient<RefreshTools>,
+    pub broadcast: Recipient<Broadcast>,
+    pub unregister: Recipient<Unregister>,
+    pub subscribe: Recipient<Subscribe>,
+}
+
+// ---------------------------------------------------------------- generation queue
+
+/// Read (or make) the page for a tool. `force` skips the cache lookup (regenerate).
+#[derive(Message)]
+#[rtype(result = "Arc<UiEntry>")]
+pub struct ReadUi {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+    pub request_id: String,
+    pub force: bool,
+}
+
+/// Forgets what was learnt about a tool (its classification) so the next generation asks again.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ForgetTool {
+    pub tool: Value,
+}
+
+/// The cached page for a tool, if any, without generating one.
+#[derive(Message)]
+#[rtype(result = "Option<Arc<UiEntry>>")]
+pub struct Peek {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+}
+
+/// The cache key a read would use (for `_ui_inspect`).
+#[derive(Message)]
+#[rtype(result = "String")]
+pub struct KeyFor {
+    pub tool: Value,
+    pub refinements: Vec<String>,
+}
+
+/// How many reads are waiting on a lookup or generation (shutdown drains to zero).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct Pending;
+
+#[derive(Clone)]
+pub struct QueuePort {
+    pub read: Recipient<ReadUi>,
+    pub peek: Recipient<Peek>,
+    pub key_for: Recipient<KeyFor>,
+    pub forget: Recipient<ForgetTool>,
+    pub pending: Recipient<Pending>,
+}
+
+// ---------------------------------------------------------------- cache
+
+#[derive(Message)]
+#[rtype(result = "Option<Arc<UiEntry>>")]
+pub struct Get {
+    pub key: String,
+}
+
+/// Stores an entry (memory, then disk). Answers once both are done, so a read that follows
+/// sees it. Entries over `maxEntrySizeBytes` are served but not kept.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Put {
+    pub entry: Arc<UiEntry>,
+}
+
+/// Drops every entry of a tool (regenerate, tool removed).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct InvalidateTool {
+    pub tool_name: String,
+}
+
+#[derive(Clone)]
+pub struct CachePort {
+    pub get: Recipient<Get>,
+    pub put: Recipient<Put>,
+    pub invalidate: Recipient<InvalidateTool>,
+}
+
+// ---------------------------------------------------------------- refinements
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Refinement {
+    /// Unix milliseconds.
+    pub at: u64,
+    pub feedback: String,
+    /// The cache key of the page this refinement replaced.
+    pub replaced_key: Option<String>,
+}
+
+/// Appends one; answers the tool's feedback texts in order, the new one last.
+#[derive(Message)]
+#[rtype(result = "Vec<String>")]
+pub struct Append {
+    pub tool: String,
+    pub feedback: String,
+    pub replaced_key: Option<String>,
+}
+
+/// The full history of a tool (oldest first).
+#[derive(Message)]
+#[rtype(result = "Vec<Refinement>")]
+pub struct History {
+    pub tool: String,
+}
+
+/// Forgets a tool's history (on request, or when the tool is gone). Answers how many there were.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct Clear {
+    pub tool: String,
+}
+
+#[derive(Clone)]
+pub struct RefinementsPort {
+    pub append: Recipient<Append>,
+    pub history: Recipient<History>,
+    pub clear: Recipient<Clear>,
+}
+
+impl RefinementsPort {
+    /// The feedback texts of a tool, oldest first (empty when the actor is gone).
+    pub async fn feedback(&self, tool: &str) -> Vec<String> {
+        self.history.send(History { tool: tool.to_string() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
+    }
+}
+
+// ---------------------------------------------------------------- settings shared by sessions
+
+/// What every host session needs from the rest of the service: ports, shared tables and
+/// immutable settings, nothing with state of its own.
+#[derive(Clone)]
+pub struct SessionDeps {
+    pub router: Arc<crate::router::Router>,
+    pub upstream: UpstreamPort,
+    pub queue: QueuePort,
+    pub refinements: RefinementsPort,
+    /// The edge's table of HTTP sessions (the session leaves it when it stops).
+    pub sessions: Option<Arc<crate::session_table::SessionTable>>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// A session idle this long with no stream open is closed.
+    pub idle_limit: Duration,
+    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
+    pub enabled_tools: Option<Arc<std::collections::HashSet<String>>>,
+}

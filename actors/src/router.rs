@@ -1,0 +1,284 @@
+//! The proxy path, shared by every thread: host sessions (on the HTTP workers) forward through
+//! it directly, and the upstream link's reader delivers answers and progress through it, so no
+//! single actor's mailbox sits in the middle of every call. It holds the route table (ids,
+//! progress tokens, server-to-client requests; see `routes`), the link's sender, the published
+//! upstream status and the sessions' ports. Locks are held for map operations only, never
+//! across I/O or an await. The `UpstreamConnection` actor keeps supervision: it connects,
+//! initializes, publishes the status, and installs or removes the link here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::jsonrpc::{self, code};
+use crate::messages::{HostEvent, SessionId, SessionPort, Status};
+use crate::metrics::{method_label, Metrics};
+use crate::routes::Routes;
+use crate::upstream::LINK_QUEUE;
+
+/// How long a host request waits for a (re)starting upstream before it is answered with an error.
+pub const READY_WAIT: Duration = Duration::from_secs(10);
+
+pub struct Router {
+    routes: Mutex<Routes<oneshot::Sender<Value>>>,
+    link: RwLock<Option<mpsc::Sender<Value>>>,
+    status: watch::Sender<Arc<Status>>,
+    sessions: RwLock<HashMap<SessionId, SessionPort>>,
+    /// The session that most recently sent a request: where server-to-client requests go when
+    /// no request is in flight.
+    last_active: Mutex<Option<SessionId>>,
+    metrics: Arc<Metrics>,
+}
+
+/// Where a server-to-client request goes.
+pub struct Target {
+    pub session: SessionId,
+    pub port: SessionPort,
+    /// The host request it relates to (its stream carries the request).
+    pub related: Option<Value>,
+}
+
+impl Router {
+    pub fn new(request_timeout: Duration, describe: String, metrics: Arc<Metrics>) -> Arc<Self> {
+        let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
+        Arc::new(Router {
+            routes: Mutex::new(Routes::with_timeout(request_timeout)),
+            link: RwLock::new(None),
+            status,
+            sessions: RwLock::new(HashMap::new()),
+            last_active: Mutex::new(None),
+            metrics,
+        })
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes<oneshot::Sender<Value>>> {
+        // A panic while holding the lock leaves plain maps behind: still usable.
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    // ------------------------------------------------------------ status (published by the actor)
+
+    pub fn publish(&self, status: Status) {
+        self.status.send_replace(Arc::new(status));
+    }
+
+    /// The upstream as last published.
+    pub fn status(&self) -> Arc<Status> {
+        self.status.borrow().clone()
+    }
+
+    /// The status once the upstream is ready, or why it is not after `limit`.
+    pub async fn ready(&self, limit: Duration) -> Result<Arc<Status>, String> {
+        let mut rx = self.status.subscribe();
+        let waited = tokio::time::timeout(limit, rx.wait_for(|s| s.ready)).await;
+        match waited {
+            Ok(Ok(s)) => Ok(s.clone()),
+            _ => {
+                let why = self.status().last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
+                Err(format!("the upstream is not connected ({why})"))
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ the link (installed by the actor)
+
+    pub fn set_link(&self, tx: Option<mpsc::Sender<Value>>) {
+        *self.link.write().unwrap_or_else(|p| p.into_inner()) = tx;
+    }
+
+    /// Queues a message for the upstream. Refuses when the link is down or its queue is full
+    /// (an upstream that stopped reading); the error says which, for the host.
+    pub fn send(&self, msg: Value) -> Result<(), String> {
+        let link = self.link.read().unwrap_or_else(|p| p.into_inner());
+        let Some(tx) = link.as_ref() else {
+            return Err(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
+        };
+        tx.try_send(msg).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => {
+                self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
+                format!("the upstream is not reading its input ({LINK_QUEUE} messages are queued); retry later")
+            }
+            mpsc::error::TrySendError::Closed(_) => "the upstream link is closed".to_string(),
+        })
+    }
+
+    /// A request of the proxy's own (initialize, tools/list pages, subscriptions).
+    pub fn internal_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
+        let (tx, rx) = oneshot::channel();
+        let id = self.routes().internal(method, tx);
+        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
+            // Answered at once, so the caller does not wait for a timeout.
+            if let Some(p) = self.routes().abandon(id) {
+                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why));
+            }
+        }
+        rx
+    }
+
+    // ------------------------------------------------------------ sessions
+
+    pub fn register(&self, session: SessionId, port: SessionPort) {
+        self.sessions.write().unwrap_or_else(|p| p.into_inner()).insert(session, port);
+    }
+
+    /// A session left: its requests are no longer answered.
+    pub fn unregister(&self, session: &SessionId) {
+        self.sessions.write().unwrap_or_else(|p| p.into_inner()).remove(session);
+        let mut last = self.last_active.lock().unwrap_or_else(|p| p.into_inner());
+        if last.as_ref() == Some(session) {
+            *last = None;
+        }
+        drop(last);
+        self.routes().drop_session(session);
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn broadcast(&self, ev: HostEvent) {
+        for port in self.sessions.read().unwrap_or_else(|p| p.into_inner()).values() {
+            port.event.do_send(ev.clone());
+        }
+    }
+
+    fn port(&self, session: &SessionId) -> Option<SessionPort> {
+        self.sessions.read().unwrap_or_else(|p| p.into_inner()).get(session).cloned()
+    }
+
+    // ------------------------------------------------------------ host -> upstream
+
+    /// Forwards a host request; resolves to the answer with the host's own id (Null when the
+    /// host cancelled it: nothing is to be sent). Waits (bounded) for a (re)starting upstream.
+    pub async fn forward(self: &Arc<Self>, session: SessionId, mut msg: Value) -> Value {
+        let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        *self.last_active.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
+        if !self.status.borrow().ready {
+            if let Err(why) = self.ready(READY_WAIT).await {
+                return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"));
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        let up_id = self.routes().outgoing(&session, &mut msg, tx);
+        if let Err(why) = self.send(msg) {
+            self.routes().abandon(up_id);
+            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why);
+        }
+        // A dropped sender means the host cancelled: the session sends nothing for it.
+        rx.await.unwrap_or(Value::Null)
+    }
+
+    /// A host notification to pass on (cancelled, roots/list_changed, ...); a cancellation's
+    /// request id is translated to the upstream's.
+    pub fn forward_notification(&self, session: &SessionId, mut msg: Value) {
+        if jsonrpc::method(&msg) == Some("notifications/cancelled") {
+            let Some(host_req) = msg.pointer("/params/requestId").cloned() else {
+                return;
+            };
+            let Some(up_id) = self.routes().cancel(session, &host_req) else {
+                return;
+            };
+            msg["params"]["requestId"] = up_id;
+        }
+        let _ = self.send(msg);
+    }
+
+    // ------------------------------------------------------------ upstream -> host
+
+    /// An answer from the upstream: to whoever waits for it, its id set back to theirs.
+    pub fn on_response(&self, mut msg: Value) {
+        let Some(p) = self.routes().answered(&mut msg) else {
+            tracing::debug!(
+                component = "upstream",
+                event = "late_response",
+                "answer to a request no longer waited for (cancelled or timed out)"
+            );
+            return;
+        };
+        self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
+        let _ = p.reply.send(msg);
+    }
+
+    /// A progress notification: to the host that asked for it, with its own token back.
+    pub fn on_progress(&self, msg: &Value) {
+        let Some(p) = self.routes().progress(msg) else { return };
+        if let Some(port) = self.port(&p.session) {
+            port.event.do_send(HostEvent::Notify { msg: p.msg, related: Some(p.related) });
+        }
+    }
+
+    /// The upstream withdrew a request it sent to a host: forward it under the host's id.
+    pub fn on_server_request_cancelled(&self, msg: &Value) {
+        let Some(up_id) = msg.pointer("/params/requestId") else { return };
+        let Some((session, host_side_id)) = self.routes().server_request_cancelled(up_id) else { return };
+        if let Some(port) = self.port(&session) {
+            let mut out = msg.clone();
+            out["params"]["requestId"] = json!(host_side_id);
+            port.event.do_send(HostEvent::Notify { msg: out, related: None });
+        }
+    }
+
+    /// Where a server-to-client request goes: the host whose request's stream carried it
+    /// (`stream_of`, an upstream id); else the one with a request in flight (newest tools/call
+    /// first); else the last active. With the id the host will see it under.
+    pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Option<(Target, String)> {
+        let mut routes = self.routes();
+        let on_stream = stream_of.and_then(|r| routes.host_of(r));
+        let in_flight = on_stream.or_else(|| routes.target()).and_then(|(s, related)| Some((self.port(&s)?, s, Some(related))));
+        let target = in_flight.or_else(|| {
+            let s = self.last_active.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+            Some((self.port(&s)?, s, None))
+        });
+        let (port, session, related) = target?;
+        let host_side_id = routes.server_request(&session, up_id);
+        Some((Target { session, port, related }, host_side_id))
+    }
+
+    pub fn server_request_done(&self, host_side_id: &str) {
+        self.routes().server_request_done(host_side_id);
+    }
+
+    // ------------------------------------------------------------ failure and time
+
+    /// The link is gone: every request in flight is answered with `why` at once.
+    pub fn fail_all(&self, why: &str) {
+        self.set_link(None);
+        let describe = self.status().describe.clone();
+        let failed = self.routes().fail_all();
+        for p in failed {
+            let id = p.host_id.unwrap_or(Value::Null);
+            let _ = p.reply.send(jsonrpc::error_with_data(id, code::UPSTREAM_UNAVAILABLE, why.to_string(), json!({"upstream": describe})));
+        }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.routes().timeout()
+    }
+
+    /// Requests past `upstream.requestTimeoutMs` (progress restarts the wait): the host gets an
+    /// error naming the timeout, the upstream a cancellation.
+    pub fn expire(&self) {
+        let timeout = self.timeout();
+        let expired = self.routes().expired(Instant::now());
+        for e in expired {
+            self.metrics.upstream_timeouts.inc();
+            tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");
+            let reason = format!(
+                "the upstream did not answer {} within {} ms (upstream.requestTimeoutMs); the request was cancelled",
+                e.pending.method,
+                timeout.as_millis()
+            );
+            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": e.up_id, "reason": reason})));
+            let id = e.pending.host_id.unwrap_or(Value::Null);
+            let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
+        }
+    }
+
+    /// How many requests wait for an answer.
+    pub fn pending(&self) -> usize {
+        self.routes().pending_len()
+    }
+}
