@@ -23,6 +23,7 @@ use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::messages::{SessionDeps, Shutdown};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
+use mcp_gen_ui_actors::ready_pages::ReadyPages;
 use mcp_gen_ui_actors::refinements::Refinements;
 use mcp_gen_ui_actors::router::Router;
 use mcp_gen_ui_actors::session_table::SessionTable;
@@ -168,7 +169,9 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     // Singletons run under a supervisor: one that stops (a contained panic) starts again with
     // the same address, so nobody holding it notices beyond the answer that failed.
     let cache = Supervisor::start(move |_| cache);
-    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone());
+    // Ready ui:// read results, shared by every session (none with the cache off).
+    let pages = cfg.cache.enabled.then(|| ReadyPages::with_ttl(cfg.cache.ttl_seconds.map(Duration::from_secs)));
+    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone());
     let refinements = Supervisor::start(move |_| refinements_actor);
     let deps = Deps {
         llm,
@@ -195,7 +198,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         cfg.generation.max_concurrent_generations,
         settings.export_dir.clone(),
     )
-    .with_state_dir(cache_dir.as_deref());
+    .with_state_dir(cache_dir.as_deref())
+    .with_pages(pages.clone());
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
@@ -216,6 +220,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         metrics,
         idle_limit: settings.session_idle_timeout,
         enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
+        pages,
     };
     (deps, Upstream { addr: upstream, _arbiter: arbiter })
 }

@@ -123,11 +123,19 @@ impl Ctx<'_> {
         }
     }
 
-    fn fallback(&self, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
+    /// The template page, rendered on the blocking pool (a large schema makes a large form).
+    async fn fallback(&self, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
+        let (pages, tool) = (self.deps.pages.clone(), self.job.tool.clone());
+        let rendered = tokio::task::spawn_blocking(move || pages.try_template_page(&tool)).await;
+        self.fallback_with(rendered.ok().and_then(Result::ok), reason, detail, ui_type)
+    }
+
+    /// The fallback entry around a rendered template page (None: the emergency page).
+    fn fallback_with(&self, template: Option<String>, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
         let tool_name = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        let (html, kind) = match self.deps.pages.try_template_page(&self.job.tool) {
-            Ok(h) => (h, PageKind::Template),
-            Err(_) => (self.deps.pages.emergency_page(tool_name), PageKind::Emergency),
+        let (html, kind) = match template {
+            Some(h) => (h, PageKind::Template),
+            None => (self.deps.pages.emergency_page(tool_name), PageKind::Emergency),
         };
         self.deps.metrics.fallbacks.with_label_values(&[reason]).inc();
         if !matches!(reason, "offline" | "minimal") {
@@ -204,7 +212,22 @@ pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
 /// The template page for a read that failed inside this service (reason `internal`).
 pub fn internal_fallback(job: &Job, deps: &Deps, why: &str) -> UiEntry {
     let cx = Ctx { job, deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
-    cx.fallback("internal", why, None)
+    // Rare (a contained panic): rendered where it is needed rather than risking another hop.
+    cx.fallback_with(deps.pages.try_template_page(&job.tool).ok(), "internal", why, None)
+}
+
+/// Renders a prompt on the blocking pool: the tool's schemas can be large.
+async fn render(deps: &Deps, job: &Job, f: impl FnOnce(&Prompts, &Job) -> String + Send + 'static) -> String {
+    let prompts = deps.prompts.clone();
+    let job = Job {
+        key: String::new(),
+        tool: job.tool.clone(),
+        refinements: job.refinements.clone(),
+        request_id: String::new(),
+        deadline: job.deadline,
+        known_type: job.known_type,
+    };
+    tokio::task::spawn_blocking(move || f(&prompts, &job)).await.unwrap_or_default()
 }
 
 pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
@@ -214,23 +237,24 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     }
     let mut cx = Ctx { job: &job, deps: &deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
     if deps.llm.is_none() {
-        return Outcome { entry: cx.fallback("offline", "", None), classified: None };
+        return Outcome { entry: cx.fallback("offline", "", None).await, classified: None };
     }
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let ui_type = match job.known_type {
         Some(t) => t,
-        None => match cx.ask(deps.prompts.system(), deps.prompts.classify(&job.tool), 16).await {
+        None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, 16).await {
             Ok(answer) => parse_classification(&answer),
-            Err(e) => return Outcome { entry: cx.fallback(e.code.as_str(), &e.message, None), classified: None },
+            Err(e) => return Outcome { entry: cx.fallback(e.code.as_str(), &e.message, None).await, classified: None },
         },
     };
     let classified = job.known_type.is_none().then_some(ui_type);
     // Asking for changes is asking for a custom page: refinements override "minimal".
     if ui_type == UiType::Minimal && job.refinements.is_empty() {
-        return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)), classified };
+        return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)).await, classified };
     }
     let system = deps.prompts.system();
-    let user = deps.prompts.generate(&job.tool, &job.refinements, &deps.settings.theme);
+    let theme = deps.settings.theme.clone();
+    let user = render(&deps, &job, move |p, j| p.generate(&j.tool, &j.refinements, &theme)).await;
     let stem = format!("{}-{}", crate::generation_queue::file_stem(&tool_name), job.request_id);
     tracing::debug!(component = "generation", event = "prompt", request_id = %job.request_id, tool_name = %tool_name, prompt = %shorten(&user, deps.settings.redact), "generation prompt");
     if let Some(dir) = &deps.settings.debug_dir {
@@ -247,7 +271,13 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                 if let Some(dir) = &deps.settings.debug_dir {
                     debug_write(dir, format!("{stem}.answer-{attempt}.txt"), &text);
                 }
-                match postprocess::process(&text) {
+                // Parsing a large page is CPU work: the blocking pool, not a thread routing messages.
+                let processed = match tokio::task::spawn_blocking(move || postprocess::process(&text)).await {
+                    Ok(p) => p,
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()), // contained by run_contained
+                    Err(_) => break,                                                     // the runtime is shutting down
+                };
+                match processed {
                     Ok(p) => {
                         if let Some(dir) = &deps.settings.debug_dir {
                             debug_write(dir, format!("{stem}.html"), &p.html);
@@ -278,7 +308,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
             }
         }
     }
-    Outcome { entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)), classified }
+    Outcome { entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)).await, classified }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::contain;
 use crate::generate::{self, Deps, Job};
 use crate::messages::{CachePort, Clear, ForgetTool, Get, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, ToolsUpdated};
 use crate::prompts::UiType;
+use crate::ready_pages::ReadyPages;
 use crate::snapshot_file::{self, Writer};
 
 pub struct GenerationQueue {
@@ -33,6 +34,8 @@ pub struct GenerationQueue {
     /// With a cache folder, classifications persist (`state/classifications.json`).
     classifications_file: Option<std::path::PathBuf>,
     classifications_writer: Option<Writer<HashMap<String, UiType>>>,
+    /// Ready read results, invalidated here when a tool's page is replaced or dropped.
+    pages: Option<Arc<ReadyPages>>,
 }
 
 impl GenerationQueue {
@@ -57,6 +60,18 @@ impl GenerationQueue {
             classifications: HashMap::new(),
             classifications_file: None,
             classifications_writer: None,
+            pages: None,
+        }
+    }
+
+    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    fn page_changed(&self, tool: &str) {
+        if let Some(p) = &self.pages {
+            p.invalidate(tool);
         }
     }
 
@@ -162,6 +177,7 @@ impl GenerationQueue {
             }
         };
         if !joined {
+            let forced = m.force;
             let th = tool_hash(&m.tool);
             let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
             let span = tracing::info_span!("generation", requestId = %m.request_id, tool_name = %tool_name, cache_key = %key);
@@ -217,6 +233,9 @@ impl GenerationQueue {
             ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
                 if let Some((th, c)) = classified {
                     act.remember(th, c);
+                }
+                if forced {
+                    act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
                 }
                 for w in act.waiting.remove(&slot).unwrap_or_default() {
                     let _ = w.send(entry.clone());
@@ -309,6 +328,7 @@ impl Handler<ToolsUpdated> for GenerationQueue {
 
     fn handle(&mut self, m: ToolsUpdated, _ctx: &mut Self::Context) {
         for name in m.diff.removed.iter().chain(m.diff.changed.iter()) {
+            self.page_changed(name);
             self.cache.invalidate.do_send(InvalidateTool { tool_name: name.clone() });
         }
         for name in &m.diff.removed {

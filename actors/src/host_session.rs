@@ -415,16 +415,29 @@ impl HostSession {
             let tool = status.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool_name.as_str())).cloned();
             match tool {
                 Some(tool) if act.ui() && act.ui_enabled_for(&tool) => {
+                    // The usual read: the page is ready, answered here without a hop.
+                    let pages = act.deps.pages.clone();
+                    if let Some(hit) = pages.as_ref().and_then(|p| p.get(&tool_name)) {
+                        act.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
+                        act.metrics.cache_hits.inc();
+                        return act.answer(jsonrpc::result(id, (*hit.result).clone()));
+                    }
+                    let rev = pages.as_ref().map(|p| p.revision(&tool_name)).unwrap_or(0);
                     let request_id = act.request_id_of(&id);
                     let (queue, refinements) = (act.deps.queue.read.clone(), act.deps.refinements.clone());
+                    let name = tool_name.clone();
                     let read = async move {
-                        let feedback = refinements.feedback(&tool_name).await;
+                        let feedback = refinements.feedback(&name).await;
                         queue.send(ReadUi { tool, refinements: feedback, request_id, force: false }).await
                     };
                     ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
                         Ok(entry) => {
                             act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
-                            act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &entry)));
+                            let result = ui_meta::ui_read_result(&uri, &entry);
+                            if let Some(p) = pages {
+                                p.store(&tool_name, rev, result.clone(), entry.kind.as_str(), entry.expires_at);
+                            }
+                            act.answer(jsonrpc::result(id, result));
                         }
                         Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
                     }));

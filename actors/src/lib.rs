@@ -16,6 +16,7 @@ pub mod messages;
 pub mod metrics;
 pub mod postprocess;
 pub mod prompts;
+pub mod ready_pages;
 pub mod refinements;
 pub mod router;
 pub mod routes;

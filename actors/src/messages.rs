@@ -314,4 +314,6 @@ pub struct SessionDeps {
     pub idle_limit: Duration,
     /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
     pub enabled_tools: Option<Arc<std::collections::HashSet<String>>>,
+    /// Ready ui:// read results (None with the cache off: then every read makes a page).
+    pub pages: Option<Arc<crate::ready_pages::ReadyPages>>,
 }

@@ -13,6 +13,7 @@ use crate::contain;
 pub use crate::messages::Refinement;
 use crate::messages::{Append, Clear, History, RefinementsPort};
 use crate::metrics::Metrics;
+use crate::ready_pages::ReadyPages;
 use crate::snapshot_file::{self, Writer};
 
 type ByTool = HashMap<String, Vec<Refinement>>;
@@ -22,13 +23,27 @@ pub struct Refinements {
     file: Option<PathBuf>,
     writer: Option<Writer<ByTool>>,
     metrics: Arc<Metrics>,
+    /// A tool's refinements change its page: its ready read result goes.
+    pages: Option<Arc<ReadyPages>>,
 }
 
 impl Refinements {
     /// `cache_dir`: persist the histories there (None: memory only).
     pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
         let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
-        Refinements { by_tool: HashMap::new(), file, writer: None, metrics }
+        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None }
+    }
+
+    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    fn changed(&self, tool: &str) {
+        if let Some(p) = &self.pages {
+            p.invalidate(tool);
+        }
+        self.persist();
     }
 
     pub fn port(addr: &Addr<Self>) -> RefinementsPort {
@@ -71,10 +86,10 @@ impl Handler<Append> for Refinements {
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
         let at = crate::cache_key::now_ms();
-        let list = self.by_tool.entry(m.tool).or_default();
+        let list = self.by_tool.entry(m.tool.clone()).or_default();
         list.push(Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key });
         let answer = list.iter().map(|r| r.feedback.clone()).collect();
-        self.persist();
+        self.changed(&m.tool);
         MessageResult(answer)
     }
 }
@@ -93,7 +108,7 @@ impl Handler<Clear> for Refinements {
     fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
         let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
         if n > 0 {
-            self.persist();
+            self.changed(&m.tool);
         }
         n
     }
