@@ -191,6 +191,9 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         return Err(ConfigError::new("server.maxBodyBytes", "must be at least 1024"));
     }
     let auth = auth_settings(args, env, &mut cfg, &mut warnings)?;
+    if cfg.server.transport == HostTransport::Stdio && auth.configured() {
+        warnings.push("tokens and OAuth (server.auth) protect the HTTP transport; with --transport stdio the host that starts the process is trusted and they are not used".into());
+    }
     if let Some(m) = &args.metrics_listen {
         cfg.server.metrics_listen = Some(m.clone());
     }
@@ -625,7 +628,7 @@ mod tests {
     fn auth_errors_name_the_field_and_never_the_token() {
         let e = resolve(&args(&["--demo", "--auth-token", "has space"]), &no_env).unwrap_err();
         assert_eq!(e.field, "--auth-token");
-        assert!(!e.message.contains("space"), "{e}");
+        assert!(!e.message.contains("has space"), "{e}");
         let e = resolve(&args(&["--demo", "--no-auth", "--auth-token", "flag-token-000000001"]), &no_env).unwrap_err();
         assert_eq!(e.field, "--no-auth");
         assert!(e.message.contains("--auth-token"), "{e}");

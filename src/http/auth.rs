@@ -175,7 +175,7 @@ impl Auth {
         }
         let mut fixed = digested(&s.tokens);
         if let Some(g) = generated {
-            fixed.push(Digested { label: "generated".into(), digest: digest(&g.0) });
+            fixed.push(Digested { label: "generated-at-start".into(), digest: digest(&g.0) });
         }
         let has_static = !fixed.is_empty() || s.tokens_file.is_some();
         let mut hint = Vec::new();
@@ -442,7 +442,7 @@ mod tests {
         assert_eq!(g.0.len(), 43, "32 bytes in base64url");
         assert_ne!(g.0, generate_token().unwrap().0);
         let on = Auth::new(&AuthSettings::default(), Some(&g));
-        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await, Ok(Principal::Token("generated".into())));
+        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await, Ok(Principal::Token("generated-at-start".into())));
         assert_eq!(on.authenticate(None).await, Err(Denied::Missing));
         let disabled = Auth::new(&AuthSettings { disabled: true, ..Default::default() }, None);
         assert!(!disabled.is_on());

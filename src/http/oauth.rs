@@ -137,6 +137,18 @@ fn explain(e: &jsonwebtoken::errors::Error, s: &OAuthSettings) -> String {
     }
 }
 
+/// An error and its causes on one line ("error sending request: ...: scheme is not http").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
 /// Where the JWKS is, for logs: origin and path, never credentials or query.
 fn describe_url(u: &url::Url) -> String {
     format!("{}{}", u.origin().ascii_serialization(), u.path())
@@ -210,7 +222,7 @@ impl OAuth {
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| format!("request failed: {}", e.without_url()))?;
+            .map_err(|e| format!("request failed: {}", chain(&e.without_url())))?;
         if !resp.status().is_success() {
             return Err(format!("HTTP {}", resp.status()));
         }
