@@ -97,8 +97,14 @@ def test_prometheus_config_and_compose_file_are_valid():
     assert out.returncode == 0, out.stdout + out.stderr
     out = subprocess.run(["docker-compose", "-f", str(DEPLOY / "docker-compose.yml"), "config"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "mcp-gen-ui:8080" in (DEPLOY / "prometheus.yml").read_text()
-    assert "sk-" not in (DEPLOY / "docker-compose.yml").read_text()
+    # Prometheus scrapes the metrics-only address, which needs no token (issue 10); the
+    # service's bearer token comes from .env.
+    assert "mcp-gen-ui:9464" in (DEPLOY / "prometheus.yml").read_text()
+    compose = (DEPLOY / "docker-compose.yml").read_text()
+    assert re.search(r"- --metrics-listen\s+- 0\.0\.0\.0:9464", compose), "the compose service serves metrics on :9464"
+    assert "MCP_GEN_UI_AUTH_TOKEN: ${MCP_GEN_UI_AUTH_TOKEN:-}" in compose
+    assert "MCP_GEN_UI_AUTH_TOKEN=" in (DEPLOY / "example.env").read_text()
+    assert "sk-" not in compose
 
 
 def post_mcp(base, body, sid=None, rid=None):
