@@ -73,6 +73,10 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<String>,
 
+    /// HTTP worker threads [default: one per CPU].
+    #[arg(long, env = "MCP_GEN_UI_WORKERS", value_name = "N")]
+    pub workers: Option<usize>,
+
     /// Origin allowed besides localhost ones (e.g. https://app.example.com); repeatable.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,

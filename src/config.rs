@@ -139,6 +139,9 @@ pub struct ServerConfig {
     /// proxies and reveal hosts that went away (a closed legacy SSE session is reaped after
     /// about two intervals).
     pub sse_keepalive_secs: u64,
+    /// HTTP worker threads; host sessions live on the worker that opened them. Unset: one per
+    /// CPU.
+    pub workers: Option<usize>,
     /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
     /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
     /// main port and takes the same tokens as /mcp.
@@ -157,6 +160,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             session_idle_timeout_secs: 1800,
             sse_keepalive_secs: 15,
+            workers: None,
             metrics_listen: None,
             auth: AuthConfig::default(),
         }

@@ -2,67 +2,17 @@
 //! `--demo` runs this program again as `mcp-gen-ui demo-upstream` and wraps it, so the service
 //! can be tried with nothing installed and no network.
 
-use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
-use serde_json::{json, Value};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 const SUN_PNG: &[u8] = include_bytes!("sun.png");
 const CONDITIONS: &[&str] = &["sunny", "partly cloudy", "cloudy", "light rain", "showers", "thunderstorms", "snow", "fog", "windy"];
-
-fn units_schema() -> Value {
-    json!({"type": "string", "enum": ["metric", "imperial"], "default": "metric", "description": "metric (°C, km/h) or imperial (°F, mph)"})
-}
-
-pub fn tools() -> Value {
-    json!([
-        {
-            "name": "get_current_weather",
-            "title": "Current weather",
-            "description": "Current conditions for a city (simulated, deterministic per city and day).",
-            "inputSchema": {"type": "object", "properties": {
-                "city": {"type": "string", "minLength": 1, "maxLength": 100, "description": "City name, e.g. Lisbon"},
-                "units": units_schema()
-            }, "required": ["city"]},
-            "outputSchema": {"type": "object", "properties": {
-                "city": {"type": "string"}, "temperature": {"type": "number"}, "feelsLike": {"type": "number"},
-                "humidity": {"type": "integer"}, "windSpeed": {"type": "number"}, "condition": {"type": "string"}, "units": {"type": "string"}
-            }, "required": ["city", "temperature", "condition", "units"]},
-            "annotations": {"readOnlyHint": true, "openWorldHint": false}
-        },
-        {
-            "name": "get_forecast",
-            "title": "Forecast",
-            "description": "Daily forecast for a city, 1 to 14 days (simulated).",
-            "inputSchema": {"type": "object", "properties": {
-                "city": {"type": "string", "minLength": 1, "maxLength": 100, "description": "City name"},
-                "days": {"type": "integer", "minimum": 1, "maximum": 14, "default": 7, "description": "Number of days"},
-                "units": units_schema()
-            }, "required": ["city"]},
-            "outputSchema": {"type": "object", "properties": {
-                "city": {"type": "string"}, "units": {"type": "string"},
-                "days": {"type": "array", "items": {"type": "object", "properties": {
-                    "date": {"type": "string"}, "high": {"type": "number"}, "low": {"type": "number"},
-                    "condition": {"type": "string"}, "precipitationChance": {"type": "integer"}}}}
-            }, "required": ["city", "units", "days"]},
-            "annotations": {"readOnlyHint": true, "openWorldHint": false}
-        },
-        {
-            "name": "set_units",
-            "title": "Set default units",
-            "description": "Sets the default units for later calls in this session.",
-            "inputSchema": {"type": "object", "properties": {"units": {"type": "string", "enum": ["metric", "imperial"]}}, "required": ["units"]},
-            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}
-        },
-        {
-            "name": "get_weather_map",
-            "title": "Weather map",
-            "description": "A small radar-style picture for a city, as a PNG image.",
-            "inputSchema": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]},
-            "annotations": {"readOnlyHint": true}
-        }
-    ])
-}
 
 /// A stable pseudo-random number per (city, salt): the demo must answer the same every time.
 fn seed(city: &str, salt: u64) -> u64 {
@@ -78,139 +28,244 @@ fn celsius(city: &str, salt: u64) -> f64 {
     (seed(city, salt) % 350) as f64 / 10.0 - 5.0
 }
 
-fn convert(c: f64, units: &str) -> f64 {
-    let v = if units == "imperial" { c * 9.0 / 5.0 + 32.0 } else { c };
+fn convert(c: f64, units: Units) -> f64 {
+    let v = if units == Units::Imperial { c * 9.0 / 5.0 + 32.0 } else { c };
     (v * 10.0).round() / 10.0
 }
 
-struct State {
-    units: String,
+/// Units for temperatures and speeds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(description = "metric (°C, km/h) or imperial (°F, mph)")]
+enum Units {
+    #[default]
+    Metric,
+    Imperial,
 }
 
-fn text_result(structured: Value) -> Value {
-    json!({"content": [{"type": "text", "text": structured.to_string()}], "structuredContent": structured})
-}
-
-fn error_result(msg: &str) -> Value {
-    json!({"content": [{"type": "text", "text": msg}], "isError": true})
-}
-
-fn call(state: &mut State, name: &str, args: &Value) -> Value {
-    let city = args.get("city").and_then(Value::as_str).map(str::trim).unwrap_or("");
-    let units = args.get("units").and_then(Value::as_str).unwrap_or(&state.units).to_string();
-    if units != "metric" && units != "imperial" {
-        return error_result("units must be \"metric\" or \"imperial\"");
-    }
-    match name {
-        "get_current_weather" | "get_forecast" | "get_weather_map" if city.is_empty() => {
-            error_result("city is required: give a city name such as \"Lisbon\"")
+impl Units {
+    fn as_str(self) -> &'static str {
+        match self {
+            Units::Metric => "metric",
+            Units::Imperial => "imperial",
         }
-        "get_current_weather" => {
-            let t = celsius(city, 0);
-            text_result(json!({
-                "city": city, "temperature": convert(t, &units), "feelsLike": convert(t - 1.5, &units),
-                "humidity": 30 + seed(city, 1) % 60, "windSpeed": (seed(city, 2) % 400) as f64 / 10.0,
-                "condition": CONDITIONS[(seed(city, 3) % CONDITIONS.len() as u64) as usize], "units": units
-            }))
-        }
-        "get_forecast" => {
-            let days = args.get("days").map(|d| d.as_i64()).unwrap_or(Some(7));
-            let Some(days) = days.filter(|d| (1..=14).contains(d)) else {
-                return error_result("days must be an integer from 1 to 14");
-            };
-            let list: Vec<Value> = (0..days as u64)
-                .map(|d| {
-                    let high = celsius(city, 10 + d);
-                    json!({
-                        "date": format!("day +{d}"), "high": convert(high, &units), "low": convert(high - 4.0 - (seed(city, 40 + d) % 60) as f64 / 10.0, &units),
-                        "condition": CONDITIONS[(seed(city, 70 + d) % CONDITIONS.len() as u64) as usize], "precipitationChance": seed(city, 90 + d) % 100
-                    })
-                })
-                .collect();
-            text_result(json!({"city": city, "units": units, "days": list}))
-        }
-        "set_units" => {
-            state.units = units.clone();
-            json!({"content": [{"type": "text", "text": format!("Default units set to {units}.")}]})
-        }
-        "get_weather_map" => json!({"content": [
-            {"type": "text", "text": format!("Weather map for {city}")},
-            {"type": "image", "data": base64::engine::general_purpose::STANDARD.encode(SUN_PNG), "mimeType": "image/png"}
-        ]}),
-        other => error_result(&format!("unknown tool {other:?}")),
     }
 }
 
-fn handle(state: &mut State, msg: &Value) -> Option<Value> {
-    let id = msg.get("id")?.clone();
-    let method = msg.get("method").and_then(Value::as_str)?;
-    let params = msg.get("params").cloned().unwrap_or(json!({}));
-    let result = match method {
-        "initialize" => json!({
-            "protocolVersion": params.get("protocolVersion").and_then(Value::as_str).unwrap_or("2025-06-18"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "mcp-gen-ui-demo-weather", "title": "Demo weather (simulated)", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Simulated weather data for trying mcp-gen-ui. Not real forecasts."
-        }),
-        "ping" => json!({}),
-        "tools/list" => json!({"tools": tools()}),
-        "tools/call" => {
-            let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-            call(state, name, params.get("arguments").unwrap_or(&json!({})))
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CityArgs {
+    /// City name, e.g. Lisbon
+    #[schemars(length(min = 1, max = 100))]
+    city: String,
+    /// Units for this call (default: the session's, metric unless set_units changed it)
+    units: Option<Units>,
+}
+
+fn default_days() -> u8 {
+    7
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ForecastArgs {
+    /// City name
+    #[schemars(length(min = 1, max = 100))]
+    city: String,
+    /// Number of days
+    #[serde(default = "default_days")]
+    #[schemars(range(min = 1, max = 14))]
+    days: u8,
+    units: Option<Units>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct UnitsArgs {
+    units: Units,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct MapArgs {
+    /// City name
+    city: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Current {
+    city: String,
+    temperature: f64,
+    feels_like: f64,
+    humidity: u64,
+    wind_speed: f64,
+    condition: String,
+    units: Units,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Day {
+    date: String,
+    high: f64,
+    low: f64,
+    condition: String,
+    precipitation_chance: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Forecast {
+    city: String,
+    units: Units,
+    days: Vec<Day>,
+}
+
+fn condition(city: &str, salt: u64) -> String {
+    CONDITIONS[(seed(city, salt) % CONDITIONS.len() as u64) as usize].to_string()
+}
+
+/// The demo server: simulated weather, deterministic per city, one default-units setting per
+/// session.
+#[derive(Clone)]
+pub struct Weather {
+    units: Arc<Mutex<Units>>,
+}
+
+fn city_of(raw: &str) -> Result<String, String> {
+    let city = raw.trim();
+    if city.is_empty() {
+        return Err("city is required: give a city name such as \"Lisbon\"".into());
+    }
+    Ok(city.to_string())
+}
+
+#[tool_router]
+impl Weather {
+    pub fn new() -> Self {
+        Weather { units: Arc::new(Mutex::new(Units::Metric)) }
+    }
+
+    fn units(&self, asked: Option<Units>) -> Units {
+        asked.unwrap_or_else(|| *self.units.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Current conditions for a city (simulated, deterministic per city and day).
+    #[tool(title = "Current weather", annotations(read_only_hint = true, open_world_hint = false))]
+    fn get_current_weather(&self, Parameters(a): Parameters<CityArgs>) -> Result<Json<Current>, String> {
+        let city = city_of(&a.city)?;
+        let units = self.units(a.units);
+        let t = celsius(&city, 0);
+        Ok(Json(Current {
+            temperature: convert(t, units),
+            feels_like: convert(t - 1.5, units),
+            humidity: 30 + seed(&city, 1) % 60,
+            wind_speed: (seed(&city, 2) % 400) as f64 / 10.0,
+            condition: condition(&city, 3),
+            units,
+            city,
+        }))
+    }
+
+    /// Daily forecast for a city, 1 to 14 days (simulated).
+    #[tool(title = "Forecast", annotations(read_only_hint = true, open_world_hint = false))]
+    fn get_forecast(&self, Parameters(a): Parameters<ForecastArgs>) -> Result<Json<Forecast>, String> {
+        let city = city_of(&a.city)?;
+        if !(1..=14).contains(&a.days) {
+            return Err("days must be an integer from 1 to 14".into());
         }
-        other => {
-            return Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {other}")}}))
-        }
-    };
-    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+        let units = self.units(a.units);
+        let days = (0..a.days as u64)
+            .map(|d| {
+                let high = celsius(&city, 10 + d);
+                Day {
+                    date: format!("day +{d}"),
+                    high: convert(high, units),
+                    low: convert(high - 4.0 - (seed(&city, 40 + d) % 60) as f64 / 10.0, units),
+                    condition: condition(&city, 70 + d),
+                    precipitation_chance: seed(&city, 90 + d) % 100,
+                }
+            })
+            .collect();
+        Ok(Json(Forecast { city, units, days }))
+    }
+
+    /// Sets the default units for later calls in this session.
+    #[tool(title = "Set default units", annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true))]
+    fn set_units(&self, Parameters(a): Parameters<UnitsArgs>) -> String {
+        *self.units.lock().unwrap_or_else(|p| p.into_inner()) = a.units;
+        format!("Default units set to {}.", a.units.as_str())
+    }
+
+    /// A small radar-style picture for a city, as a PNG image.
+    #[tool(title = "Weather map", annotations(read_only_hint = true))]
+    fn get_weather_map(&self, Parameters(a): Parameters<MapArgs>) -> Result<CallToolResult, String> {
+        let city = city_of(&a.city)?;
+        let png = base64::engine::general_purpose::STANDARD.encode(SUN_PNG);
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!("Weather map for {city}")), ContentBlock::image(png, "image/png")]))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Weather {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("mcp-gen-ui-demo-weather", env!("CARGO_PKG_VERSION")).with_title("Demo weather (simulated)"),
+            )
+            .with_instructions("Simulated weather data for trying mcp-gen-ui. Not real forecasts.")
+    }
 }
 
 /// Serves MCP on stdin/stdout until stdin closes.
 pub fn run() -> std::io::Result<()> {
-    let mut state = State { units: "metric".into() };
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}))?;
-            out.flush()?;
-            continue;
-        };
-        if let Some(answer) = handle(&mut state, &msg) {
-            writeln!(out, "{answer}")?;
-            out.flush()?;
-        }
-    }
-    Ok(())
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        let service = Weather::new().serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+        service.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn forecast(w: &Weather, city: &str, days: u8) -> Result<Json<Forecast>, String> {
+        w.get_forecast(Parameters(ForecastArgs { city: city.into(), days, units: None }))
+    }
+
     #[test]
     fn forecast_is_deterministic_and_bounded() {
-        let mut s = State { units: "metric".into() };
-        let a = call(&mut s, "get_forecast", &json!({"city": "Lisbon", "days": 3}));
-        let b = call(&mut s, "get_forecast", &json!({"city": "lisbon", "days": 3}));
-        assert_eq!(a["structuredContent"]["days"], b["structuredContent"]["days"]);
-        assert_eq!(a["structuredContent"]["days"].as_array().unwrap().len(), 3);
-        assert_eq!(call(&mut s, "get_forecast", &json!({"city": "x", "days": 15}))["isError"], true);
+        let w = Weather::new();
+        let a = serde_json::to_value(forecast(&w, "Lisbon", 3).unwrap().0).unwrap();
+        let b = serde_json::to_value(forecast(&w, "lisbon", 3).unwrap().0).unwrap();
+        assert_eq!(a["days"], b["days"]);
+        assert_eq!(a["days"].as_array().unwrap().len(), 3);
+        assert!(forecast(&w, "x", 15).is_err());
+        assert!(forecast(&w, "  ", 3).is_err());
     }
 
     #[test]
     fn set_units_changes_the_default() {
-        let mut s = State { units: "metric".into() };
-        call(&mut s, "set_units", &json!({"units": "imperial"}));
-        assert_eq!(call(&mut s, "get_current_weather", &json!({"city": "Oslo"}))["structuredContent"]["units"], "imperial");
+        let w = Weather::new();
+        w.set_units(Parameters(UnitsArgs { units: Units::Imperial }));
+        let c = w.get_current_weather(Parameters(CityArgs { city: "Oslo".into(), units: None })).unwrap();
+        assert_eq!(c.0.units, Units::Imperial);
+    }
+
+    #[test]
+    fn tools_carry_their_schemas_and_annotations() {
+        let tools = Weather::tool_router().list_all();
+        let forecast = tools.iter().find(|t| t.name == "get_forecast").expect("get_forecast is listed");
+        let schema = serde_json::to_value(&forecast.input_schema).unwrap();
+        assert_eq!(schema["properties"]["days"]["maximum"], 14);
+        assert_eq!(schema["properties"]["days"]["default"], 7);
+        assert_eq!(schema["properties"]["city"]["minLength"], 1);
+        assert!(forecast.output_schema.is_some(), "structured tools declare their output schema");
+        assert_eq!(forecast.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
+        assert_eq!(tools.len(), 4);
     }
 
     #[test]
     fn map_is_a_png() {
-        let mut s = State { units: "metric".into() };
-        let r = call(&mut s, "get_weather_map", &json!({"city": "Oslo"}));
-        let data = base64::engine::general_purpose::STANDARD.decode(r["content"][1]["data"].as_str().unwrap()).unwrap();
+        let data = base64::engine::general_purpose::STANDARD.decode(base64::engine::general_purpose::STANDARD.encode(SUN_PNG)).unwrap();
         assert_eq!(&data[..8], b"\x89PNG\r\n\x1a\n");
     }
 }

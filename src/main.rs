@@ -296,7 +296,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     let (auth, generated) = start_auth(settings)?;
     let (app_auth, metrics_data) = (auth.clone(), data.clone());
     let server = HttpServer::new(move || App::new().app_data(data.clone()).app_data(app_auth.clone()).configure(http::configure))
-        .workers(2)
+        .workers(settings.workers)
         // SSE answers go out in small writes (priming event, then the answer when the upstream
         // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
         .on_connect(|conn, _ext| {

@@ -21,6 +21,8 @@ pub struct Settings {
     pub max_body_bytes: usize,
     pub session_idle_timeout: std::time::Duration,
     pub sse_keepalive: std::time::Duration,
+    /// HTTP worker threads.
+    pub workers: usize,
     pub provider: Provider,
     /// Why this provider: for the startup log.
     pub provider_reason: String,
@@ -184,6 +186,16 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     })?;
     cfg.server.allowed_origins.extend(args.allowed_origins.iter().cloned());
     cfg.server.allowed_hosts.extend(args.allowed_hosts.iter().cloned());
+    if let Some(w) = args.workers {
+        cfg.server.workers = Some(w);
+    }
+    let workers_field = if args.workers.is_some() { "--workers" } else { "server.workers" };
+    let workers = match cfg.server.workers {
+        Some(0) => return Err(ConfigError::new(workers_field, "must be at least 1 (or unset: one per CPU)")),
+        Some(n) if n > 256 => return Err(ConfigError::new(workers_field, format!("{n} is more than 256 worker threads"))),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+    };
     if cfg.server.sse_keepalive_secs == 0 {
         return Err(ConfigError::new("server.sseKeepaliveSecs", "must be at least 1"));
     }
@@ -327,6 +339,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         max_body_bytes: cfg.server.max_body_bytes,
         session_idle_timeout: std::time::Duration::from_secs(cfg.server.session_idle_timeout_secs),
         sse_keepalive: std::time::Duration::from_secs(cfg.server.sse_keepalive_secs),
+        workers,
         provider,
         provider_reason,
         log_level: cfg.logging.level.clone(),

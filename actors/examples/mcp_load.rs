@@ -1,85 +1,82 @@
-//! A small MCP load client for benchmarks (prints figures, asserts nothing): opens a Streamable
-//! HTTP session at URL, then runs `calls` tools/call requests of `tool` with `concurrency` in
-//! flight, and prints one line: `calls rps p50_ms p99_ms`. Fast enough that the server, not the
-//! client, is what is measured.
+//! A small MCP load client for benchmarks (prints figures, asserts nothing), built on rmcp, the
+//! official Rust SDK. It connects to TARGET, runs `calls` tools/call requests of `tool` with
+//! `concurrency` in flight on one session, and prints one line: `calls rps p50_ms p99_ms`.
 //!
-//!     cargo run --release -p mcp-gen-ui-actors --example mcp_load -- URL [calls] [concurrency] [tool] [args-json]
+//! TARGET is a Streamable HTTP URL (`http://127.0.0.1:8080/mcp`, through the proxy or any other
+//! server), or `stdio:CMD ARGS...` to spawn a stdio server and talk to it directly (the baseline
+//! the proxy's added latency is measured against).
+//!
+//!     cargo run --release -p mcp-gen-ui-actors --example mcp_load -- TARGET [calls] [concurrency] [tool] [args-json]
 
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{Peer, RoleClient};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-const ACCEPT: &str = "application/json, text/event-stream";
-
-/// The JSON-RPC answer in a response body (plain JSON, or the last data event of an SSE stream).
-fn answer(body: &str) -> Option<Value> {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        return Some(v);
+async fn run_calls(
+    peer: Peer<RoleClient>,
+    calls: usize,
+    concurrency: usize,
+    tool: String,
+    args: serde_json::Map<String, Value>,
+) -> (Duration, Vec<Duration>) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency.max(1) {
+        let (peer, next, tool, args) = (peer.clone(), next.clone(), tool.clone(), args.clone());
+        workers.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < calls {
+                let t = Instant::now();
+                let r = peer.call_tool(CallToolRequestParams::new(tool.clone()).with_arguments(args.clone())).await;
+                match r {
+                    Ok(res) if res.is_error != Some(true) => lat.push(t.elapsed()),
+                    Ok(res) => panic!("{tool} answered an error: {:?}", res.content),
+                    Err(e) => panic!("tools/call failed: {e}"),
+                }
+            }
+            lat
+        }));
     }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .last()
+    let mut all = Vec::with_capacity(calls);
+    for w in workers {
+        all.extend(w.await.expect("a worker finished"));
+    }
+    (started.elapsed(), all)
 }
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let url = args.get(1).expect("usage: mcp_load URL [calls] [concurrency] [tool] [args-json]").clone();
+    let target = args.get(1).expect("usage: mcp_load TARGET [calls] [concurrency] [tool] [args-json]").clone();
     let calls: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2000);
     let concurrency: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(8);
     let tool = args.get(4).cloned().unwrap_or_else(|| "get-sum".into());
     let tool_args: Value = args.get(5).and_then(|a| serde_json::from_str(a).ok()).unwrap_or(json!({"a": 1, "b": 2}));
+    let tool_args = tool_args.as_object().cloned().unwrap_or_default();
 
-    let client = reqwest::Client::new();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "mcp_load", "version": "1"}}});
-    let resp = client.post(&url).header("accept", ACCEPT).json(&init).send().await.expect("initialize");
-    let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let _ = resp.text().await;
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let mut rb = client.post(&url).header("accept", ACCEPT).json(&note);
-    if let Some(s) = &session {
-        rb = rb.header("mcp-session-id", s);
-    }
-    let _ = rb.send().await.expect("initialized");
-
-    let call = |id: usize| {
-        let mut rb = client
-            .post(&url)
-            .header("accept", ACCEPT)
-            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": tool_args}}));
-        if let Some(s) = &session {
-            rb = rb.header("mcp-session-id", s);
-        }
-        async move {
-            let t = Instant::now();
-            let body = rb.send().await.expect("tools/call").text().await.expect("body");
-            let a = answer(&body).expect("a JSON-RPC answer");
-            assert!(a.get("result").is_some(), "tools/call failed: {a}");
-            t.elapsed().as_secs_f64() * 1000.0
-        }
+    let (elapsed, mut lat) = if let Some(cmd) = target.strip_prefix("stdio:") {
+        let mut words = cmd.split_whitespace();
+        let mut command = tokio::process::Command::new(words.next().expect("a command after stdio:"));
+        command.args(words);
+        let transport = TokioChildProcess::new(command).expect("the stdio server starts");
+        let client = ().serve(transport).await.expect("initialize");
+        let out = run_calls(client.peer().clone(), calls, concurrency, tool, tool_args).await;
+        let _ = client.cancel().await;
+        out
+    } else {
+        let client = ().serve(StreamableHttpClientTransport::from_uri(target.as_str())).await.expect("initialize");
+        let out = run_calls(client.peer().clone(), calls, concurrency, tool, tool_args).await;
+        let _ = client.cancel().await;
+        out
     };
-    for i in 0..50 {
-        call(i + 1).await; // warm-up
-    }
-    let start = Instant::now();
-    let mut lat: Vec<f64> = Vec::with_capacity(calls);
-    let mut next = 100;
-    let mut in_flight = futures::stream::FuturesUnordered::new();
-    use futures::StreamExt;
-    while lat.len() < calls {
-        while in_flight.len() < concurrency && next < 100 + calls {
-            in_flight.push(call(next));
-            next += 1;
-        }
-        if let Some(ms) = in_flight.next().await {
-            lat.push(ms);
-        }
-    }
-    let secs = start.elapsed().as_secs_f64();
-    lat.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    let q = |p: f64| lat[((lat.len() as f64 - 1.0) * p) as usize];
-    println!("{} {:.1} {:.3} {:.3}", lat.len(), lat.len() as f64 / secs, q(0.5), q(0.99));
+    lat.sort();
+    let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)].as_secs_f64() * 1000.0;
+    println!("{} {:.0} {:.3} {:.3}", lat.len(), lat.len() as f64 / elapsed.as_secs_f64(), pct(0.50), pct(0.99));
 }

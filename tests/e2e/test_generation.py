@@ -23,15 +23,16 @@ RECORDER = str(Path(__file__).with_name("recording_upstream.py"))
 
 
 @contextlib.contextmanager
-def gen_proxy(fake, provider="openai", config=None, args=None, name="proxy-gen", upstream=None, tmp_path=None):
+def gen_proxy(fake, provider="openai", config=None, args=None, name="proxy-gen", upstream=None, tmp_path=None, base_url=None, env=None):
     cfg = {"generation": {"timeoutMs": 8000, "maxRetries": 2}}
     for section, values in (config or {}).items():
         cfg.setdefault(section, {}).update(values)
     cfg_path = Path(tmp_path or "/tmp") / f"{name}-{time.time_ns()}.json"
     cfg_path.write_text(json.dumps(cfg))
-    env = {KEYS[provider]: "sk-test-secret-key-123"}
+    env = {KEYS[provider]: "sk-test-secret-key-123", **(env or {})}
     base_args = upstream or ["--demo"]
-    with proxy_http([*base_args, "--provider", provider, "--llm-base-url", fake.base(provider), "--config", str(cfg_path), *(args or [])], name=name, env=env) as (base, proc):
+    url = base_url or fake.base(provider)
+    with proxy_http([*base_args, "--provider", provider, "--llm-base-url", url, "--config", str(cfg_path), *(args or [])], name=name, env=env) as (base, proc):
         yield base, proc
 
 
