@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use mcp_gen_ui_actors::generation_queue::file_stem;
-use mcp_gen_ui_actors::messages::{ReadUi, SessionDeps};
+use mcp_gen_ui_actors::file_names::file_stem;
+use mcp_gen_ui_actors::messages::ReadUi;
 use mcp_gen_ui_actors::router::READY_WAIT;
+use mcp_gen_ui_actors::session_deps::SessionDeps;
 use serde_json::Value;
 
 pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {

@@ -8,6 +8,7 @@ mod http;
 mod logging;
 mod settings;
 mod stdio_edge;
+mod tokens;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,12 +21,13 @@ use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generate::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation_queue::GenerationQueue;
 use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
-use mcp_gen_ui_actors::messages::{SessionDeps, Shutdown};
+use mcp_gen_ui_actors::messages::Shutdown;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::ready_pages::ReadyPages;
 use mcp_gen_ui_actors::refinements::Refinements;
 use mcp_gen_ui_actors::router::Router;
+use mcp_gen_ui_actors::session_deps::SessionDeps;
 use mcp_gen_ui_actors::session_table::SessionTable;
 use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
 use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
@@ -348,7 +350,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
 fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<http::auth::Auth>, Option<settings::Secret>)> {
     let a = &settings.auth;
     let generated = if !a.disabled && !a.configured() && !http::auth::is_loopback(settings.listen.ip()) {
-        Some(http::auth::generate_token()?)
+        Some(tokens::generate_token()?)
     } else {
         None
     };

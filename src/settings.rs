@@ -8,7 +8,8 @@ use mcp_gen_ui_actors::upstream::UpstreamSpec;
 
 use crate::cli::{Args, HostTransportArg, LogFormatArg, ProviderArg, UpstreamTransportArg};
 use crate::config::{self, Config, ConfigError, HostTransport, LogFormat, Provider, UpstreamTransport};
-use crate::http::auth::{check_token, read_tokens_file, StaticToken};
+pub use crate::tokens::Secret;
+use crate::tokens::{check_token, read_tokens_file, StaticToken};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -71,16 +72,6 @@ pub struct OAuthSettings {
     pub jwks_url: url::Url,
     pub required_scopes: Vec<String>,
     pub resource: Option<String>,
-}
-
-/// A value that never prints: Debug shows only that it is set.
-#[derive(Clone)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(***)")
-    }
 }
 
 /// Reads `KEY` from the process environment; injectable for tests.

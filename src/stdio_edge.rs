@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use mcp_gen_ui_actors::host_session::{HostSession, Transport};
 use mcp_gen_ui_actors::jsonrpc::{self, code};
-use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionDeps};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming};
+use mcp_gen_ui_actors::session_deps::SessionDeps;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 

@@ -255,7 +255,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let system = deps.prompts.system();
     let theme = deps.settings.theme.clone();
     let user = render(&deps, &job, move |p, j| p.generate(&j.tool, &j.refinements, &theme)).await;
-    let stem = format!("{}-{}", crate::generation_queue::file_stem(&tool_name), job.request_id);
+    let stem = format!("{}-{}", crate::file_names::file_stem(&tool_name), job.request_id);
     tracing::debug!(component = "generation", event = "prompt", request_id = %job.request_id, tool_name = %tool_name, prompt = %shorten(&user, deps.settings.redact), "generation prompt");
     if let Some(dir) = &deps.settings.debug_dir {
         debug_write(dir, format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));

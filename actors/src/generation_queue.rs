@@ -13,6 +13,7 @@ use tracing::Instrument;
 
 use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::contain;
+use crate::file_names::file_stem;
 use crate::generate::{self, Deps, Job};
 use crate::messages::{CachePort, Clear, ForgetTool, Get, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, ToolsUpdated};
 use crate::prompts::UiType;
@@ -243,16 +244,6 @@ impl GenerationQueue {
             }));
         }
         rx
-    }
-}
-
-/// A file name made from a tool name: letters, digits, `_`, `-` and `.` only.
-pub fn file_stem(tool: &str) -> String {
-    let s: String = tool.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("tool{s}")
-    } else {
-        s
     }
 }
 

@@ -16,11 +16,11 @@ use tokio::sync::{mpsc, oneshot};
 use crate::jsonrpc::{self, code, Kind};
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
 use crate::messages::{
-    AttachStream, Close, HostEvent, Incoming, ReadUi, ServerRequest, SessionDeps, SessionId, SessionPort, SessionRef, Status, Subscribe,
-    Unregister,
+    AttachStream, Close, HostEvent, Incoming, ReadUi, ServerRequest, SessionId, SessionPort, SessionRef, Status, Subscribe, Unregister,
 };
 use crate::metrics::{method_label, Metrics};
 use crate::router::READY_WAIT;
+use crate::session_deps::SessionDeps;
 use crate::ui_control;
 use crate::ui_meta;
 use crate::ui_tools;
@@ -677,3 +677,6 @@ impl Handler<ServerRequest> for HostSession {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

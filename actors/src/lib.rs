@@ -7,6 +7,7 @@
 pub mod cache_key;
 pub mod contain;
 pub mod faults;
+pub mod file_names;
 pub mod generate;
 pub mod generation_queue;
 pub mod host_session;
@@ -20,6 +21,7 @@ pub mod ready_pages;
 pub mod refinements;
 pub mod router;
 pub mod routes;
+pub mod session_deps;
 pub mod session_table;
 pub mod snapshot_file;
 pub mod sse;

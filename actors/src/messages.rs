@@ -4,7 +4,6 @@
 //! the dependency arrows point one way (edges -> sessions -> router -> transports).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -295,25 +294,4 @@ impl RefinementsPort {
     pub async fn feedback(&self, tool: &str) -> Vec<String> {
         self.history.send(History { tool: tool.to_string() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
     }
-}
-
-// ---------------------------------------------------------------- settings shared by sessions
-
-/// What every host session needs from the rest of the service: ports, shared tables and
-/// immutable settings, nothing with state of its own.
-#[derive(Clone)]
-pub struct SessionDeps {
-    pub router: Arc<crate::router::Router>,
-    pub upstream: UpstreamPort,
-    pub queue: QueuePort,
-    pub refinements: RefinementsPort,
-    /// The edge's table of HTTP sessions (the session leaves it when it stops).
-    pub sessions: Option<Arc<crate::session_table::SessionTable>>,
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// A session idle this long with no stream open is closed.
-    pub idle_limit: Duration,
-    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
-    pub enabled_tools: Option<Arc<std::collections::HashSet<String>>>,
-    /// Ready ui:// read results (None with the cache off: then every read makes a page).
-    pub pages: Option<Arc<crate::ready_pages::ReadyPages>>,
 }

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::jsonrpc;
-use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, SessionDeps};
+use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools};
+use crate::session_deps::SessionDeps;
 use crate::ui_meta::ui_uri;
 use crate::ui_tools::{error_result, ok_result, UiCall};
 

@@ -23,66 +23,17 @@ use actix_web::http::header::{HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest, HttpResponse};
-use base64::Engine;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::json_error;
 use super::oauth::{OAuth, Refusal};
-use crate::settings::{AuthSettings, Secret};
+use crate::settings::AuthSettings;
+use crate::tokens::{read_tokens_file, Secret, StaticToken};
 
 /// JSON-RPC error code of a refused request (implementation-defined range).
 pub const UNAUTHORIZED: i64 = -32003;
-
-/// A token accepted by the service, and where it was configured (the label logs show).
-#[derive(Debug, Clone)]
-pub struct StaticToken {
-    pub label: String,
-    pub value: Secret,
-}
-
-/// Why a token cannot be used; never quotes it.
-pub fn check_token(t: &str) -> Result<(), &'static str> {
-    if t.is_empty() {
-        return Err("is empty");
-    }
-    if t.len() > 4096 {
-        return Err("is longer than 4096 characters");
-    }
-    if !t.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-        return Err("must be printable ASCII without spaces (it travels in an HTTP header)");
-    }
-    Ok(())
-}
-
-/// One token per line; `#` starts a comment line; blank lines are skipped. Errors name the
-/// line, never its content.
-pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        check_token(t).map_err(|why| format!("line {}: the token {why}", i + 1))?;
-        out.push(StaticToken { label: format!("server.auth.tokensFile:{}", i + 1), value: Secret(t.to_string()) });
-    }
-    Ok(out)
-}
-
-pub fn read_tokens_file(path: &Path) -> Result<Vec<StaticToken>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse_tokens_file(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// 32 bytes from the operating system's RNG, base64url: the token of a non-loopback listener
-/// that has no authentication configured.
-pub fn generate_token() -> std::io::Result<Secret> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(format!("the OS random number generator failed: {e}")))?;
-    Ok(Secret(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)))
-}
 
 /// Whether an address is reachable only from this machine (127.0.0.0/8, ::1, and ::ffff:127.x).
 pub fn is_loopback(ip: std::net::IpAddr) -> bool {
@@ -399,6 +350,7 @@ pub async fn protected_resource(req: HttpRequest) -> HttpResponse {
 mod tests {
     use super::*;
     use crate::settings::OAuthSettings;
+    use crate::tokens::generate_token;
 
     fn settings(tokens: &[&str]) -> AuthSettings {
         AuthSettings {
@@ -446,15 +398,6 @@ mod tests {
         assert_eq!(on.authenticate(None).await, Err(Denied::Missing));
         let disabled = Auth::new(&AuthSettings { disabled: true, ..Default::default() }, None);
         assert!(!disabled.is_on());
-    }
-
-    #[test]
-    fn tokens_files_skip_comments_and_name_bad_lines_without_quoting_them() {
-        let t = parse_tokens_file("# ops team\n\n  alpha-token-1  \n#beta\nbeta-token-22\n").unwrap();
-        let labels: Vec<_> = t.iter().map(|t| (t.label.as_str(), t.value.0.as_str())).collect();
-        assert_eq!(labels, vec![("server.auth.tokensFile:3", "alpha-token-1"), ("server.auth.tokensFile:5", "beta-token-22")]);
-        let e = parse_tokens_file("ok-token\nhas secret space\n").unwrap_err();
-        assert!(e.contains("line 2") && !e.contains("secret"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,31 @@
+//! What every host session is given: ports, shared tables and immutable settings, nothing with
+//! state of its own. Kept apart from `messages` so that the message types depend on nothing.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::messages::{QueuePort, RefinementsPort, UpstreamPort};
+use crate::metrics::Metrics;
+use crate::ready_pages::ReadyPages;
+use crate::router::Router;
+use crate::session_table::SessionTable;
+
+/// What every host session needs from the rest of the service: ports, shared tables and
+/// immutable settings, nothing with state of its own.
+#[derive(Clone)]
+pub struct SessionDeps {
+    pub router: Arc<Router>,
+    pub upstream: UpstreamPort,
+    pub queue: QueuePort,
+    pub refinements: RefinementsPort,
+    /// The edge's table of HTTP sessions (the session leaves it when it stops).
+    pub sessions: Option<Arc<SessionTable>>,
+    pub metrics: Arc<Metrics>,
+    /// A session idle this long with no stream open is closed.
+    pub idle_limit: Duration,
+    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
+    pub enabled_tools: Option<Arc<HashSet<String>>>,
+    /// Ready ui:// read results (None with the cache off: then every read makes a page).
+    pub pages: Option<Arc<ReadyPages>>,
+}
