@@ -1,0 +1,476 @@
+//! `HostSession` driven through its messages, with fakes behind every port: no network, no
+//! upstream process. The fakes record what they are asked, in order, and answer scripted values;
+//! the proxy path goes through a real `Router` whose link is a channel the test reads.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tokio::sync::Semaphore;
+
+use super::*;
+use crate::cache_key::{PageKind, UiEntry, ENTRY_FORMAT};
+use crate::messages::{
+    Append, Broadcast, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools,
+    UpstreamPort,
+};
+use crate::ready_pages::ReadyPages;
+use crate::router::Router;
+use crate::tool_refresh::ToolsDiff;
+
+/// What the fakes were asked, in order, one line each ("read weather [..] force=false").
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    fn push(&self, line: String) {
+        self.0.lock().unwrap().push(line);
+    }
+
+    /// The lines that start with `prefix`.
+    fn with(&self, prefix: &str) -> Vec<String> {
+        self.0.lock().unwrap().iter().filter(|l| l.starts_with(prefix)).cloned().collect()
+    }
+}
+
+fn page(tool: &str, n: usize) -> UiEntry {
+    UiEntry {
+        format: ENTRY_FORMAT,
+        key: format!("{tool}-key-{n}"),
+        tool_name: tool.to_string(),
+        html: format!("<p>{tool} page {n}</p>"),
+        kind: PageKind::Generated,
+        ui_type: None,
+        generated_at: 0,
+        duration_ms: 0,
+        provider: "fake".into(),
+        model: "fake-model".into(),
+        prompt_version: "test".into(),
+        template_version: "test".into(),
+        fallback_reason: None,
+        warnings: Vec::new(),
+        repairs: Vec::new(),
+        request_id: String::new(),
+        input_tokens: 0,
+        output_tokens: 0,
+        expires_at: None,
+    }
+}
+
+/// The generation queue: the n-th read is answered with "page n" once `gate` gives a permit.
+struct FakeQueue {
+    log: Log,
+    reads: usize,
+    gate: Arc<Semaphore>,
+}
+
+impl Actor for FakeQueue {
+    type Context = Context<Self>;
+}
+
+impl Handler<ReadUi> for FakeQueue {
+    type Result = ResponseFuture<Arc<UiEntry>>;
+
+    fn handle(&mut self, m: ReadUi, _ctx: &mut Self::Context) -> Self::Result {
+        self.reads += 1;
+        let name = m.tool["name"].as_str().unwrap_or_default().to_string();
+        self.log.push(format!("read {name} {:?} force={}", m.refinements, m.force));
+        let entry = Arc::new(page(&name, self.reads));
+        let gate = self.gate.clone();
+        Box::pin(async move {
+            gate.acquire().await.expect("the gate stays open").forget();
+            entry
+        })
+    }
+}
+
+impl Handler<Peek> for FakeQueue {
+    type Result = Option<Arc<UiEntry>>;
+
+    fn handle(&mut self, _: Peek, _ctx: &mut Self::Context) -> Self::Result {
+        None
+    }
+}
+
+impl Handler<KeyFor> for FakeQueue {
+    type Result = String;
+
+    fn handle(&mut self, _: KeyFor, _ctx: &mut Self::Context) -> String {
+        "fake-key".into()
+    }
+}
+
+impl Handler<ForgetTool> for FakeQueue {
+    type Result = ();
+
+    fn handle(&mut self, _: ForgetTool, _ctx: &mut Self::Context) {}
+}
+
+impl Handler<Pending> for FakeQueue {
+    type Result = usize;
+
+    fn handle(&mut self, _: Pending, _ctx: &mut Self::Context) -> usize {
+        0
+    }
+}
+
+/// The refinements: a scripted history per tool.
+struct FakeRefinements {
+    log: Log,
+    history: HashMap<String, Vec<String>>,
+}
+
+impl Actor for FakeRefinements {
+    type Context = Context<Self>;
+}
+
+impl Handler<History> for FakeRefinements {
+    type Result = Vec<Refinement>;
+
+    fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
+        self.log.push(format!("history {}", m.tool));
+        let texts = self.history.get(&m.tool).cloned().unwrap_or_default();
+        texts.into_iter().enumerate().map(|(i, feedback)| Refinement { at: i as u64, feedback, replaced_key: None }).collect()
+    }
+}
+
+impl Handler<Append> for FakeRefinements {
+    type Result = Vec<String>;
+
+    fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
+        self.log.push(format!("append {}", m.tool));
+        vec![m.feedback]
+    }
+}
+
+impl Handler<Clear> for FakeRefinements {
+    type Result = usize;
+
+    fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
+        self.log.push(format!("clear {}", m.tool));
+        0
+    }
+}
+
+/// The upstream connection's actor (the proxy path itself goes through the router).
+struct FakeUpstream {
+    log: Log,
+}
+
+impl Actor for FakeUpstream {
+    type Context = Context<Self>;
+}
+
+impl Handler<RefreshTools> for FakeUpstream {
+    type Result = Result<ToolsDiff, String>;
+
+    fn handle(&mut self, _: RefreshTools, _ctx: &mut Self::Context) -> Self::Result {
+        self.log.push("refresh".into());
+        Ok(ToolsDiff::default())
+    }
+}
+
+impl Handler<Broadcast> for FakeUpstream {
+    type Result = ();
+
+    fn handle(&mut self, _: Broadcast, _ctx: &mut Self::Context) {
+        self.log.push("broadcast".into());
+    }
+}
+
+impl Handler<Unregister> for FakeUpstream {
+    type Result = ();
+
+    fn handle(&mut self, m: Unregister, _ctx: &mut Self::Context) {
+        self.log.push(format!("unregister {}", m.session));
+    }
+}
+
+impl Handler<Subscribe> for FakeUpstream {
+    type Result = MessageResult<Subscribe>;
+
+    fn handle(&mut self, m: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
+        self.log.push(format!("subscribe {}", m.session));
+        MessageResult(jsonrpc::result(jsonrpc::id(&m.msg).cloned().unwrap_or(Value::Null), json!({})))
+    }
+}
+
+fn upstream_tools() -> Vec<Value> {
+    vec![
+        json!({"name": "weather", "description": "Forecast", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}),
+        json!({"name": "echo", "inputSchema": {"type": "object"}}),
+    ]
+}
+
+/// Everything a session is given, pointing at fakes; the upstream is ready with two tools.
+struct Fixture {
+    deps: SessionDeps,
+    router: Arc<Router>,
+    pages: Arc<ReadyPages>,
+    log: Log,
+    /// Opens the fake queue: one permit answers one read.
+    gate: Arc<Semaphore>,
+}
+
+impl Fixture {
+    /// `gated`: reads wait for [`Fixture::gate`]; otherwise they are answered at once.
+    fn new(gated: bool) -> Self {
+        let log = Log::default();
+        let metrics = Arc::new(Metrics::new());
+        let router = Router::new(Duration::from_secs(60), "fake upstream".into(), metrics.clone());
+        router.publish(Status {
+            ready: true,
+            tools: Arc::new(upstream_tools()),
+            init: Some(Arc::new(json!({"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}}))),
+            ..Status::default()
+        });
+        let gate = Arc::new(Semaphore::new(if gated { 0 } else { Semaphore::MAX_PERMITS }));
+        let queue = FakeQueue { log: log.clone(), reads: 0, gate: gate.clone() }.start();
+        let history = HashMap::from([("weather".to_string(), vec!["bigger".to_string(), "dark".to_string()])]);
+        let refinements = FakeRefinements { log: log.clone(), history }.start();
+        let upstream = FakeUpstream { log: log.clone() }.start();
+        let pages = ReadyPages::new();
+        let deps = SessionDeps {
+            router: router.clone(),
+            upstream: UpstreamPort {
+                refresh: upstream.clone().recipient(),
+                broadcast: upstream.clone().recipient(),
+                unregister: upstream.clone().recipient(),
+                subscribe: upstream.recipient(),
+            },
+            queue: QueuePort {
+                read: queue.clone().recipient(),
+                peek: queue.clone().recipient(),
+                key_for: queue.clone().recipient(),
+                forget: queue.clone().recipient(),
+                pending: queue.recipient(),
+            },
+            refinements: RefinementsPort {
+                append: refinements.clone().recipient(),
+                history: refinements.clone().recipient(),
+                clear: refinements.recipient(),
+            },
+            sessions: None,
+            metrics,
+            idle_limit: Duration::from_secs(3600),
+            enabled_tools: None,
+            pages: Some(pages.clone()),
+        };
+        Fixture { deps, router, pages, log, gate }
+    }
+
+    fn open(&self, id: &str) -> Addr<HostSession> {
+        HostSession::new(id.to_string(), Transport::StreamableHttp, self.deps.clone()).start()
+    }
+
+    /// The upstream link: what the router sends upstream arrives here.
+    fn link(&self) -> mpsc::Receiver<Value> {
+        let (tx, rx) = mpsc::channel(16);
+        self.router.set_link(Some(tx));
+        rx
+    }
+}
+
+/// Hands the session one message with its own stream; answers that stream.
+async fn post(session: &Addr<HostSession>, msg: Value) -> mpsc::Receiver<Value> {
+    let (sink, rx) = sink_channel();
+    session.send(Incoming { msg, sink: Some(sink), request_id: "test".into() }).await.expect("the session runs");
+    rx
+}
+
+/// The next message on a stream (the test fails if none comes).
+async fn next(rx: &mut mpsc::Receiver<Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("a message in time").expect("the stream is open")
+}
+
+/// Posts a request and answers its answer, checking that the stream closes after it.
+async fn call(session: &Addr<HostSession>, msg: Value) -> Value {
+    let mut rx = post(session, msg).await;
+    let answer = next(&mut rx).await;
+    assert!(tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("closed in time").is_none(), "the answer is last");
+    answer
+}
+
+async fn initialize(session: &Addr<HostSession>, ui: bool) -> Value {
+    let caps = if ui { json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [ui_meta::MIME]}}}) } else { json!({}) };
+    let params = json!({"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": {"name": "test", "version": "1"}});
+    call(session, jsonrpc::request(0, "initialize", params)).await
+}
+
+fn read(id: i64, tool: &str) -> Value {
+    jsonrpc::request(id, "resources/read", json!({"uri": ui_meta::ui_uri(tool)}))
+}
+
+fn page_text(answer: &Value) -> &str {
+    answer.pointer("/result/contents/0/text").and_then(Value::as_str).unwrap_or_else(|| panic!("a page in {answer}"))
+}
+
+/// Waits until the fake log has `n` lines starting with `prefix`.
+async fn logged(log: &Log, prefix: &str, n: usize) {
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        while log.with(prefix).len() < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    waited.await.unwrap_or_else(|_| panic!("{n} {prefix:?} in the log; got {:?}", log.with(prefix)));
+}
+
+fn names(answer: &Value) -> Vec<String> {
+    let tools = answer.pointer("/result/tools").and_then(Value::as_array).expect("a tool list");
+    tools.iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[actix::test]
+async fn a_ui_host_gets_ui_meta_and_the_ui_tools_a_plain_host_gets_the_tools_unchanged() {
+    let f = Fixture::new(false);
+    let ui_host = f.open("ui");
+    let init = initialize(&ui_host, true).await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    let listed = call(&ui_host, jsonrpc::request(1, "tools/list", json!({}))).await;
+    let want: Vec<String> = ["weather", "echo"].iter().map(|s| s.to_string()).chain(ui_tools::definitions().iter().map(|t| t["name"].as_str().unwrap().to_string())).collect();
+    assert_eq!(names(&listed), want);
+    assert!(names(&listed).iter().any(|n| n == "_ui_refine"));
+    let weather = &listed["result"]["tools"][0];
+    assert_eq!(weather["_meta"]["ui"]["resourceUri"], "ui://weather");
+    assert_eq!(weather["description"], "Forecast", "the upstream's fields stay");
+
+    let plain = f.open("plain");
+    initialize(&plain, false).await;
+    let listed = call(&plain, jsonrpc::request(1, "tools/list", json!({}))).await;
+    assert_eq!(listed["result"]["tools"], json!(upstream_tools()), "a plain host sees exactly the upstream's tools");
+}
+
+#[actix::test]
+async fn a_plain_host_reading_a_ui_uri_never_reaches_the_queue() {
+    let f = Fixture::new(false);
+    let plain = f.open("plain");
+    initialize(&plain, false).await;
+    let answer = call(&plain, read(1, "weather")).await;
+    assert_eq!(answer["error"]["code"], code::RESOURCE_NOT_FOUND, "{answer}");
+    assert!(f.log.with("read").is_empty());
+}
+
+#[actix::test]
+async fn a_ui_read_goes_to_the_queue_with_the_tools_refinements_and_answers_the_page() {
+    let f = Fixture::new(false);
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let answer = call(&host, read(3, "weather")).await;
+    assert_eq!(answer["id"], 3);
+    assert_eq!(page_text(&answer), "<p>weather page 1</p>");
+    assert_eq!(answer["result"]["contents"][0]["uri"], "ui://weather");
+    assert_eq!(answer["result"]["contents"][0]["mimeType"], ui_meta::MIME);
+    assert_eq!(f.log.with("history"), vec!["history weather"]);
+    assert_eq!(f.log.with("read"), vec![r#"read weather ["bigger", "dark"] force=false"#]);
+}
+
+#[actix::test]
+async fn a_second_read_is_answered_from_ready_pages_without_the_queue() {
+    let f = Fixture::new(false);
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let first = call(&host, read(1, "weather")).await;
+    let second = call(&host, read(2, "weather")).await;
+    assert_eq!(second["id"], 2);
+    assert_eq!(second["result"], first["result"]);
+    assert_eq!(f.log.with("read").len(), 1, "one ReadUi: {:?}", f.log.with("read"));
+    assert_eq!(f.log.with("history").len(), 1, "a ready read asks nobody");
+    // Another session shares the ready pages.
+    let other = f.open("other");
+    initialize(&other, true).await;
+    assert_eq!(page_text(&call(&other, read(1, "weather")).await), "<p>weather page 1</p>");
+    assert_eq!(f.log.with("read").len(), 1);
+}
+
+#[actix::test]
+async fn after_an_invalidation_the_next_read_goes_to_the_queue_again() {
+    let f = Fixture::new(false);
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    assert_eq!(page_text(&call(&host, read(1, "weather")).await), "<p>weather page 1</p>");
+    f.pages.invalidate("weather");
+    assert_eq!(page_text(&call(&host, read(2, "weather")).await), "<p>weather page 2</p>");
+    assert_eq!(f.log.with("read").len(), 2);
+    // ...and that new page is the ready one.
+    assert_eq!(page_text(&call(&host, read(3, "weather")).await), "<p>weather page 2</p>");
+    assert_eq!(f.log.with("read").len(), 2);
+}
+
+#[actix::test]
+async fn a_read_that_an_invalidation_overtook_is_served_but_not_kept() {
+    let f = Fixture::new(true);
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let mut slow = post(&host, read(1, "weather")).await;
+    logged(&f.log, "read", 1).await;
+    f.pages.invalidate("weather"); // say, a refinement lands while the page is being made
+    f.gate.add_permits(1);
+    assert_eq!(page_text(&next(&mut slow).await), "<p>weather page 1</p>", "the read itself is answered");
+    f.gate.add_permits(1);
+    assert_eq!(page_text(&call(&host, read(2, "weather")).await), "<p>weather page 2</p>", "the older page was not kept");
+    assert_eq!(f.log.with("read").len(), 2);
+}
+
+#[actix::test]
+async fn progress_reaches_a_request_in_flight_and_is_dropped_once_it_is_answered() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let mut session_stream = {
+        let (sink, rx) = sink_channel();
+        host.send(AttachStream { sink }).await.unwrap();
+        rx
+    };
+    let params = json!({"name": "echo", "arguments": {}, "_meta": {"progressToken": "mine"}});
+    let mut stream = post(&host, jsonrpc::request(7, "tools/call", params)).await;
+    let upstream_call = next(&mut link).await;
+    let up_token = upstream_call.pointer("/params/_meta/progressToken").cloned().expect("a token upstream");
+
+    // In flight: the upstream's progress comes back on the call's stream, with the host's token.
+    f.router.on_progress(&jsonrpc::notification("notifications/progress", json!({"progressToken": up_token, "progress": 1})));
+    let progress = next(&mut stream).await;
+    assert_eq!(progress["params"]["progressToken"], "mine");
+
+    f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": []})));
+    let answer = next(&mut stream).await;
+    assert_eq!(answer["id"], 7);
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert!(next_or_closed(&mut stream).await.is_none(), "the call's stream closes after its answer");
+
+    // Progress that raced the answer: it must not follow it, on any stream.
+    let late = jsonrpc::notification("notifications/progress", json!({"progressToken": "mine", "progress": 2}));
+    host.send(HostEvent::Notify { msg: late, related: Some(json!(7)) }).await.unwrap();
+    host.send(HostEvent::ToolsChanged).await.unwrap(); // a marker after it on the session stream
+    let first = next(&mut session_stream).await;
+    assert_eq!(first["method"], "notifications/tools/list_changed", "got {first}");
+    assert_eq!(f.deps.metrics.dropped_messages.with_label_values(&["late_progress"]).get(), 1);
+}
+
+async fn next_or_closed(rx: &mut mpsc::Receiver<Value>) -> Option<Value> {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("a message or the end in time")
+}
+
+#[actix::test]
+async fn a_request_id_reused_while_in_flight_is_refused_and_the_first_still_answered() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let call_echo = || jsonrpc::request(1, "tools/call", json!({"name": "echo", "arguments": {}}));
+    let mut first = post(&host, call_echo()).await;
+    let upstream_call = next(&mut link).await;
+
+    let refused = call(&host, call_echo()).await;
+    assert_eq!(refused["id"], 1);
+    assert_eq!(refused["error"]["code"], code::INVALID_REQUEST, "{refused}");
+    assert!(link.try_recv().is_err(), "the repeat did not go upstream");
+    assert!(first.try_recv().is_err(), "nothing on the first request's stream yet");
+
+    f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": [{"type": "text", "text": "one"}]})));
+    let answer = next(&mut first).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "one");
+
+    // Answered: the id is free again.
+    let _again = post(&host, call_echo()).await;
+    next(&mut link).await;
+}
