@@ -347,3 +347,6 @@ pub async fn drain(queue: &Recipient<Pending>, limit: Duration) -> usize {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[cfg(test)]
+mod tests;
