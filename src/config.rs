@@ -45,6 +45,29 @@ pub struct Config {
     pub logging: LoggingConfig,
     #[serde(default)]
     pub tool_refresh: ToolRefreshConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// What one host, or all hosts together, may use. Every refusal is counted in
+/// `mcp_gen_ui_refusals_total{reason}`.
+pub struct LimitsConfig {
+    /// Open sessions across /mcp and /sse; beyond it a new session gets HTTP 503 with
+    /// Retry-After (existing sessions are untouched).
+    pub max_sessions: usize,
+    /// Requests one session may have in flight; the next gets a JSON-RPC error at once.
+    pub max_in_flight_per_session: usize,
+    /// `_ui_refine` and `_ui_regenerate` calls (each one asks the LLM) per session per minute;
+    /// beyond it the call answers an error that says when to retry. 0: no limit.
+    pub llm_calls_per_minute: u32,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig { max_sessions: 1000, max_in_flight_per_session: 64, llm_calls_per_minute: 10 }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::ready_pages::ReadyPages;
 use mcp_gen_ui_actors::refinements::Refinements;
 use mcp_gen_ui_actors::router::Router;
-use mcp_gen_ui_actors::session_deps::SessionDeps;
+use mcp_gen_ui_actors::session_deps::{SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::session_table::SessionTable;
 use mcp_gen_ui_actors::ui_cache::{CacheSettings, UiCache};
 use mcp_gen_ui_actors::ui_pages::{UiPages, TEMPLATE_VERSION};
@@ -223,6 +223,10 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         idle_limit: settings.session_idle_timeout,
         enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
         pages,
+        limits: SessionLimits {
+            max_in_flight: cfg.limits.max_in_flight_per_session,
+            llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
+        },
     };
     (deps, Upstream { addr: upstream, _arbiter: arbiter })
 }
@@ -293,6 +297,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
         allowed_origins: Arc::new(settings.allowed_origins.clone()),
         max_body_bytes: settings.max_body_bytes,
         sse_keepalive: settings.sse_keepalive,
+        max_sessions: settings.config.limits.max_sessions,
     };
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;

@@ -187,6 +187,12 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         Some(n) => n,
         None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
+    if cfg.limits.max_sessions == 0 {
+        return Err(ConfigError::new("limits.maxSessions", "must be at least 1"));
+    }
+    if cfg.limits.max_in_flight_per_session == 0 {
+        return Err(ConfigError::new("limits.maxInFlightPerSession", "must be at least 1"));
+    }
     if cfg.server.sse_keepalive_secs == 0 {
         return Err(ConfigError::new("server.sseKeepaliveSecs", "must be at least 1"));
     }

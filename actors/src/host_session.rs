@@ -93,6 +93,8 @@ pub struct HostSession {
     in_flight: HashMap<String, InFlight>,
     owed: HashMap<String, oneshot::Sender<Value>>,
     last_seen: Instant,
+    /// When this session's recent `_ui_refine` / `_ui_regenerate` calls were made (last minute).
+    llm_calls: VecDeque<Instant>,
     /// True once the host declared sampling, elicitation or roots: then requests may be sent to
     /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
     streams: Arc<AtomicBool>,
@@ -113,6 +115,7 @@ impl HostSession {
             in_flight: HashMap::new(),
             owed: HashMap::new(),
             last_seen: Instant::now(),
+            llm_calls: VecDeque::new(),
             streams: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -235,6 +238,19 @@ impl HostSession {
             }
             return;
         }
+        let max = self.deps.limits.max_in_flight;
+        if self.in_flight.len() >= max {
+            self.metrics.refusals.with_label_values(&["max_in_flight"]).inc();
+            let why = format!(
+                "this session already has {max} requests in flight (limits.maxInFlightPerSession); wait for an answer before sending more"
+            );
+            let err = jsonrpc::error(id, code::LIMITED, why);
+            match sink {
+                Some(s) => drop(s.try_send(err)),
+                None => self.send_session(err),
+            }
+            return;
+        }
         tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
         self.in_flight.insert(key, InFlight { method: method_label(&method), sink, request_id, started: Instant::now() });
 
@@ -272,6 +288,11 @@ impl HostSession {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let progress = params.pointer("/_meta/progressToken").cloned();
+        if matches!(name.as_str(), "_ui_refine" | "_ui_regenerate") {
+            if let Err(why) = self.take_llm_call() {
+                return self.answer(jsonrpc::result(id, ui_tools::error_result(&why)));
+            }
+        }
         let deps = self.deps.clone();
         self.with_status(ctx, id.clone(), move |act, ctx, status| {
             let known: Vec<String> =
@@ -299,6 +320,29 @@ impl HostSession {
             let fut = ui_control::run(call, status.tools.clone(), deps, ptx, act.request_id_of(&id));
             ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
+    }
+
+    /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute),
+    /// or says when the next one may be made.
+    fn take_llm_call(&mut self) -> Result<(), String> {
+        let limit = self.deps.limits.llm_calls_per_minute as usize;
+        if limit == 0 {
+            return Ok(());
+        }
+        let minute = Duration::from_secs(60);
+        while self.llm_calls.front().is_some_and(|t| t.elapsed() >= minute) {
+            self.llm_calls.pop_front();
+        }
+        if self.llm_calls.len() >= limit {
+            self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();
+            let wait = self.llm_calls.front().map(|t| minute.saturating_sub(t.elapsed())).unwrap_or(minute);
+            return Err(format!(
+                "this session made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {} s",
+                wait.as_secs() + 1
+            ));
+        }
+        self.llm_calls.push_back(Instant::now());
+        Ok(())
     }
 
     fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {

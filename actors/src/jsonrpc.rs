@@ -19,6 +19,8 @@ pub mod code {
     pub const UPSTREAM_UNAVAILABLE: i64 = -32001;
     /// Implementation-defined: request body over the configured cap.
     pub const PAYLOAD_TOO_LARGE: i64 = -32000;
+    /// A limit of this service refused the request (`limits.*`); the message says which.
+    pub const LIMITED: i64 = -32004;
 }
 
 /// What kind of JSON-RPC message a value is.

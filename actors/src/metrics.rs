@@ -39,7 +39,12 @@ pub struct Metrics {
     pub actor_restarts: IntCounterVec,
     /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
     pub dropped_messages: IntCounterVec,
+    /// Requests refused by a limit or by authentication, by reason.
+    pub refusals: IntCounterVec,
 }
+
+/// Why a request was refused (label values of `refusals`).
+pub const REFUSAL_REASONS: &[&str] = &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden"];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
 pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
@@ -169,8 +174,14 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let refusals = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_refusals_total"), "Requests refused by a limit or by authentication, by reason"),
+            &["reason"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(refusals.clone()),
             Box::new(upstream_bad_frames.clone()),
             Box::new(upstream_timeouts.clone()),
             Box::new(actor_restarts.clone()),
@@ -208,6 +219,9 @@ impl Metrics {
         for r in DROP_REASONS {
             dropped_messages.with_label_values(&[r]);
         }
+        for r in REFUSAL_REASONS {
+            refusals.with_label_values(&[r]);
+        }
         Metrics {
             registry,
             requests,
@@ -230,6 +244,7 @@ impl Metrics {
             upstream_timeouts,
             actor_restarts,
             dropped_messages,
+            refusals,
         }
     }
 

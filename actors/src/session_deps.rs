@@ -28,4 +28,20 @@ pub struct SessionDeps {
     pub enabled_tools: Option<Arc<HashSet<String>>>,
     /// Ready ui:// read results (None with the cache off: then every read makes a page).
     pub pages: Option<Arc<ReadyPages>>,
+    pub limits: SessionLimits,
+}
+
+/// `limits.*` that one session enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLimits {
+    /// Requests in flight at once.
+    pub max_in_flight: usize,
+    /// `_ui_refine` / `_ui_regenerate` calls per minute (0: no limit).
+    pub llm_calls_per_minute: u32,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10 }
+    }
 }

@@ -320,6 +320,10 @@ pub async fn require<B: MessageBody + 'static>(
                 Denied::Missing => "no bearer token".into(),
             };
             tracing::warn!(component = "auth", event = "refused", reason = d.tag(), path = %path, peer = %peer, "refused {} {path} from {peer}: {why}", req.method());
+            if let Some(edge) = req.app_data::<web::Data<super::Edge>>() {
+                let reason = if matches!(d, Denied::MissingScopes(_)) { "forbidden" } else { "unauthorized" };
+                edge.metrics.refusals.with_label_values(&[reason]).inc();
+            }
             let res = auth.refusal(&d, &origin_of(&req.connection_info()));
             Ok(req.into_response(res).map_into_right_body())
         }

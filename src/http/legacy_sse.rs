@@ -15,6 +15,9 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.guard(&req) {
         return r;
     }
+    if let Err(r) = edge.session_room() {
+        return r;
+    }
     let (session_id, session) = edge.open_session(Transport::Sse);
     let (tx, rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx });

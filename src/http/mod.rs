@@ -43,6 +43,8 @@ pub struct Edge {
     pub max_body_bytes: usize,
     /// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
     pub sse_keepalive: Duration,
+    /// `limits.maxSessions`, across /mcp and /sse.
+    pub max_sessions: usize,
 }
 
 impl Edge {
@@ -52,6 +54,22 @@ impl Edge {
         let session = HostSession::new(id.clone(), transport, self.session.clone()).start_session();
         self.sessions.insert(id.clone(), session.clone());
         (id, session)
+    }
+
+    /// `limits.maxSessions`: a new session is refused with 503 and Retry-After when the table is
+    /// full; sessions already open are untouched.
+    fn session_room(&self) -> Result<(), HttpResponse> {
+        if self.sessions.len() < self.max_sessions {
+            return Ok(());
+        }
+        self.metrics.refusals.with_label_values(&["max_sessions"]).inc();
+        let mut res = json_error(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            code::LIMITED,
+            format!("the service has {} sessions open (limits.maxSessions); retry shortly or close an unused session", self.max_sessions),
+        );
+        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+        Err(res)
     }
 
     /// DNS-rebinding check; `Err` is the response to send.

@@ -64,6 +64,9 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     }
     let initializing = msgs.iter().any(|m| jsonrpc::method(m) == Some("initialize"));
     let (session_id, session) = if initializing {
+        if let Err(r) = edge.session_room() {
+            return r;
+        }
         edge.open_session(Transport::StreamableHttp)
     } else {
         match find_session(&edge, &req).await {
