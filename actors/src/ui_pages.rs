@@ -1,15 +1,19 @@
-//! Renders the pages served for `ui://` resources: the template UI (Handlebars, with the View
-//! runtime inlined) and the emergency page. Templates are compiled into the binary so that a
-//! deployed service cannot lose them.
+//! Renders the pages served for `ui://` resources: the template UI (Handlebars for the shell,
+//! with the View runtime and the page script inlined, and the tool's input schema embedded as
+//! JSON; the page builds its form from it) and the emergency page. Templates are compiled into
+//! the binary so that a deployed service cannot lose them.
 
 use handlebars::Handlebars;
 use serde_json::{json, Value};
 
 use crate::template_form;
 
-pub const TEMPLATE_VERSION: &str = "1";
+pub const TEMPLATE_VERSION: &str = "2";
 pub const RUNTIME_JS: &str = include_str!("../../templates/runtime.js");
 const MINIMAL: &str = include_str!("../../templates/minimal.hbs");
+/// The template page's script: the form built from the schema, the JSON view, the confirmation
+/// and the result rendering.
+pub const MINIMAL_JS: &str = include_str!("../../templates/minimal.js");
 const EMERGENCY: &str = include_str!("../../templates/emergency.html");
 
 pub struct UiPages {
@@ -32,20 +36,22 @@ impl UiPages {
     /// The template UI, or why it could not be rendered.
     pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
-        let title = tool
-            .get("title")
-            .and_then(Value::as_str)
-            .or_else(|| tool.pointer("/annotations/title").and_then(Value::as_str))
-            .map(str::to_string)
-            .unwrap_or_else(|| template_form::humanize(name));
-        let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
-        let meta = json!({"name": name, "templateVersion": TEMPLATE_VERSION, "inputSchema": schema});
+        let schema = template_form::form_schema(tool);
+        let confirm = template_form::needs_confirmation(tool);
+        let meta = json!({
+            "name": name,
+            "templateVersion": TEMPLATE_VERSION,
+            "confirm": confirm,
+            "schemaTooLarge": schema.is_none(),
+            "inputSchema": schema.unwrap_or(Value::Null),
+        });
         let data = json!({
             "tool_name": name,
-            "title": title,
+            "title": template_form::title(tool),
             "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
-            "fields": template_form::fields(&schema),
+            "confirm": confirm,
             "runtime": RUNTIME_JS,
+            "page_js": MINIMAL_JS,
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
         });
@@ -74,15 +80,61 @@ mod tests {
             "units": {"type": "string", "enum": ["metric", "imperial"]}}, "required": ["city"]}})
     }
 
+    fn meta_of(html: &str) -> Value {
+        let start = html.find(r#"<script type="application/json" id="tool-meta">"#).expect("meta script") + 47;
+        let end = start + html[start..].find("</script>").expect("meta ends");
+        serde_json::from_str(&html[start..end]).expect("meta is JSON")
+    }
+
     #[test]
-    fn template_has_a_control_per_property_and_the_runtime() {
-        let html = UiPages::new().try_template_page(&demo_tool()).unwrap();
-        for id in ["f-city", "f-days", "f-units"] {
-            assert!(html.contains(&format!("id=\"{id}\"")), "missing control {id}");
-        }
-        assert!(html.contains("McpGenUiRuntime"));
+    fn template_embeds_the_schema_the_runtime_and_the_page_script() {
+        let tool = demo_tool();
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        let meta = meta_of(&html);
+        assert_eq!(meta["inputSchema"], tool["inputSchema"]);
+        assert_eq!(meta["name"], "get_forecast");
+        assert_eq!(meta["templateVersion"], TEMPLATE_VERSION);
+        assert_eq!(meta["confirm"], true, "no annotations: the page asks first");
+        assert!(html.contains("globalThis.McpGenUiRuntime = ") && html.contains(MINIMAL_JS));
         assert!(!html.contains("@modelcontextprotocol/ext-apps"));
         assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
+        assert!(html.contains("<form"));
+        crate::postprocess::servable(&html).expect("the template page is servable");
+    }
+
+    #[test]
+    fn read_only_tools_do_not_ask_and_say_nothing_about_it() {
+        let mut tool = demo_tool();
+        tool["annotations"] = json!({"readOnlyHint": true});
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        assert_eq!(meta_of(&html)["confirm"], false);
+        assert!(!html.contains("asks before running"));
+    }
+
+    #[test]
+    fn inlined_scripts_cannot_end_their_script_element() {
+        for (name, js) in [("runtime.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS)] {
+            let lower = js.to_ascii_lowercase();
+            assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");
+            assert!(!js.contains("innerHTML") && !js.contains("insertAdjacentHTML"), "{name} must not build HTML from strings");
+        }
+    }
+
+    #[test]
+    fn hostile_schemas_stay_data() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {
+            "a</script><script>alert(1)</script>": {"type": "string", "description": "<!-- x --> {{runtime}}"}}}});
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        assert!(!html.contains("</script><script>alert(1)"));
+        assert!(!html.contains("<!-- x -->"));
+        assert_eq!(meta_of(&html)["inputSchema"], tool["inputSchema"]);
+    }
+
+    #[test]
+    fn too_large_schemas_get_a_json_editor() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object", "description": "x".repeat(template_form::MAX_SCHEMA_BYTES)}});
+        let meta = meta_of(&UiPages::new().try_template_page(&tool).unwrap());
+        assert_eq!((meta["schemaTooLarge"].clone(), meta["inputSchema"].clone()), (json!(true), Value::Null));
     }
 
     #[test]

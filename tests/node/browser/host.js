@@ -22,7 +22,10 @@ window.mountView = async function mountView(html, opts = {}) {
     log.calls.push(params);
     return await window.hostCallTool(params);
   };
-  bridge.onsizechange = (s) => log.sizes.push(s);
+  bridge.onsizechange = (s) => {
+    log.sizes.push(s);
+    if (opts.autoHeight && s.height) iframe.style.height = `${s.height + 2}px`;
+  };
   bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
   bridge.onloggingmessage = (m) => log.logs.push(m);
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));

@@ -1,6 +1,7 @@
 // Drives View pages served by the proxy in headless Chromium against the official AppBridge.
 // Shared by the browser tests: start a proxy, fetch every ui:// page with a real MCP client,
 // mount it in the host page, check the handshake, the controls, a typed tools/call and results.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdirSync, readFileSync } from "node:fs";
@@ -61,21 +62,38 @@ export async function launch() {
   });
 }
 
-/** A value for one control, chosen so the call is valid where the schema says how. */
-function sampleValue(schema) {
-  const s = schema.oneOf?.[0] || schema.anyOf?.[0] || schema;
-  const type = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
-  if (s.default !== undefined) return undefined; // keep the form's default
-  if (type === "integer" || type === "number") return String(s.minimum ?? s.exclusiveMinimum ?? 1);
-  if (type === "string" && !s.enum) {
-    if (s.format === "email") return "someone@example.com";
-    if (s.format === "uri" || s.format === "url") return "https://example.com/";
-    if (s.format === "date") return "2026-01-02";
-    return "hello";
+/** A value for one empty control of the template form, by its input type, so the call is valid. */
+const SAMPLES = { email: "someone@example.com", url: "https://example.com/", date: "2026-01-02", "datetime-local": "2026-01-02T03:04", time: "12:34" };
+async function fillSamples(frame, scope) {
+  const ctls = frame.locator(`${scope} input:not([type=checkbox]):not([readonly]), ${scope} textarea`);
+  for (let i = 0; i < (await ctls.count()); i++) {
+    const c = ctls.nth(i);
+    if (!(await c.isVisible()) || (await c.inputValue()) !== "") continue;
+    const [type, data] = [await c.getAttribute("type"), await c.getAttribute("data-type")];
+    const v = type === "number" ? (await c.getAttribute("min")) || "1"
+      : data === "json-object" ? "{}" : data === "json-array" ? "[]" : data === "json" ? null : SAMPLES[type] || "hello";
+    if (v !== null) await c.fill(v);
   }
-  if (type === "object") return "{}";
-  if (type === "array") return "[]";
-  return undefined;
+}
+
+/** A page hosting one View under the official AppBridge. The host answers tools/call through `client`. */
+export async function openView(browser, client, html, { theme = "light", viewport = { width: 900, height: 950 }, autoHeight = false } = {}) {
+  const page = await browser.newPage({ viewport, timezoneId: "UTC", locale: "en-US" });
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.exposeFunction("hostCallTool", async (params) => client.callTool(params));
+  await page.setContent(`<!doctype html><html><body><script>${await hostBundle()}</script></body></html>`);
+  await page.evaluate(([h, o]) => window.mountView(h, o), [html, { theme, autoHeight }]);
+  await page.waitForFunction(() => window.__hostLog && window.__hostLog.initialized, null, { timeout: 10000 })
+    .catch(() => { throw new Error(`the View never completed ui/initialize; console: ${errors.join(" | ")}`); });
+  const frame = page.frames().find((f) => f !== page.mainFrame());
+  return { page, frame, errors, calls: () => page.evaluate(() => window.__hostLog.calls) };
+}
+
+/** Fails on any console error, in the host page or the View. */
+export function assertCleanConsole(errors, label) {
+  if (errors.length) throw new Error(`${label}: browser console errors: ${errors.join(" | ")}`);
 }
 
 function typeMatches(value, schema) {
@@ -101,33 +119,29 @@ function typeMatches(value, schema) {
  * Returns a report; throws with a clear message on the first failed check.
  */
 export async function checkView(browser, client, tool, html, { label, submit, prefill = true, pushed = "pushed-result-marker-42" }) {
-  const page = await browser.newPage({ viewport: { width: 900, height: 950 } });
-  const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.exposeFunction("hostCallTool", async (params) => client.callTool(params));
-  await page.setContent(`<!doctype html><html><body><script>${await hostBundle()}</script></body></html>`);
-  await page.evaluate((h) => window.mountView(h), html);
-  await page.waitForFunction(() => window.__hostLog && window.__hostLog.initialized, null, { timeout: 10000 })
-    .catch(() => { throw new Error(`${label}: the View never completed ui/initialize; console: ${errors.join(" | ")}`); });
-  const frame = page.frames().find((f) => f !== page.mainFrame());
+  const { page, frame, errors } = await openView(browser, client, html).catch((e) => { throw new Error(`${label}: ${e.message}`); });
   const props = Object.keys(tool.inputSchema?.properties || {});
-  for (const p of props) {
-    const n = await frame.locator(`[name="${p}"]`).count();
-    if (n !== 1) throw new Error(`${label}: expected one control for input property ${p}, found ${n}`);
-    const id = await frame.locator(`[name="${p}"]`).getAttribute("id");
-    if (!(await frame.locator(`label[for="${id}"]`).count())) throw new Error(`${label}: control ${p} has no label`);
+  // The template page: one field per input property. Any other page: one named control each.
+  const template = (await frame.locator("#fields").count()) > 0;
+  if (template) {
+    const shown = await frame.evaluate(() => [...document.querySelectorAll("#fields [data-field]")].map((e) => e.getAttribute("data-field")));
+    assert.deepEqual([...shown].sort(), [...props].sort(), `${label}: one field per input property`);
+  } else {
+    for (const p of props) assert.equal(await frame.locator(`[name="${p}"]`).count(), 1, `${label}: one control for input property ${p}`);
   }
+  // Every control of the form has a label.
+  const unlabelled = await frame.evaluate(() => [...document.querySelectorAll("form input, form select, form textarea, form button")]
+    .filter((c) => c.type !== "hidden" && !(c.labels && c.labels.length) && !c.getAttribute("aria-label") && !c.getAttribute("aria-labelledby") && !(c.tagName === "BUTTON" && c.textContent.trim()))
+    .map((c) => c.outerHTML.slice(0, 100)));
+  assert.deepEqual(unlabelled, [], `${label}: controls without a label`);
   let call;
   if (submit) {
-    for (const p of props) {
-      const v = sampleValue(tool.inputSchema.properties[p]);
-      if (v !== undefined) await frame.locator(`[name="${p}"]`).fill(v);
-    }
+    await fillSamples(frame, template ? "#fields" : "form");
     const before = (await page.evaluate(() => window.__hostLog.calls.length));
     await frame.locator("#submit").click();
+    if (await frame.locator("#confirm").isVisible()) await frame.locator("#confirm-run").click();
     await page.waitForFunction((n) => window.__hostLog.calls.length > n, before, { timeout: 5000 })
-      .catch(() => { throw new Error(`${label}: submitting did not send tools/call; status: ${""}`); });
+      .catch(async () => { throw new Error(`${label}: submitting did not send tools/call; status: ${await frame.locator("#status").textContent()}; errors: ${await frame.locator(".field-error").allTextContents()}`); });
     call = (await page.evaluate(() => window.__hostLog.calls.at(-1)));
     if (call.name !== tool.name) throw new Error(`${label}: called ${call.name}, expected ${tool.name}`);
     for (const [k, v] of Object.entries(call.arguments || {})) {
@@ -151,8 +165,7 @@ export async function checkView(browser, client, tool, html, { label, submit, pr
   await page.evaluate((t) => window.__bridge.sendToolResult({ content: [{ type: "text", text: t }] }), pushed);
   await frame.getByText(pushed).first().waitFor({ timeout: 5000 })
     .catch(() => { throw new Error(`${label}: a result pushed with ui/notifications/tool-result did not show`); });
-  const realErrors = errors.filter((e) => !/favicon/.test(e));
-  if (realErrors.length) throw new Error(`${label}: browser console errors: ${realErrors.join(" | ")}`);
+  assertCleanConsole(errors, label);
   const sizes = await page.evaluate(() => window.__hostLog.sizes.length);
   await page.close();
   return { call, sizes };
