@@ -52,6 +52,7 @@ test("the preview page: pick, submit, theme, refine", async () => {
   const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
   p.on("pageerror", (e) => errors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   try {
     await p.goto(`${proxy.base}/preview`);
     await p.getByRole("button", { name: /Current weather/ }).click();
@@ -76,6 +77,39 @@ test("the preview page: pick, submit, theme, refine", async () => {
     assert.match(await p.locator("#log").textContent(), /regenerated/);
     await p.screenshot({ path: join(ARTIFACTS, "preview-refined.png") });
     assert.deepEqual(errors, []);
+  } finally {
+    await p.close();
+    proxy.stop();
+  }
+});
+
+test("the preview page and every template page it shows load with a clean console", async () => {
+  const proxy = await startProxy(["--demo", "--provider", "offline"], "preview-console");
+  const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [], failed = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error") errors.push(`${m.text()} (${m.location().url})`); });
+  p.on("response", (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
+  try {
+    await p.goto(`${proxy.base}/preview`);
+    const buttons = p.locator("nav button");
+    await buttons.first().waitFor();
+    const names = await buttons.evaluateAll((bs) => bs.map((b) => b.dataset.tool));
+    assert.ok(names.length >= 4, "the demo's tools are listed");
+    for (const name of names) {
+      await p.locator(`nav button[data-tool="${name}"]`).click();
+      await p.locator("#status").filter({ hasText: `View connected: ${name}` }).waitFor({ timeout: 10000 });
+      const view = p.frames().find((f) => f.parentFrame() && f.parentFrame().parentFrame() === p.mainFrame());
+      await view.locator("#tool-form").waitFor();
+      if (name === "get_current_weather") {
+        await view.getByLabel(/^City/).fill("Lisbon");
+        await view.locator("#submit").click();
+        await view.locator("#result").getByText("Lisbon").first().waitFor({ timeout: 10000 });
+        await p.screenshot({ path: join(ARTIFACTS, "preview-template.png") });
+      }
+    }
+    assert.deepEqual(errors, [], "console errors");
+    assert.deepEqual(failed, [], "failed requests");
   } finally {
     await p.close();
     proxy.stop();
