@@ -254,6 +254,7 @@ impl Fixture {
             idle_limit: Duration::from_secs(3600),
             enabled_tools: None,
             pages: Some(pages.clone()),
+            limits: Default::default(),
         };
         Fixture { deps, router, pages, log, gate }
     }
@@ -326,7 +327,11 @@ async fn a_ui_host_gets_ui_meta_and_the_ui_tools_a_plain_host_gets_the_tools_unc
     let init = initialize(&ui_host, true).await;
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     let listed = call(&ui_host, jsonrpc::request(1, "tools/list", json!({}))).await;
-    let want: Vec<String> = ["weather", "echo"].iter().map(|s| s.to_string()).chain(ui_tools::definitions().iter().map(|t| t["name"].as_str().unwrap().to_string())).collect();
+    let want: Vec<String> = ["weather", "echo"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(ui_tools::definitions().iter().map(|t| t["name"].as_str().unwrap().to_string()))
+        .collect();
     assert_eq!(names(&listed), want);
     assert!(names(&listed).iter().any(|n| n == "_ui_refine"));
     let weather = &listed["result"]["tools"][0];
