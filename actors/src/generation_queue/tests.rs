@@ -108,8 +108,7 @@ impl Fixture {
         let log = Log::default();
         let gate = Arc::new(Semaphore::new(if gated { 0 } else { Semaphore::MAX_PERMITS }));
         let store = FakeStore { log: log.clone(), entries: HashMap::new(), gate: gate.clone() }.start();
-        let cache =
-            CachePort { get: store.clone().recipient(), put: store.clone().recipient(), invalidate: store.clone().recipient() };
+        let cache = CachePort { get: store.clone().recipient(), put: store.clone().recipient(), invalidate: store.clone().recipient() };
         let deps = Deps {
             llm: None,
             prompts: Arc::new(Prompts::load(None).expect("the built-in prompts")),
