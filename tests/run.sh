@@ -34,6 +34,9 @@ step "format and lint"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 
+step "unused dependencies"
+python3 tests/check_unused_deps.py
+
 step "lint the test code"
 tests/.venv/bin/python -m pyflakes tests/e2e tests/bench
 
