@@ -116,6 +116,14 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_PROVIDER", value_enum)]
     pub provider: Option<ProviderArg>,
 
+    /// Extra instructions for every generated page (house style, language, brand colour).
+    #[arg(long = "prompt", value_name = "TEXT", conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+
+    /// Read the extra instructions for every generated page from FILE.
+    #[arg(long = "prompt-file", value_name = "FILE")]
+    pub prompt_file: Option<std::path::PathBuf>,
+
     /// LLM model name.
     #[arg(long, env = "MCP_GEN_UI_MODEL")]
     pub model: Option<String>,

@@ -337,6 +337,14 @@ pub struct GenerationConfig {
     /// A folder with system.hbs, generate.hbs and classify.hbs to use instead of the built-in
     /// prompts (changing them makes new cache keys).
     pub prompts_dir: Option<PathBuf>,
+    /// Extra instructions for every generated page (a house style, a language, a brand
+    /// colour). They are the operator's, so they go outside the tool-data fence, and into the
+    /// cache key.
+    pub style_guide: Option<String>,
+    /// Record the shape (keys and JSON types, never values) of the results hosts get from each
+    /// tool, give it to the next generation prompt, and remake a page made before the shape was
+    /// known once, in the background.
+    pub learn_result_shape: bool,
 }
 
 impl Default for GenerationConfig {
@@ -348,6 +356,8 @@ impl Default for GenerationConfig {
             enabled_tools: None,
             theme: None,
             prompts_dir: None,
+            style_guide: None,
+            learn_result_shape: false,
         }
     }
 }

@@ -156,6 +156,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         provider: settings.provider.name().to_string(),
         model: llm.as_ref().map(|l| l.model().to_string()).unwrap_or_default(),
         temperature: cfg.llm.temperature,
+        style_guide: cfg.generation.style_guide.clone().unwrap_or_default(),
     };
     let cache_dir = (cfg.cache.kind == config::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten();
     let cache = UiCache::new(
@@ -189,6 +190,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
             debug_dir: settings.debug_dir.clone(),
             redact: cfg.logging.redact_sensitive_data,
             fallback_ttl: Duration::from_secs(cfg.cache.fallback_ttl_secs),
+            style_guide: cfg.generation.style_guide.clone(),
         },
     };
     let queue = GenerationQueue::new(

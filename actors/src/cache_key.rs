@@ -65,6 +65,8 @@ pub struct ConfigFingerprint {
     pub provider: String,
     pub model: String,
     pub temperature: f64,
+    /// `generation.styleGuide` (empty: none): a new style makes new pages.
+    pub style_guide: String,
 }
 
 impl ConfigFingerprint {
@@ -76,6 +78,7 @@ impl ConfigFingerprint {
             &self.provider,
             &self.model,
             &format!("{:.4}", self.temperature),
+            &self.style_guide,
         ])
     }
 }
@@ -173,6 +176,7 @@ mod tests {
             provider: "openai".into(),
             model: "m".into(),
             temperature: 0.2,
+            style_guide: String::new(),
         }
     }
 
@@ -196,6 +200,7 @@ mod tests {
             ConfigFingerprint { prompt_version: "2".into(), ..fp() },
             ConfigFingerprint { template_version: "2".into(), ..fp() },
             ConfigFingerprint { temperature: 0.7, ..fp() },
+            ConfigFingerprint { style_guide: "use the brand colour #ff6600".into(), ..fp() },
         ] {
             assert_ne!(base, cache_key("t", &tool_hash(&tool), &refinements_hash(&[]), &changed.hash()), "{changed:?}");
         }

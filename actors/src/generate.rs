@@ -14,7 +14,7 @@ use crate::cache_key::{now_ms, transient_reason, PageKind, UiEntry, ENTRY_FORMAT
 use crate::llm::{ErrorCode, LlmError, LlmRequest, SharedLlm};
 use crate::metrics::Metrics;
 use crate::postprocess;
-use crate::prompts::{parse_classification, Prompts, UiType, PROMPT_VERSION};
+use crate::prompts::{parse_classification, PromptExtras, Prompts, UiType, PROMPT_VERSION};
 use crate::ui_pages::{UiPages, TEMPLATE_VERSION};
 
 #[derive(Debug, Clone)]
@@ -30,6 +30,8 @@ pub struct GenSettings {
     pub redact: bool,
     /// `cache.fallbackTtlSecs`: how long a page served for a transient failure is kept.
     pub fallback_ttl: Duration,
+    /// `generation.styleGuide`: the operator's extra instructions for every page.
+    pub style_guide: Option<String>,
 }
 
 /// Writes a debug artefact; failures only warn (debugging must not break serving).
@@ -58,6 +60,8 @@ pub struct Job {
     pub deadline: Instant,
     /// A classification remembered for this tool hash, if any.
     pub known_type: Option<UiType>,
+    /// The shape of this tool's results as hosts saw them (`generation.learnResultShape`).
+    pub result_shape: Option<Value>,
 }
 
 pub struct Deps {
@@ -203,7 +207,7 @@ pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
         Err(p) => {
             let why = crate::contain::panic_message(p.as_ref());
             tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
-            let job = Job { key, tool, refinements: Vec::new(), request_id, deadline, known_type: None };
+            let job = Job { key, tool, refinements: Vec::new(), request_id, deadline, known_type: None, result_shape: None };
             Outcome { entry: internal_fallback(&job, &deps, &format!("page generation failed inside mcp-gen-ui: {why}")), classified: None }
         }
     }
@@ -226,6 +230,7 @@ async fn render(deps: &Deps, job: &Job, f: impl FnOnce(&Prompts, &Job) -> String
         request_id: String::new(),
         deadline: job.deadline,
         known_type: job.known_type,
+        result_shape: job.result_shape.clone(),
     };
     tokio::task::spawn_blocking(move || f(&prompts, &job)).await.unwrap_or_default()
 }
@@ -254,7 +259,8 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     }
     let system = deps.prompts.system();
     let theme = deps.settings.theme.clone();
-    let user = render(&deps, &job, move |p, j| p.generate(&j.tool, &j.refinements, &theme)).await;
+    let extras = PromptExtras { style_guide: deps.settings.style_guide.clone(), result_shape: job.result_shape.clone() };
+    let user = render(&deps, &job, move |p, j| p.generate(&j.tool, &j.refinements, &theme, &extras)).await;
     let stem = format!("{}-{}", crate::file_names::file_stem(&tool_name), job.request_id);
     tracing::debug!(component = "generation", event = "prompt", request_id = %job.request_id, tool_name = %tool_name, prompt = %shorten(&user, deps.settings.redact), "generation prompt");
     if let Some(dir) = &deps.settings.debug_dir {

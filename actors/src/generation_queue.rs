@@ -145,6 +145,7 @@ impl Handler<ReadUi> for GenerationQueue {
             request_id: m.request_id.clone(),
             deadline: Instant::now(),
             known_type: None,
+            result_shape: None,
         };
         let rx = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(self.enqueue(m, ctx)), || None);
         Box::pin(async move {
@@ -189,6 +190,7 @@ impl GenerationQueue {
                 refinements: m.refinements,
                 request_id: m.request_id,
                 deadline: arrived + self.deps.settings.budget,
+                result_shape: None,
             };
             let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
             let cache = self.cache.clone();

@@ -19,28 +19,13 @@ use crate::messages::{
     AttachStream, Close, HostEvent, Incoming, ReadUi, ServerRequest, SessionId, SessionPort, SessionRef, Status, Subscribe, Unregister,
 };
 use crate::metrics::{method_label, Metrics};
+use crate::outlet::{self, Outlet, Pump, Sent};
 use crate::router::READY_WAIT;
 use crate::session_deps::SessionDeps;
 use crate::ui_control;
 use crate::ui_meta;
 use crate::ui_tools;
 
-/// What happened to a message handed to a stream.
-enum Delivery {
-    Sent,
-    /// The stream is closed (the host went away): the message comes back to go elsewhere.
-    Closed(Value),
-    /// The host stopped reading: the stream is to be closed; the message comes back.
-    Full(Value),
-}
-
-fn deliver(sink: &Sink, msg: Value) -> Delivery {
-    match sink.try_send(msg) {
-        Ok(()) => Delivery::Sent,
-        Err(mpsc::error::TrySendError::Closed(m)) => Delivery::Closed(m),
-        Err(mpsc::error::TrySendError::Full(m)) => Delivery::Full(m),
-    }
-}
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
 pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -75,7 +60,7 @@ struct Negotiated {
 
 struct InFlight {
     method: &'static str,
-    sink: Option<Sink>,
+    sink: Option<Outlet>,
     request_id: String,
     started: Instant,
 }
@@ -88,7 +73,13 @@ pub struct HostSession {
     negotiated: Option<Negotiated>,
     subscriptions: HashSet<String>,
     ui_subscriptions: HashSet<String>,
-    default_sink: Option<Sink>,
+    default_sink: Option<Outlet>,
+    /// Request streams whose answer went out while part of a burst still waited: kept until
+    /// drained, then dropped (which ends them).
+    draining: Vec<Outlet>,
+    /// A `PumpStreams` is on its way.
+    pump_scheduled: bool,
+    self_addr: Option<Addr<HostSession>>,
     backlog: VecDeque<Value>,
     in_flight: HashMap<String, InFlight>,
     owed: HashMap<String, oneshot::Sender<Value>>,
@@ -111,6 +102,9 @@ impl HostSession {
             subscriptions: HashSet::new(),
             ui_subscriptions: HashSet::new(),
             default_sink: None,
+            draining: Vec::new(),
+            pump_scheduled: false,
+            self_addr: None,
             backlog: VecDeque::new(),
             in_flight: HashMap::new(),
             owed: HashMap::new(),
@@ -130,7 +124,38 @@ impl HostSession {
 
     fn stream_full(&self, which: &str) {
         self.metrics.dropped_messages.with_label_values(&["host_stream_full"]).inc();
-        tracing::warn!(component = "host_session", event = "stream_full", session = %self.id, stream = which, bound = STREAM_BOUND, "the host is not reading its stream; closing that stream");
+        tracing::warn!(component = "host_session", event = "stream_full", session = %self.id, stream = which, bound = STREAM_BOUND + outlet::OVERFLOW_MAX, "the host is not reading its stream; closing that stream");
+    }
+
+    /// A stream has messages waiting for room: pump them soon (not in this turn, so the edge
+    /// gets to write what the channel holds).
+    fn schedule_pump(&mut self) {
+        if self.pump_scheduled {
+            return;
+        }
+        if let Some(addr) = self.self_addr.clone() {
+            self.pump_scheduled = true;
+            actix::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                addr.do_send(PumpStreams);
+            });
+        }
+    }
+
+    /// Hands `msg` to an outlet; what the caller must do next comes back.
+    fn push(&mut self, outlet: &mut Outlet, msg: Value, which: &str) -> Option<Value> {
+        match outlet.send(msg) {
+            Sent::Delivered => None,
+            Sent::Queued => {
+                self.schedule_pump();
+                None
+            }
+            Sent::Closed(m) => Some(m),
+            Sent::Overflowed => {
+                self.stream_full(which);
+                Some(Value::Null)
+            }
+        }
     }
 
     /// Whether a tool gets a UI (`generation.enabledTools`).
@@ -146,19 +171,18 @@ impl HostSession {
     /// To the session stream; kept in a bounded backlog while none is open. A session stream
     /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
     fn send_session(&mut self, msg: Value) {
-        let msg = match &self.default_sink {
-            Some(s) => match deliver(s, msg) {
-                Delivery::Sent => return,
-                Delivery::Closed(m) => {
-                    self.default_sink = None;
-                    m
+        let msg = match self.default_sink.take() {
+            Some(mut o) => {
+                let back = self.push(&mut o, msg.clone(), "session");
+                match back {
+                    None => {
+                        self.default_sink = Some(o);
+                        return;
+                    }
+                    Some(Value::Null) => msg, // overflowed: the stream is dropped, the message kept
+                    Some(m) => m,             // closed by the host
                 }
-                Delivery::Full(m) => {
-                    self.stream_full("session");
-                    self.default_sink = None;
-                    m
-                }
-            },
+            }
             None => msg,
         };
         self.backlog.push_back(msg);
@@ -181,23 +205,22 @@ impl HostSession {
             }
             return self.send_session(msg);
         };
-        let msg = match f.sink.as_ref().map(|s| deliver(s, msg.clone())) {
-            Some(Delivery::Sent) => return,
-            Some(Delivery::Full(m)) => {
-                f.sink = None;
-                self.stream_full("request");
-                m
-            }
-            Some(Delivery::Closed(m)) => {
-                f.sink = None;
-                m
-            }
-            None => msg,
+        let Some(mut outlet) = f.sink.take() else {
+            return self.send_session(msg);
         };
-        self.send_session(msg);
+        match self.push(&mut outlet, msg.clone(), "request") {
+            None => {
+                if let Some(f) = self.in_flight.get_mut(&key) {
+                    f.sink = Some(outlet);
+                }
+            }
+            Some(Value::Null) => self.send_session(msg),
+            Some(m) => self.send_session(m),
+        }
     }
 
-    /// Sends the answer for a host request and closes that request's stream.
+    /// Sends the answer for a host request and closes that request's stream (once whatever
+    /// waits in it has gone out).
     fn answer(&mut self, answer: Value) {
         let Some(id) = jsonrpc::id(&answer).cloned() else {
             return;
@@ -208,16 +231,14 @@ impl HostSession {
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
-        let Some(sink) = f.sink else {
+        let Some(mut outlet) = f.sink else {
             return self.send_session(answer);
         };
-        match deliver(&sink, answer) {
-            Delivery::Sent => {}
-            Delivery::Closed(m) => self.send_session(m),
-            Delivery::Full(m) => {
-                self.stream_full("request");
-                self.send_session(m);
-            }
+        match self.push(&mut outlet, answer.clone(), "request") {
+            None if outlet.backlogged() => self.draining.push(outlet),
+            None => {} // dropping the outlet ends the stream after the answer
+            Some(Value::Null) => self.send_session(answer),
+            Some(m) => self.send_session(m),
         }
     }
 
@@ -252,7 +273,7 @@ impl HostSession {
             return;
         }
         tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
-        self.in_flight.insert(key, InFlight { method: method_label(&method), sink, request_id, started: Instant::now() });
+        self.in_flight.insert(key, InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now() });
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
@@ -345,14 +366,37 @@ impl HostSession {
         Ok(())
     }
 
+    /// Forwards a request upstream. Its route is registered before this returns (so a
+    /// cancellation right behind it finds it); while the upstream (re)starts it waits, bounded,
+    /// and is not sent at all if the host cancelled it meanwhile.
     fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let router = self.deps.router.clone();
-        let session = self.id.clone();
-        ctx.spawn(async move { router.forward(session, msg).await }.into_actor(self).map(|answer, act, _| {
-            if !answer.is_null() {
-                act.answer(answer); // Null: the host cancelled it
+        self.forward_then(ctx, msg, |act, answer| act.answer(answer));
+    }
+
+    /// [`HostSession::forward`] with what to do with the answer (not called when cancelled).
+    fn forward_then(&mut self, ctx: &mut Context<Self>, msg: Value, then: impl FnOnce(&mut Self, Value) + 'static) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        match self.deps.router.try_forward(&self.id, msg) {
+            Ok(rx) => {
+                ctx.spawn(rx.into_actor(self).map(move |answer, act, _| {
+                    if let Ok(answer) = answer {
+                        then(act, answer); // closed: the host cancelled it
+                    }
+                }));
             }
-        }));
+            Err(msg) => {
+                let router = self.deps.router.clone();
+                ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| {
+                    if !act.in_flight.contains_key(&jsonrpc::id_key(&id)) {
+                        return; // cancelled while the upstream was starting
+                    }
+                    match res {
+                        Ok(_) => act.forward_then(ctx, msg, then),
+                        Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+                    }
+                }));
+            }
+        }
     }
 
     /// Forwards when the upstream declared `capability`; otherwise answers `empty` itself.
@@ -431,11 +475,7 @@ impl HostSession {
                 act.answer(jsonrpc::result(id, json!({"resources": ours})));
                 return;
             }
-            let (router, session) = (act.deps.router.clone(), act.id.clone());
-            ctx.spawn(async move { router.forward(session, msg).await }.into_actor(act).map(move |mut answer, act, _| {
-                if answer.is_null() {
-                    return;
-                }
+            act.forward_then(ctx, msg, move |act, mut answer| {
                 // Ours go on the last page, so that paging clients see each exactly once.
                 let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
@@ -444,7 +484,7 @@ impl HostSession {
                     }
                 }
                 act.answer(answer);
-            }));
+            });
         });
     }
 
@@ -488,17 +528,13 @@ impl HostSession {
                 }
                 _ if upstream_has(&status, "resources") => {
                     // Not one of ours (or a plain host): the upstream may serve its own ui://.
-                    let (router, session) = (act.deps.router.clone(), act.id.clone());
-                    ctx.spawn(async move { router.forward(session, msg).await }.into_actor(act).map(move |answer, act, _| {
-                        if answer.is_null() {
-                            return;
-                        }
+                    act.forward_then(ctx, msg, move |act, answer| {
                         if let Some(err) = answer.get("error") {
                             act.answer(not_found(id, &uri, Some(err.clone())));
                         } else {
                             act.answer(answer);
                         }
-                    }));
+                    });
                 }
                 _ => act.answer(not_found(id, &uri, None)),
             }
@@ -591,6 +627,7 @@ impl Actor for HostSession {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.metrics.host_sessions.with_label_values(&[self.transport.label()]).inc();
         let addr = ctx.address();
+        self.self_addr = Some(addr.clone());
         self.deps.router.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
         tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
         // Reap: an SSE session whose stream is gone, or any session idle past the limit.
@@ -644,11 +681,70 @@ impl Handler<AttachStream> for HostSession {
 
     fn handle(&mut self, a: AttachStream, _ctx: &mut Self::Context) {
         self.last_seen = Instant::now();
-        // The backlog (at most BACKLOG_LIMIT) fits in a fresh stream (STREAM_BOUND).
-        for m in self.backlog.drain(..) {
-            let _ = a.sink.try_send(m);
+        let mut outlet = Outlet::new(a.sink);
+        let backlog: Vec<Value> = self.backlog.drain(..).collect();
+        for m in backlog {
+            if self.push(&mut outlet, m, "session").is_some() {
+                return;
+            }
         }
-        self.default_sink = Some(a.sink);
+        self.default_sink = Some(outlet);
+    }
+}
+
+/// Moves what waits in the session's streams into them as the host reads (see `outlet`).
+struct PumpStreams;
+
+impl Message for PumpStreams {
+    type Result = ();
+}
+
+impl Handler<PumpStreams> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, _: PumpStreams, _ctx: &mut Self::Context) {
+        self.pump_scheduled = false;
+        let mut waiting = false;
+        let mut gone = 0;
+        if let Some(o) = self.default_sink.as_mut() {
+            match o.pump() {
+                Pump::Drained => {}
+                Pump::Waiting => waiting = true,
+                Pump::Gone => {
+                    self.default_sink = None;
+                    gone += 1;
+                }
+            }
+        }
+        for f in self.in_flight.values_mut() {
+            if let Some(o) = f.sink.as_mut() {
+                match o.pump() {
+                    Pump::Drained => {}
+                    Pump::Waiting => waiting = true,
+                    Pump::Gone => {
+                        f.sink = None;
+                        gone += 1;
+                    }
+                }
+            }
+        }
+        self.draining.retain_mut(|o| match o.pump() {
+            Pump::Waiting => {
+                waiting = true;
+                true
+            }
+            Pump::Drained => false,
+            Pump::Gone => {
+                gone += 1;
+                false
+            }
+        });
+        for _ in 0..gone {
+            self.stream_full("stalled");
+        }
+        if waiting {
+            self.schedule_pump();
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod jsonrpc;
 pub mod llm;
 pub mod messages;
 pub mod metrics;
+pub mod outlet;
 pub mod postprocess;
 pub mod prompts;
 pub mod ready_pages;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 /// Bumped when the prompts' meaning changes; part of every cache key.
-pub const PROMPT_VERSION: &str = "2026-11-22.1";
+pub const PROMPT_VERSION: &str = "2026-11-22.2";
 pub const DELIMITER_START: &str = "<<<MCP_TOOL_DATA_BEGIN>>>";
 pub const DELIMITER_END: &str = "<<<MCP_TOOL_DATA_END>>>";
 pub const MAX_NAME: usize = 100;
@@ -19,6 +19,15 @@ pub const MAX_REFINEMENTS: usize = 5;
 const SYSTEM: &str = include_str!("../../prompts/system.hbs");
 const GENERATE: &str = include_str!("../../prompts/generate.hbs");
 const CLASSIFY: &str = include_str!("../../prompts/classify.hbs");
+
+/// What a generation prompt carries besides the tool and its refinements.
+#[derive(Debug, Clone, Default)]
+pub struct PromptExtras {
+    /// `generation.styleGuide`: the operator's house style.
+    pub style_guide: Option<String>,
+    /// The shape of the tool's results as hosts have seen them (keys and JSON types).
+    pub result_shape: Option<Value>,
+}
 
 pub struct Prompts {
     hb: Handlebars<'static>,
@@ -61,7 +70,7 @@ impl Prompts {
         Ok(Prompts { hb, hash: hex::encode(h.finalize()) })
     }
 
-    fn data(tool: &Value, refinements: &[String], theme: &str) -> Value {
+    fn data(tool: &Value, refinements: &[String], theme: &str, extras: &PromptExtras) -> Value {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         let ann = tool.get("annotations").filter(|a| a.is_object());
         let recent: Vec<String> = refinements.iter().rev().take(MAX_REFINEMENTS).rev().map(|r| truncate(r, MAX_DESCRIPTION)).collect();
@@ -79,6 +88,10 @@ impl Prompts {
                 && !ann.and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool).unwrap_or(false),
             "refinements": recent,
             "theme": theme,
+            // The operator's words: outside the fence (trusted), but still bounded.
+            "style_guide": extras.style_guide.as_deref().map(|g| truncate(g, 4000)),
+            // Learned from the upstream's results: inside the fence (untrusted key names).
+            "result_shape": extras.result_shape.as_ref().map(|s| truncate(&serde_json::to_string_pretty(s).unwrap_or_default(), MAX_SCHEMA)),
         })
     }
 
@@ -86,12 +99,12 @@ impl Prompts {
         self.hb.render("system", &json!({"delimiter_start": DELIMITER_START, "delimiter_end": DELIMITER_END})).unwrap_or_default()
     }
 
-    pub fn generate(&self, tool: &Value, refinements: &[String], theme: &str) -> String {
-        self.hb.render("generate", &Self::data(tool, refinements, theme)).unwrap_or_default()
+    pub fn generate(&self, tool: &Value, refinements: &[String], theme: &str, extras: &PromptExtras) -> String {
+        self.hb.render("generate", &Self::data(tool, refinements, theme, extras)).unwrap_or_default()
     }
 
     pub fn classify(&self, tool: &Value) -> String {
-        self.hb.render("classify", &Self::data(tool, &[], "light")).unwrap_or_default()
+        self.hb.render("classify", &Self::data(tool, &[], "light", &PromptExtras::default())).unwrap_or_default()
     }
 }
 
@@ -115,6 +128,21 @@ pub enum UiType {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn style_guide_is_outside_the_fence_and_the_result_shape_inside() {
+        let p = Prompts::load(None).unwrap();
+        let extras = PromptExtras {
+            style_guide: Some("Answer in Portuguese; brand colour #ff6600.".into()),
+            result_shape: Some(serde_json::json!({"type": "object", "keys": {"temperature": "number"}})),
+        };
+        let text = p.generate(&tool(), &[], "light", &extras);
+        let end = text.find(DELIMITER_END).unwrap();
+        let style = text.find("brand colour #ff6600").expect("the style guide reaches the prompt");
+        let shape = text.find("\"temperature\"").expect("the result shape reaches the prompt");
+        assert!(style > end, "the operator's style is not fenced as tool data");
+        assert!(shape < end && shape > text.find(DELIMITER_START).unwrap(), "learned key names are fenced as tool data");
+    }
+
     use super::*;
 
     fn tool() -> Value {
@@ -127,7 +155,7 @@ mod tests {
     #[test]
     fn tool_data_is_fenced_and_truncated() {
         let p = Prompts::load(None).unwrap();
-        let text = p.generate(&tool(), &[], "dark");
+        let text = p.generate(&tool(), &[], "dark", &PromptExtras::default());
         assert_eq!(text.matches(DELIMITER_END).count(), 1, "a description cannot close the fence early");
         assert!(text.contains("[truncated]"));
         assert!(text.contains("Output schema"));
@@ -139,7 +167,7 @@ mod tests {
     fn only_the_five_latest_refinements_in_order() {
         let p = Prompts::load(None).unwrap();
         let refs: Vec<String> = (1..=7).map(|i| format!("change number {i}")).collect();
-        let text = p.generate(&tool(), &refs, "light");
+        let text = p.generate(&tool(), &refs, "light", &PromptExtras::default());
         assert!(!text.contains("change number 2"));
         let (a, b) = (text.find("change number 3").unwrap(), text.find("change number 7").unwrap());
         assert!(a < b);

@@ -151,24 +151,41 @@ impl Router {
 
     // ------------------------------------------------------------ host -> upstream
 
-    /// Forwards a host request; resolves to the answer with the host's own id (Null when the
-    /// host cancelled it: nothing is to be sent). Waits (bounded) for a (re)starting upstream.
-    pub async fn forward(self: &Arc<Self>, session: SessionId, mut msg: Value) -> Value {
+    /// Sends a host request now, if the upstream is ready: its route is in the table before this
+    /// returns, so a cancellation the host sends next (even in the same batch) finds it. The
+    /// receiver resolves to the answer with the host's own id (an error when the request could
+    /// not be sent; closed when the host cancelled it). `Err(msg)`: not ready, nothing was sent.
+    pub fn try_forward(&self, session: &SessionId, mut msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
+        if !self.status.borrow().ready {
+            return Err(msg);
+        }
         let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         *self.last_active.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
-        if !self.status.borrow().ready {
-            if let Err(why) = self.ready(READY_WAIT).await {
-                return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"));
+        let (tx, rx) = oneshot::channel();
+        let up_id = self.routes().outgoing(session, &mut msg, tx);
+        if let Err(why) = self.send(msg) {
+            if let Some(p) = self.routes().abandon(up_id) {
+                let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why));
             }
         }
-        let (tx, rx) = oneshot::channel();
-        let up_id = self.routes().outgoing(&session, &mut msg, tx);
-        if let Err(why) = self.send(msg) {
-            self.routes().abandon(up_id);
-            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why);
+        Ok(rx)
+    }
+
+    /// [`Router::try_forward`], waiting (bounded) for a (re)starting upstream first. Resolves to
+    /// the answer, or Null when the host cancelled it (nothing is to be sent).
+    pub async fn forward(self: &Arc<Self>, session: SessionId, msg: Value) -> Value {
+        let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let msg = match self.try_forward(&session, msg) {
+            Ok(rx) => return rx.await.unwrap_or(Value::Null),
+            Err(msg) => msg,
+        };
+        if let Err(why) = self.ready(READY_WAIT).await {
+            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"));
         }
-        // A dropped sender means the host cancelled: the session sends nothing for it.
-        rx.await.unwrap_or(Value::Null)
+        match self.try_forward(&session, msg) {
+            Ok(rx) => rx.await.unwrap_or(Value::Null),
+            Err(_) => jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, "the upstream restarted again; retry shortly"),
+        }
     }
 
     /// A host notification to pass on (cancelled, roots/list_changed, ...); a cancellation's

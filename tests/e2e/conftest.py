@@ -164,3 +164,47 @@ def _binary_exists():
 
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+def proxy_rss_kb(pid: int) -> int:
+    """Resident memory of a process (VmRSS, kB)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def churn_sessions(base: str, count: int, threads: int = 4) -> int:
+    """Opens and closes `count` Streamable HTTP sessions (initialize + DELETE) over keep-alive
+    connections, `threads` at a time; returns how many were opened and closed."""
+    import http.client
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+    from urllib.parse import urlsplit
+
+    u = urlsplit(base)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "clientInfo": {"name": "churn", "version": "1"}, "capabilities": {"extensions": UI_EXT}}}).encode()
+
+    def worker(n):
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        done = 0
+        try:
+            for _ in range(n):
+                c.request("POST", "/mcp", init, headers)
+                r = c.getresponse()
+                r.read()
+                sid = r.headers["mcp-session-id"]
+                assert r.status == 200 and sid, r.status
+                c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid})
+                d = c.getresponse()
+                d.read()
+                assert d.status in (200, 204), d.status
+                done += 1
+        finally:
+            c.close()
+        return done
+
+    with ThreadPoolExecutor(threads) as pool:
+        return sum(pool.map(worker, [count // threads + (i < count % threads) for i in range(threads)]))

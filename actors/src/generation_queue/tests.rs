@@ -123,6 +123,7 @@ impl Fixture {
                 debug_dir: None,
                 redact: false,
                 fallback_ttl: Duration::from_secs(60),
+                style_guide: None,
             },
         };
         let pages = ReadyPages::new();

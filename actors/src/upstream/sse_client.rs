@@ -125,11 +125,10 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                     let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
                 }
             });
-            // The next message leaves after this one has (or this one's attempt ended).
-            tokio::select! {
-                _ = tokio::time::timeout(ORDER_WAIT, sent) => {}
-                _ = post => {}
-            }
+            // The next message leaves once this one has been accepted (the 202 comes at once;
+            // the answer travels on the stream), so the upstream reads them in order.
+            let _ = sent;
+            let _ = tokio::time::timeout(ORDER_WAIT, post).await;
         }
     });
 

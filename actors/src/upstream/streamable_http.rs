@@ -48,6 +48,8 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
         let _done = done_tx;
+        // Requests in flight: whether each has had its answer or its stream's headers.
+        let mut responded: std::collections::HashMap<String, tokio::sync::watch::Receiver<bool>> = std::collections::HashMap::new();
         loop {
             tokio::select! {
                 _ = s.cancel.cancelled() => break,
@@ -55,11 +57,34 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                     let Some(msg) = msg else { break };
                     // initialize must finish (and hand us the session id) before anything else
                     // is sent; the actor guarantees that ordering by awaiting its answer. The
-                    // rest go one after another: each waits until the one before has left.
+                    // rest go in order: each waits until the one before has left, a
+                    // notification until it has been answered (202 comes at once; so
+                    // `initialized` lands before the next request), and a cancellation until
+                    // the request it cancels has been answered or has started its stream.
+                    let is_notification = jsonrpc::id(&msg).is_none();
+                    if jsonrpc::method(&msg) == Some("notifications/cancelled") {
+                        if let Some(mut started) = msg.pointer("/params/requestId").and_then(|r| responded.get(&jsonrpc::id_key(r))).cloned() {
+                            let _ = tokio::time::timeout(ORDER_WAIT, started.wait_for(|r| *r)).await;
+                        }
+                    }
+                    let request_key = jsonrpc::id(&msg).filter(|_| jsonrpc::method(&msg).is_some()).map(jsonrpc::id_key);
+                    let (resp_tx, resp_rx) = tokio::sync::watch::channel(false);
+                    if let Some(k) = request_key {
+                        // Requests that have been answered are forgotten as the map grows.
+                        if responded.len() >= 1024 {
+                            responded.retain(|_, r| !*r.borrow() && r.has_changed().is_ok());
+                        }
+                        responded.insert(k, resp_rx.clone());
+                    }
                     let s2 = s.clone();
                     let (sent_tx, sent_rx) = tokio::sync::oneshot::channel();
-                    tokio::spawn(async move { s2.post(msg, sent_tx).await });
-                    let _ = tokio::time::timeout(ORDER_WAIT, sent_rx).await;
+                    tokio::spawn(async move { s2.post(msg, sent_tx, resp_tx).await });
+                    if is_notification {
+                        let mut r = resp_rx;
+                        let _ = tokio::time::timeout(ORDER_WAIT, r.wait_for(|r| *r)).await;
+                    } else {
+                        let _ = tokio::time::timeout(ORDER_WAIT, sent_rx).await;
+                    }
                 }
             }
         }
@@ -89,7 +114,9 @@ impl Shared {
 
     /// Sends one message; `sent` fires once its body has been handed to the connection (or the
     /// attempt ended), which lets the next message start.
-    async fn post(self: Arc<Self>, msg: Value, sent: tokio::sync::oneshot::Sender<()>) {
+    /// `responded` turns true once the upstream has answered the POST (its headers came) or the
+    /// attempt failed.
+    async fn post(self: Arc<Self>, msg: Value, sent: tokio::sync::oneshot::Sender<()>, responded: tokio::sync::watch::Sender<bool>) {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
         let is_initialize = jsonrpc::method(&msg) == Some("initialize");
         let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
@@ -121,6 +148,7 @@ impl Shared {
         if let Some(s) = sent.take() {
             let _ = s.send(());
         }
+        responded.send_replace(true);
         let resp = match resp {
             Ok(r) => r,
             Err(e) => {
