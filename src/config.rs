@@ -47,6 +47,27 @@ pub struct Config {
     pub tool_refresh: ToolRefreshConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    #[serde(default)]
+    pub results: ResultsConfig,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Shaping {
+    /// Results pass through unchanged.
+    #[default]
+    None,
+    /// `{results, meta_data, returned_file_names, returned_file_contents}` results: the model
+    /// gets results, metadata and file names; the page gets the files (hosts that render MCP
+    /// Apps only; others get the upstream's answer unchanged).
+    Artifacts,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// What this service does with tool results (opt-in; by default they pass through untouched).
+pub struct ResultsConfig {
+    pub shaping: Shaping,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]

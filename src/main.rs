@@ -20,6 +20,7 @@ use clap::Parser;
 use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generate::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation_queue::GenerationQueue;
+use mcp_gen_ui_actors::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::messages::Shutdown;
 use mcp_gen_ui_actors::metrics::Metrics;
@@ -172,6 +173,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     // Singletons run under a supervisor: one that stops (a contained panic) starts again with
     // the same address, so nobody holding it notices beyond the answer that failed.
     let cache = Supervisor::start(move |_| cache);
+    // What tools' results look like, learnt from hosts' calls (generation.learnResultShape).
+    let shapes = cfg.generation.learn_result_shape.then(|| LearnedShapes::new(cache_dir.as_deref()));
     // Ready ui:// read results, shared by every session (none with the cache off).
     let pages = cfg.cache.enabled.then(|| ReadyPages::with_ttl(cfg.cache.ttl_seconds.map(Duration::from_secs)));
     let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone());
@@ -203,7 +206,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         settings.export_dir.clone(),
     )
     .with_state_dir(cache_dir.as_deref())
-    .with_pages(pages.clone());
+    .with_pages(pages.clone())
+    .with_shapes(shapes.clone());
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
@@ -225,6 +229,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         idle_limit: settings.session_idle_timeout,
         enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
         pages,
+        shape_artifacts: cfg.results.shaping == config::Shaping::Artifacts,
+        shapes: shapes.clone(),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,

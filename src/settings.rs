@@ -319,17 +319,26 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         cfg.generation.style_guide = Some(text.clone());
     }
     if let Some(path) = &args.prompt_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new("--prompt-file", format!("cannot read {}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::new("--prompt-file", format!("cannot read {}: {e}", path.display())))?;
         cfg.generation.style_guide = Some(text);
     }
     if let Some(g) = &cfg.generation.style_guide {
-        let field = if args.prompt.is_some() { "--prompt" } else if args.prompt_file.is_some() { "--prompt-file" } else { "generation.styleGuide" };
+        let field = if args.prompt.is_some() {
+            "--prompt"
+        } else if args.prompt_file.is_some() {
+            "--prompt-file"
+        } else {
+            "generation.styleGuide"
+        };
         if g.trim().is_empty() {
             return Err(ConfigError::new(field, "is empty: give the instructions, or leave it out"));
         }
         if g.len() > 4000 {
-            return Err(ConfigError::new(field, format!("is {} characters; keep it under 4000 (it is sent with every generation)", g.len())));
+            return Err(ConfigError::new(
+                field,
+                format!("is {} characters; keep it under 4000 (it is sent with every generation)", g.len()),
+            ));
         }
     }
     if let Some(t) = &cfg.generation.theme {

@@ -811,6 +811,35 @@
     } else b.appendChild(longText(JSON.stringify(c, null, 2)));
     return b;
   }
+  /* Results with file artifacts ({results, meta_data, returned_file_names,
+     returned_file_contents}): each file with a preview and a way to save it. */
+  var FILE_MIME = { csv: "text/csv", txt: "text/plain", md: "text/markdown", json: "application/json", png: "image/png",
+    jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", svg: "image/svg+xml", html: "text/html", xml: "application/xml" };
+  function fileMime(name) { var m = /\.([a-z0-9]+)$/i.exec(name || ""); return (m && FILE_MIME[m[1].toLowerCase()]) || "application/octet-stream"; }
+  function decodeText(b64) {
+    try { var bin = atob(b64 || ""), bytes = new Uint8Array(bin.length); for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i); return new TextDecoder().decode(bytes); } catch (e) { return null; }
+  }
+  function renderFiles(sc) {
+    var names = Array.isArray(sc.returned_file_names) ? sc.returned_file_names : [];
+    var datas = Array.isArray(sc.returned_file_contents) ? sc.returned_file_contents : [];
+    var box = el("div", "block files");
+    box.appendChild(head("Files (" + names.length + ")"));
+    names.forEach(function (name, i) {
+      var data = typeof datas[i] === "string" ? datas[i] : "", mime = fileMime(name);
+      var f = el("details", "file");
+      var sum = el("summary", null, String(name) + " \u00b7 " + mime + " \u00b7 " + kb(b64size(data)));
+      f.appendChild(sum);
+      var save = el("a", "button", "Download"); save.href = "data:" + mime + ";base64," + data; save.download = String(name).replace(/[\\/]/g, "_");
+      f.appendChild(save);
+      if (/^image\//.test(mime) && mime !== "image/svg+xml") f.appendChild(media("image", mime, data, String(name)));
+      else {
+        var text = decodeText(data);
+        if (text != null) { f.appendChild(copyBtn(text, String(name))); f.appendChild(mime === "application/json" ? renderText(text) : longText(text)); }
+      }
+      box.appendChild(f);
+    });
+    return box;
+  }
   function showResult(result, heading) {
     resultEl.textContent = "";
     if (!result) return;
@@ -829,8 +858,15 @@
     if (result.structuredContent !== undefined && result.structuredContent !== null) {
       var sb = el("div", "block");
       sb.appendChild(head("Structured result", copyBtn(function () { return JSON.stringify(result.structuredContent, null, 2); }, "structured result")));
-      sb.appendChild(renderValue(result.structuredContent));
+      var sc = result.structuredContent;
+      var files = sc && typeof sc === "object" && Array.isArray(sc.returned_file_names);
+      if (files) {
+        /* The files get their own panel; the rest shows as usual. */
+        var rest = {}; Object.keys(sc).forEach(function (k) { if (k !== "returned_file_contents") rest[k] = sc[k]; });
+        sb.appendChild(renderValue(rest));
+      } else sb.appendChild(renderValue(sc));
       box.appendChild(sb);
+      if (files) box.appendChild(renderFiles(sc));
       if (!result.isError) content = content.filter(function (c) { return c.type !== "text"; });
     }
     content.forEach(function (c) { box.appendChild(renderBlock(c)); });

@@ -15,6 +15,7 @@ use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::contain;
 use crate::file_names::file_stem;
 use crate::generate::{self, Deps, Job};
+use crate::learned_shapes::LearnedShapes;
 use crate::messages::{CachePort, Clear, ForgetTool, Get, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, ToolsUpdated};
 use crate::prompts::UiType;
 use crate::ready_pages::ReadyPages;
@@ -37,6 +38,8 @@ pub struct GenerationQueue {
     classifications_writer: Option<Writer<HashMap<String, UiType>>>,
     /// Ready read results, invalidated here when a tool's page is replaced or dropped.
     pages: Option<Arc<ReadyPages>>,
+    /// Learnt result shapes, for generation prompts (`generation.learnResultShape`).
+    shapes: Option<Arc<LearnedShapes>>,
 }
 
 impl GenerationQueue {
@@ -62,7 +65,14 @@ impl GenerationQueue {
             classifications_file: None,
             classifications_writer: None,
             pages: None,
+            shapes: None,
         }
+    }
+
+    /// Learnt result shapes go into generation prompts.
+    pub fn with_shapes(mut self, shapes: Option<Arc<LearnedShapes>>) -> Self {
+        self.shapes = shapes;
+        self
     }
 
     pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
@@ -190,7 +200,7 @@ impl GenerationQueue {
                 refinements: m.refinements,
                 request_id: m.request_id,
                 deadline: arrived + self.deps.settings.budget,
-                result_shape: None,
+                result_shape: self.shapes.as_ref().and_then(|s| s.get(&tool_name)),
             };
             let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
             let cache = self.cache.clone();

@@ -14,18 +14,20 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::jsonrpc::{self, code, Kind};
+use crate::learned_shapes::LearnedShapes;
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
 use crate::messages::{
-    AttachStream, Close, HostEvent, Incoming, ReadUi, ServerRequest, SessionId, SessionPort, SessionRef, Status, Subscribe, Unregister,
+    AttachStream, Broadcast, Close, HostEvent, Incoming, Peek, ReadUi, ServerRequest, SessionId, SessionPort, SessionRef, Status,
+    Subscribe, Unregister,
 };
 use crate::metrics::{method_label, Metrics};
 use crate::outlet::{self, Outlet, Pump, Sent};
+use crate::result_shape;
 use crate::router::READY_WAIT;
 use crate::session_deps::SessionDeps;
 use crate::ui_control;
 use crate::ui_meta;
 use crate::ui_tools;
-
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
 pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -273,7 +275,8 @@ impl HostSession {
             return;
         }
         tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
-        self.in_flight.insert(key, InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now() });
+        self.in_flight
+            .insert(key, InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now() });
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
@@ -293,6 +296,7 @@ impl HostSession {
             {
                 self.ui_tool_call(ctx, msg)
             }
+            "tools/call" if self.deps.shape_artifacts || self.deps.shapes.is_some() => self.tool_call(ctx, msg),
             "server/discover" => {
                 // The 2026-07-28 stateless handshake: answer "not found" so that clients in
                 // auto mode fall back to initialize, which this proxy speaks.
@@ -366,21 +370,77 @@ impl HostSession {
         Ok(())
     }
 
+    /// A tools/call whose result this service looks at (`results.shaping`,
+    /// `generation.learnResultShape`); otherwise calls are forwarded untouched.
+    fn tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let name = jsonrpc::params(&msg).get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        self.forward_then(ctx, msg, move |act, ctx, mut answer| {
+            if let Some(result) = answer.get("result") {
+                if let (Some(shapes), Some(obj)) = (act.deps.shapes.clone(), result_shape::result_object(result)) {
+                    if shapes.learn(&name, &result_shape::shape_of(&obj)) {
+                        act.remake_with_shape(ctx, name.clone(), shapes);
+                    }
+                }
+                if act.deps.shape_artifacts && act.ui() {
+                    if let Some(shaped) = result_shape::shape_artifacts(result) {
+                        answer["result"] = shaped;
+                    }
+                }
+            }
+            act.answer(answer);
+        });
+    }
+
+    /// A tool's results taught something new: its page, if one was made before, is made again
+    /// with the shape, in the background, once per tool revision.
+    fn remake_with_shape(&mut self, ctx: &mut Context<Self>, name: String, shapes: Arc<LearnedShapes>) {
+        let status = self.deps.router.status();
+        let Some(tool) = status.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str())).cloned() else {
+            return;
+        };
+        if !self.ui_enabled_for(&tool) {
+            return;
+        }
+        let deps = self.deps.clone();
+        let fut = async move {
+            let hash = tokio::task::spawn_blocking({
+                let tool = tool.clone();
+                move || crate::cache_key::tool_hash(&tool)
+            })
+            .await
+            .unwrap_or_default();
+            if !shapes.take_remake(&name, &hash) {
+                return;
+            }
+            let refinements = deps.refinements.feedback(&name).await;
+            let made = deps.queue.peek.send(Peek { tool: tool.clone(), refinements: refinements.clone() }).await.ok().flatten();
+            if made.is_none() {
+                return; // no page yet: the first one will know the shape
+            }
+            deps.metrics.shape_regenerations.inc();
+            tracing::info!(component = "host_session", event = "shape_remake", tool_name = %name, "remaking a page with the result shape learnt for its tool");
+            let request_id = uuid::Uuid::new_v4().simple().to_string();
+            let _ = deps.queue.read.send(ReadUi { tool, refinements, request_id, force: true }).await;
+            deps.upstream.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+        };
+        ctx.spawn(fut.into_actor(self));
+    }
+
     /// Forwards a request upstream. Its route is registered before this returns (so a
     /// cancellation right behind it finds it); while the upstream (re)starts it waits, bounded,
     /// and is not sent at all if the host cancelled it meanwhile.
     fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        self.forward_then(ctx, msg, |act, answer| act.answer(answer));
+        self.forward_then(ctx, msg, |act, _ctx, answer| act.answer(answer));
     }
 
     /// [`HostSession::forward`] with what to do with the answer (not called when cancelled).
-    fn forward_then(&mut self, ctx: &mut Context<Self>, msg: Value, then: impl FnOnce(&mut Self, Value) + 'static) {
+    fn forward_then(&mut self, ctx: &mut Context<Self>, msg: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         match self.deps.router.try_forward(&self.id, msg) {
             Ok(rx) => {
-                ctx.spawn(rx.into_actor(self).map(move |answer, act, _| {
+                ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| {
                     if let Ok(answer) = answer {
-                        then(act, answer); // closed: the host cancelled it
+                        then(act, ctx, answer); // closed: the host cancelled it
                     }
                 }));
             }
@@ -475,7 +535,7 @@ impl HostSession {
                 act.answer(jsonrpc::result(id, json!({"resources": ours})));
                 return;
             }
-            act.forward_then(ctx, msg, move |act, mut answer| {
+            act.forward_then(ctx, msg, move |act, _ctx, mut answer| {
                 // Ours go on the last page, so that paging clients see each exactly once.
                 let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
@@ -528,7 +588,7 @@ impl HostSession {
                 }
                 _ if upstream_has(&status, "resources") => {
                     // Not one of ours (or a plain host): the upstream may serve its own ui://.
-                    act.forward_then(ctx, msg, move |act, answer| {
+                    act.forward_then(ctx, msg, move |act, _ctx, answer| {
                         if let Some(err) = answer.get("error") {
                             act.answer(not_found(id, &uri, Some(err.clone())));
                         } else {

@@ -41,6 +41,8 @@ pub struct Metrics {
     pub dropped_messages: IntCounterVec,
     /// Requests refused by a limit or by authentication, by reason.
     pub refusals: IntCounterVec,
+    /// Pages remade in the background because their tool's result shape was learnt.
+    pub shape_regenerations: IntCounter,
 }
 
 /// Why a request was refused (label values of `refusals`).
@@ -179,8 +181,14 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let shape_regenerations = IntCounter::new(
+            format!("{PREFIX}_shape_regenerations_total"),
+            "Pages remade in the background once their tool's result shape was learnt",
+        )
+        .expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(shape_regenerations.clone()),
             Box::new(refusals.clone()),
             Box::new(upstream_bad_frames.clone()),
             Box::new(upstream_timeouts.clone()),
@@ -245,6 +253,7 @@ impl Metrics {
             actor_restarts,
             dropped_messages,
             refusals,
+            shape_regenerations,
         }
     }
 

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::learned_shapes::LearnedShapes;
 use crate::messages::{QueuePort, RefinementsPort, UpstreamPort};
 use crate::metrics::Metrics;
 use crate::ready_pages::ReadyPages;
@@ -29,6 +30,11 @@ pub struct SessionDeps {
     /// Ready ui:// read results (None with the cache off: then every read makes a page).
     pub pages: Option<Arc<ReadyPages>>,
     pub limits: SessionLimits,
+    /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model
+    /// (hosts that render MCP Apps only).
+    pub shape_artifacts: bool,
+    /// `generation.learnResultShape`: where the shapes of results are learnt.
+    pub shapes: Option<Arc<LearnedShapes>>,
 }
 
 /// `limits.*` that one session enforces.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::template_form;
 
-pub const TEMPLATE_VERSION: &str = "2";
+pub const TEMPLATE_VERSION: &str = "3";
 pub const RUNTIME_JS: &str = include_str!("../../templates/runtime.js");
 const MINIMAL: &str = include_str!("../../templates/minimal.hbs");
 /// The template page's script: the form built from the schema, the JSON view, the confirmation

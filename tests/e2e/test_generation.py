@@ -139,7 +139,8 @@ def test_a_provider_that_never_answers_is_cut_off_at_the_budget(fake, tmp_path):
 
 def test_concurrent_reads_share_one_generation(fake, tmp_path):
     fake.default = {"html": page("SHARED"), "delay": 0.5}
-    with gen_proxy(fake, "anthropic", name="proxy-dedupe", tmp_path=tmp_path) as (base, _):
+    # 100 reads in flight in one session: above the default limits.maxInFlightPerSession (64).
+    with gen_proxy(fake, "anthropic", config={"limits": {"maxInFlightPerSession": 128}}, name="proxy-dedupe", tmp_path=tmp_path) as (base, _):
         async def go():
             async with session("mcp", base) as s:
                 results = []

@@ -255,6 +255,8 @@ impl Fixture {
             enabled_tools: None,
             pages: Some(pages.clone()),
             limits: Default::default(),
+            shape_artifacts: false,
+            shapes: None,
         };
         Fixture { deps, router, pages, log, gate }
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{body_with_sent_signal, describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
+use super::{describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
 use crate::sse;
 
@@ -112,7 +112,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
             let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
             let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
             let len = bytes.len();
-            let (body, sent) = body_with_sent_signal(bytes);
+            let body = reqwest::Body::from(bytes);
             let post = tokio::spawn(async move {
                 let res =
                     client.post(endpoint).header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(body).send().await;
@@ -127,7 +127,6 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
             });
             // The next message leaves once this one has been accepted (the 202 comes at once;
             // the answer travels on the stream), so the upstream reads them in order.
-            let _ = sent;
             let _ = tokio::time::timeout(ORDER_WAIT, post).await;
         }
     });
