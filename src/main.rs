@@ -213,6 +213,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
     let connection = UpstreamConnection::new(settings.upstream.clone(), router.clone(), metrics.clone())
         .with_listener(queue.clone().recipient())
+        .with_pages(pages.clone())
         .with_limits(LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) })
         .with_refresh_interval(refresh);
     // Its own thread: the link's reader and writer run there, away from the HTTP workers and

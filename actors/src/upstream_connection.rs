@@ -21,6 +21,7 @@ use crate::messages::{
     Broadcast, HostEvent, RefreshTools, ServerRequest, Shutdown, Status, Subscribe, ToolsUpdated, Unregister, UpstreamPort,
 };
 use crate::metrics::Metrics;
+use crate::ready_pages::ReadyPages;
 use crate::router::Router;
 use crate::tool_refresh::{self, ToolsDiff};
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamSpec};
@@ -60,6 +61,9 @@ pub struct UpstreamConnection {
     listeners: Vec<Recipient<ToolsUpdated>>,
     /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
     refresh_interval: Option<Duration>,
+    /// Ready ui:// results: a changed or removed tool's goes before the new list is published,
+    /// so no read of the new list is answered with the old page.
+    pages: Option<Arc<ReadyPages>>,
 }
 
 impl UpstreamConnection {
@@ -81,7 +85,13 @@ impl UpstreamConnection {
             subscriptions: HashMap::new(),
             listeners: Vec::new(),
             refresh_interval: None,
+            pages: None,
         }
+    }
+
+    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
+        self.pages = pages;
+        self
     }
 
     /// Someone to tell about tool list changes.
@@ -128,6 +138,11 @@ impl UpstreamConnection {
     fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
         let d = tool_refresh::diff(&self.tools, &tools);
         self.tools = Arc::new(tools);
+        if let Some(p) = &self.pages {
+            for name in d.removed.iter().chain(d.changed.iter()) {
+                p.invalidate(name);
+            }
+        }
         self.publish();
         if d.is_change() {
             tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
