@@ -29,6 +29,8 @@ pub mod session_table;
 pub mod snapshot_file;
 pub mod sse;
 pub mod template_form;
+#[cfg(test)]
+mod test_support;
 pub mod tool_refresh;
 pub mod ui_cache;
 pub mod ui_control;

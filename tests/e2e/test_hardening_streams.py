@@ -25,6 +25,7 @@ import mcp.types as types
 import pytest
 
 from conftest import BIN, ROOT, UI_EXT, Proc, churn_sessions, everything_cmd, everything_http, proxy_http, proxy_rss_kb, wait_http
+from test_hardening import readyz
 from evil_sse_upstream import EvilSseUpstream
 from fake_llm import page
 from http_upstream import HttpUpstream
@@ -136,14 +137,6 @@ class SessionStream:
 
 def is_progress(m: dict) -> bool:
     return m.get("method") == "notifications/progress"
-
-
-def readyz(base: str) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(base + "/readyz", timeout=5) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 # --- 5. order is kept towards HTTP upstreams -------------------------------------------------

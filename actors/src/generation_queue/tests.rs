@@ -1,8 +1,6 @@
 //! `GenerationQueue` driven through its messages, offline (no LLM: every page is the template),
 //! with a fake cache and refinements store behind its ports.
 
-use std::sync::Mutex;
-
 use futures::future::join_all;
 use serde_json::json;
 use tokio::sync::Semaphore;
@@ -14,19 +12,7 @@ use crate::prompts::Prompts;
 use crate::tool_refresh::ToolsDiff;
 use crate::ui_pages::UiPages;
 
-/// What the fake was asked, in order ("get <key>", "put <tool>", "invalidate <tool>", ...).
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<String>>>);
-
-impl Log {
-    fn push(&self, line: String) {
-        self.0.lock().unwrap().push(line);
-    }
-
-    fn with(&self, prefix: &str) -> Vec<String> {
-        self.0.lock().unwrap().iter().filter(|l| l.starts_with(prefix)).cloned().collect()
-    }
-}
+use crate::test_support::Log;
 
 /// Answers once every message sent before it was handled.
 #[derive(Message)]

@@ -3,7 +3,6 @@
 //! the proxy path goes through a real `Router` whose link is a channel the test reads.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use tokio::sync::Semaphore;
 
@@ -17,20 +16,7 @@ use crate::ready_pages::ReadyPages;
 use crate::router::Router;
 use crate::tool_refresh::ToolsDiff;
 
-/// What the fakes were asked, in order, one line each ("read weather [..] force=false").
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<String>>>);
-
-impl Log {
-    fn push(&self, line: String) {
-        self.0.lock().unwrap().push(line);
-    }
-
-    /// The lines that start with `prefix`.
-    fn with(&self, prefix: &str) -> Vec<String> {
-        self.0.lock().unwrap().iter().filter(|l| l.starts_with(prefix)).cloned().collect()
-    }
-}
+use crate::test_support::Log;
 
 fn page(tool: &str, n: usize) -> UiEntry {
     UiEntry {
