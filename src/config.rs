@@ -49,6 +49,17 @@ pub struct Config {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub results: ResultsConfig,
+    #[serde(default)]
+    pub ui: UiConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// How the pages present themselves to hosts (MCP Apps `_meta.ui` of the `ui://` resources).
+pub struct UiConfig {
+    /// A sandbox domain the host requires for this server's pages (some hosts derive one and
+    /// render nothing when it is wrong: set it only when the host asks for it).
+    pub domain: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]

@@ -341,6 +341,15 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
             ));
         }
     }
+    if let Some(d) = &cfg.ui.domain {
+        let ok = !d.is_empty() && d.len() <= 253 && d.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
+        if !ok {
+            return Err(ConfigError::new(
+                "ui.domain",
+                format!("{d:?} is not a host name (letters, digits, '.', '-', an optional ':port'; no scheme or path)"),
+            ));
+        }
+    }
     if let Some(t) = &cfg.generation.theme {
         if t != "light" && t != "dark" {
             return Err(ConfigError::new("generation.theme", format!("{t:?} is not light or dark")));

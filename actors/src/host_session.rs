@@ -527,7 +527,8 @@ impl HostSession {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         self.with_status(ctx, id.clone(), move |act, ctx, status| {
             let ours: Vec<Value> = if act.ui() {
-                status.tools.iter().filter(|t| act.ui_enabled_for(t)).filter_map(ui_meta::ui_resource).collect()
+                let domain = act.deps.ui_domain.clone();
+                status.tools.iter().filter(|t| act.ui_enabled_for(t)).filter_map(|t| ui_meta::ui_resource(t, domain.as_deref())).collect()
             } else {
                 Vec::new()
             };
@@ -577,7 +578,7 @@ impl HostSession {
                     ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
                         Ok(entry) => {
                             act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
-                            let result = ui_meta::ui_read_result(&uri, &entry);
+                            let result = ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref());
                             if let Some(p) = pages {
                                 p.store(&tool_name, rev, result.clone(), entry.kind.as_str(), entry.expires_at);
                             }

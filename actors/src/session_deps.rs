@@ -35,6 +35,8 @@ pub struct SessionDeps {
     pub shape_artifacts: bool,
     /// `generation.learnResultShape`: where the shapes of results are learnt.
     pub shapes: Option<Arc<LearnedShapes>>,
+    /// `ui.domain`: the sandbox domain a host requires for this server's pages, passed through.
+    pub ui_domain: Option<Arc<str>>,
 }
 
 /// `limits.*` that one session enforces.

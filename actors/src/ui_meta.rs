@@ -55,8 +55,23 @@ pub fn decorate_tool(tool: &Value) -> Value {
     tool
 }
 
+/// `_meta.ui` of every page this service serves: pages are self-contained (the runtime and
+/// styles inline), so the CSP names no domain at all; a host-required sandbox `domain`
+/// (`ui.domain`) passes through only when configured (a wrong one makes some hosts render
+/// nothing).
+pub fn resource_ui_meta(domain: Option<&str>) -> Value {
+    let mut ui = json!({
+        "prefersBorder": true,
+        "csp": {"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []},
+    });
+    if let Some(d) = domain {
+        ui["domain"] = json!(d);
+    }
+    ui
+}
+
 /// The `resources/list` entry for a tool's UI.
-pub fn ui_resource(tool: &Value) -> Option<Value> {
+pub fn ui_resource(tool: &Value, domain: Option<&str>) -> Option<Value> {
     let name = tool.get("name")?.as_str()?;
     let title = tool.get("title").and_then(Value::as_str).unwrap_or(name);
     Some(json!({
@@ -65,19 +80,20 @@ pub fn ui_resource(tool: &Value) -> Option<Value> {
         "title": format!("{title}: interactive UI"),
         "description": format!("Interactive UI for the {name} tool"),
         "mimeType": MIME,
+        "_meta": {"ui": resource_ui_meta(domain)},
     }))
 }
 
 /// The `resources/read` result for a tool's UI page. Besides `_meta.ui`, `_meta["mcp-gen-ui"]`
 /// says how the page was made (hosts ignore unknown `_meta` keys), so a fallback is visible.
-pub fn ui_read_result(uri: &str, entry: &UiEntry) -> Value {
+pub fn ui_read_result(uri: &str, entry: &UiEntry, domain: Option<&str>) -> Value {
     json!({
         "contents": [{
             "uri": uri,
             "mimeType": MIME,
             "text": entry.html,
             "_meta": {
-                "ui": {"prefersBorder": true},
+                "ui": resource_ui_meta(domain),
                 "mcp-gen-ui": {
                     "kind": entry.kind,
                     "uiType": entry.ui_type,
@@ -116,6 +132,17 @@ pub fn merge_capabilities(upstream: &Value, ui: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_declare_an_empty_csp_and_a_domain_only_when_configured() {
+        let ui = resource_ui_meta(None);
+        assert_eq!(ui["csp"]["connectDomains"], json!([]), "pages are self-contained: no network origin at all");
+        assert_eq!(ui["prefersBorder"], true);
+        assert!(ui.get("domain").is_none());
+        assert_eq!(resource_ui_meta(Some("abc.example.com"))["domain"], "abc.example.com");
+        let listed = ui_resource(&json!({"name": "t"}), Some("abc.example.com")).unwrap();
+        assert_eq!(listed["_meta"]["ui"]["domain"], "abc.example.com");
+    }
 
     #[test]
     fn decorate_merges_and_keeps_upstream_meta() {

@@ -243,6 +243,7 @@ impl Fixture {
             limits: Default::default(),
             shape_artifacts: false,
             shapes: None,
+            ui_domain: None,
         };
         Fixture { deps, router, pages, log, gate }
     }
