@@ -136,6 +136,11 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
+    /// Share pages, refinements and generations with other replicas through this Redis
+    /// (redis://[user:password@]host:port[/db]); sets cache.type redis.
+    #[arg(long, env = "MCP_GEN_UI_REDIS_URL", value_name = "URL")]
+    pub redis_url: Option<String>,
+
     /// Do not cache UIs.
     #[arg(long)]
     pub no_cache: bool,

@@ -319,6 +319,8 @@ pub enum CacheType {
     #[default]
     Memory,
     Filesystem,
+    /// Shared by every replica through Redis at `redisUrl` (memory stays in front).
+    Redis,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -337,6 +339,15 @@ pub struct CacheConfig {
     /// A page served because of a transient failure (timeout, rate limit, overload, server or
     /// network error) is kept at most this long; the first read after that asks the LLM again.
     pub fallback_ttl_secs: u64,
+    /// For `redis`: redis://[user:password@]host:port[/db]. Pages, refinement histories,
+    /// classifications and generation leases are shared by every replica using it.
+    pub redis_url: Option<String>,
+    /// For `redis`: every key and the events channel start with this, so that several
+    /// deployments can share one Redis.
+    pub redis_key_prefix: String,
+    /// For `redis`: the longest any Redis operation may take; past it the replica serves from
+    /// its own memory (or the template) and generates on its own.
+    pub redis_timeout_ms: u64,
 }
 
 impl Default for CacheConfig {
@@ -350,6 +361,9 @@ impl Default for CacheConfig {
             max_total_size_bytes: 52_428_800,
             ttl_seconds: None,
             fallback_ttl_secs: 600,
+            redis_url: None,
+            redis_key_prefix: "mcp-gen-ui:".into(),
+            redis_timeout_ms: 500,
         }
     }
 }

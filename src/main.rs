@@ -20,13 +20,15 @@ use clap::Parser;
 use mcp_gen_ui_actors::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generate::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation_queue::GenerationQueue;
-use mcp_gen_ui_actors::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::messages::Shutdown;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::prompts::{Prompts, PROMPT_VERSION};
+use mcp_gen_ui_actors::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::ready_pages::ReadyPages;
+use mcp_gen_ui_actors::redis_store::{RedisSettings, RedisStore, LEASE_TTL};
 use mcp_gen_ui_actors::refinements::Refinements;
+use mcp_gen_ui_actors::replica_sync;
 use mcp_gen_ui_actors::router::Router;
 use mcp_gen_ui_actors::session_deps::{SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::session_table::SessionTable;
@@ -144,6 +146,33 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
 struct Upstream {
     addr: Addr<UpstreamConnection>,
     _arbiter: Arbiter,
+    /// `cache.type: redis`: the store shared with the other replicas (its health is in /readyz).
+    shared: Option<RedisStore>,
+}
+
+/// The store shared by replicas (`cache.type: redis`), connected lazily: a Redis that is down
+/// at start only means this replica starts alone.
+fn shared_store(settings: &Settings, metrics: &Arc<Metrics>) -> Option<RedisStore> {
+    let c = &settings.config.cache;
+    if !c.enabled || c.kind != config::CacheType::Redis {
+        return None;
+    }
+    let redis = RedisSettings {
+        url: c.redis_url.clone()?,
+        prefix: c.redis_key_prefix.clone(),
+        timeout: Duration::from_millis(c.redis_timeout_ms),
+        lease_ttl: LEASE_TTL,
+    };
+    match RedisStore::open(redis, metrics.clone()) {
+        Ok(s) => {
+            s.start();
+            Some(s)
+        }
+        Err(why) => {
+            tracing::error!(component = "main", event = "redis_unusable", error = %why, "cache.redisUrl cannot be used: this replica shares nothing");
+            None
+        }
+    }
 }
 
 fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> (SessionDeps, Upstream) {
@@ -160,6 +189,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         style_guide: cfg.generation.style_guide.clone().unwrap_or_default(),
     };
     let cache_dir = (cfg.cache.kind == config::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten();
+    let shared = shared_store(settings, &metrics);
     let cache = UiCache::new(
         CacheSettings {
             max_entries: cfg.cache.max_entries,
@@ -169,7 +199,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
             dir: cache_dir.clone(),
         },
         metrics.clone(),
-    );
+    )
+    .with_shared(shared.clone());
     // Singletons run under a supervisor: one that stops (a contained panic) starts again with
     // the same address, so nobody holding it notices beyond the answer that failed.
     let cache = Supervisor::start(move |_| cache);
@@ -177,7 +208,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     let shapes = cfg.generation.learn_result_shape.then(|| LearnedShapes::new(cache_dir.as_deref()));
     // Ready ui:// read results, shared by every session (none with the cache off).
     let pages = cfg.cache.enabled.then(|| ReadyPages::with_ttl(cfg.cache.ttl_seconds.map(Duration::from_secs)));
-    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone());
+    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone()).with_shared(shared.clone());
     let refinements = Supervisor::start(move |_| refinements_actor);
     let deps = Deps {
         llm,
@@ -207,7 +238,8 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     )
     .with_state_dir(cache_dir.as_deref())
     .with_pages(pages.clone())
-    .with_shapes(shapes.clone());
+    .with_shapes(shapes.clone())
+    .with_shared(shared.clone());
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
@@ -220,6 +252,15 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     // from the System arbiter's generation work.
     let arbiter = Arbiter::new();
     let upstream = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| connection);
+    if let Some(s) = &shared {
+        // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
+        let targets = replica_sync::Targets {
+            pages: pages.clone(),
+            forget: cache.clone().recipient(),
+            broadcast: UpstreamConnection::port(&upstream).broadcast,
+        };
+        replica_sync::start(s, targets);
+    }
     let deps = SessionDeps {
         router,
         upstream: UpstreamConnection::port(&upstream),
@@ -238,7 +279,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
         },
     };
-    (deps, Upstream { addr: upstream, _arbiter: arbiter })
+    (deps, Upstream { addr: upstream, _arbiter: arbiter, shared })
 }
 
 async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
@@ -260,7 +301,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
             }
             Ok(())
         }
-        (None, HostTransport::Http) => serve_http(&settings, deps, metrics).await,
+        (None, HostTransport::Http) => serve_http(&settings, deps, metrics, upstream.shared.clone()).await,
     };
     let stopping = STOPPING.get().copied().unwrap_or_else(std::time::Instant::now);
     // Shutdown stays under 10 s from the signal: HTTP drains for up to 6 s, generations still
@@ -296,7 +337,7 @@ async fn shutdown_signal() {
     let _ = STOPPING.set(std::time::Instant::now());
 }
 
-async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>) -> std::io::Result<()> {
+async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>, shared: Option<RedisStore>) -> std::io::Result<()> {
     let sessions = Arc::new(SessionTable::default());
     let edge = http::Edge {
         router: deps.router.clone(),
@@ -308,6 +349,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
         max_body_bytes: settings.max_body_bytes,
         sse_keepalive: settings.sse_keepalive,
         max_sessions: settings.config.limits.max_sessions,
+        shared: shared.clone(),
     };
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;
@@ -336,6 +378,10 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
     println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
     println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
     println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
+    if let Some(s) = &shared {
+        let h = s.health();
+        println!("  shared cache     redis {} (replica {}; pages, refinements and generations shared)", h.server, h.replica);
+    }
     print_auth(settings, addr, &auth, generated.as_ref(), metrics_server.as_ref().map(|m| m.0));
     tracing::info!(component = "main", event = "listening", address = %addr, "listening");
     let server = server.run();

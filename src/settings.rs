@@ -271,6 +271,32 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     if args.no_cache || args.debug {
         cfg.cache.enabled = false;
     }
+    if let Some(u) = &args.redis_url {
+        if args.cache_dir.is_some() {
+            return Err(ConfigError::new(
+                "--redis-url",
+                "--redis-url shares the cache through Redis and --cache-dir keeps it in a folder: give one of them",
+            ));
+        }
+        cfg.cache.redis_url = Some(u.clone());
+        cfg.cache.kind = config::CacheType::Redis;
+    }
+    if cfg.cache.kind == config::CacheType::Redis {
+        let field = if args.redis_url.is_some() { "--redis-url" } else { "cache.redisUrl" };
+        let Some(u) = &cfg.cache.redis_url else {
+            return Err(ConfigError::new(
+                "cache.redisUrl",
+                "cache.type is redis but no Redis is given: set cache.redisUrl or pass --redis-url redis://host:6379",
+            ));
+        };
+        redis_url(u, field)?;
+        if cfg.cache.redis_timeout_ms == 0 || cfg.cache.redis_timeout_ms > 60_000 {
+            return Err(ConfigError::new("cache.redisTimeoutMs", "must be between 1 and 60000 (milliseconds)"));
+        }
+        if cfg.cache.redis_key_prefix.chars().any(char::is_whitespace) {
+            return Err(ConfigError::new("cache.redisKeyPrefix", "must not contain spaces"));
+        }
+    }
     if cfg.cache.kind == config::CacheType::Filesystem && cfg.cache.dir.is_none() {
         return Err(ConfigError::new(
             "cache.dir",
@@ -503,6 +529,21 @@ fn valid_level(level: &str) -> Result<(), String> {
     tracing_subscriber::EnvFilter::builder().parse(level).map(|_| ()).map_err(|e| e.to_string())
 }
 
+/// A Redis URL this build can use: redis:// or unix://, never quoted back (it may hold a password).
+fn redis_url(raw: &str, field: &str) -> Result<(), ConfigError> {
+    let u = url::Url::parse(raw).map_err(|_| ConfigError::new(field, "is not a valid URL; give redis://[user:password@]host:port[/db]"))?;
+    match u.scheme() {
+        "redis" | "redis+unix" | "unix" => mcp_gen_ui_actors::redis_store::check_url(raw).map_err(|why| {
+            ConfigError::new(field, format!("is not a Redis URL this service can use ({why}); give redis://[user:password@]host:port[/db]"))
+        }),
+        "rediss" => Err(ConfigError::new(
+            field,
+            "rediss:// (TLS) is not built in: reach Redis over a private network or a TLS tunnel, with redis://",
+        )),
+        other => Err(ConfigError::new(field, format!("uses {other}:// ; give redis://[user:password@]host:port[/db]"))),
+    }
+}
+
 fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
     let u = url::Url::parse(raw)
         .map_err(|e| ConfigError::new(field, format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
@@ -712,6 +753,27 @@ mod tests {
         assert_eq!(e.field, "--metrics-listen");
         let short = resolve(&args(&["--demo", "--auth-token", "short"]), &no_env).unwrap();
         assert!(short.warnings.iter().any(|w| w.contains("--auth-token[0]") && w.contains("16")), "{:?}", short.warnings);
+    }
+
+    #[test]
+    fn redis_needs_a_url_and_never_quotes_it() {
+        let s = resolve(&args(&["--demo", "--redis-url", "redis://:hunter2@cache:6379/2"]), &no_env).unwrap();
+        assert_eq!(s.config.cache.kind, config::CacheType::Redis);
+        assert_eq!(s.config.cache.redis_url.as_deref(), Some("redis://:hunter2@cache:6379/2"));
+        let e = resolve(&args(&["--demo", "--redis-url", "rediss://:hunter2@cache:6379"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--redis-url");
+        assert!(!e.message.contains("hunter2"), "{e}");
+        let e = resolve(&args(&["--demo", "--redis-url", "http://cache"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--redis-url");
+        let e = resolve(&args(&["--demo", "--redis-url", "redis://cache", "--cache-dir", "/tmp/x"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--redis-url");
+        let (dir, cfg) = write_config("redis", r#"{"cache": {"type": "redis"}}"#);
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "cache.redisUrl");
+        std::fs::write(&cfg, r#"{"cache": {"type": "redis", "redisUrl": "redis://cache", "redisTimeoutMs": 0}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "cache.redisTimeoutMs");
+        std::fs::write(&cfg, r#"{"cache": {"type": "redis", "redisUrl": "redis//cache"}}"#).unwrap();
+        assert_eq!(resolve(&args(&["--demo", "--config", &cfg]), &no_env).unwrap_err().field, "cache.redisUrl");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -253,6 +253,9 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
         },
     };
     let classified = job.known_type.is_none().then_some(ui_type);
+    if classified.is_some() {
+        crate::classified_hook::note(ui_type); // shared now, before the page is asked for
+    }
     // Asking for changes is asking for a custom page: refinements override "minimal".
     if ui_type == UiType::Minimal && job.refinements.is_empty() {
         return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)).await, classified };

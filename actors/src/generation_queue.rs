@@ -1,6 +1,10 @@
 //! `GenerationQueue`: every `ui://` read goes through here. It owns the single-flight map (one
 //! lookup-or-generation per cache key, however many reads wait on it), the concurrency slots,
 //! and the remembered classifications. A read's wait for a slot counts against its budget.
+//!
+//! With replicas (`cache.type: redis`) single flight spans them: a miss claims the key's lease
+//! first (`lease.rs`) and either makes the page, or waits for the replica that is making it,
+//! within the read's budget. Classifications are shared as soon as they are made.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,10 +19,12 @@ use crate::cache_key::{cache_key, refinements_hash, tool_hash, UiEntry};
 use crate::contain;
 use crate::file_names::file_stem;
 use crate::generate::{self, Deps, Job};
-use crate::learned_shapes::LearnedShapes;
+use crate::lease::{self, Claim, Lease};
 use crate::messages::{CachePort, Clear, ForgetTool, Get, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, ToolsUpdated};
 use crate::prompts::UiType;
+use crate::learned_shapes::LearnedShapes;
 use crate::ready_pages::ReadyPages;
+use crate::redis_store::{Event, RedisStore};
 use crate::snapshot_file::{self, Writer};
 
 pub struct GenerationQueue {
@@ -38,6 +44,8 @@ pub struct GenerationQueue {
     classifications_writer: Option<Writer<HashMap<String, UiType>>>,
     /// Ready read results, invalidated here when a tool's page is replaced or dropped.
     pages: Option<Arc<ReadyPages>>,
+    /// The replicas' shared store: leases, classifications (None: this process alone).
+    shared: Option<RedisStore>,
     /// Learnt result shapes, for generation prompts (`generation.learnResultShape`).
     shapes: Option<Arc<LearnedShapes>>,
 }
@@ -65,8 +73,15 @@ impl GenerationQueue {
             classifications_file: None,
             classifications_writer: None,
             pages: None,
+            shared: None,
             shapes: None,
         }
+    }
+
+    /// One generation per key across replicas, and classifications shared through Redis.
+    pub fn with_shared(mut self, shared: Option<RedisStore>) -> Self {
+        self.shared = shared;
+        self
     }
 
     /// Learnt result shapes go into generation prompts.
@@ -121,6 +136,14 @@ impl Actor for GenerationQueue {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(s) = self.shared.clone() {
+            // Not `wait`: a Redis that is away must not hold the mailbox.
+            ctx.spawn(async move { s.classifications().await.ok() }.into_actor(self).map(|loaded, act, _| {
+                for (h, t) in loaded.unwrap_or_default() {
+                    act.classifications.entry(h).or_insert(t);
+                }
+            }));
+        }
         let Some(file) = self.classifications_file.clone() else { return };
         if self.classifications_writer.is_none() {
             self.classifications_writer = Some(Writer::start(file.clone()));
@@ -208,6 +231,7 @@ impl GenerationQueue {
             let export_dir = self.export_dir.clone();
             let deps = self.deps.clone();
             let slots = self.slots.clone();
+            let shared = self.shared.clone().filter(|_| cache_enabled);
             let fut = async move {
                 if let Some(l) = lookup {
                     if let Ok(Some(hit)) = l.await {
@@ -220,7 +244,10 @@ impl GenerationQueue {
                 tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
                 let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let started = Instant::now();
-                let outcome = with_slot(&slots, &deps, job).await;
+                let (outcome, lease) = match make(shared.as_ref(), &cache, forced, &th, job, &slots, &deps).await {
+                    Made::Here(outcome, lease) => (*outcome, lease),
+                    Made::Served(entry) => return (entry, None),
+                };
                 let entry = Arc::new(outcome.entry);
                 deps.metrics
                     .generation_duration
@@ -237,6 +264,13 @@ impl GenerationQueue {
                         duration_ms = entry.duration_ms,
                         "page stored"
                     );
+                }
+                if let (Some(s), Some(lease)) = (&shared, lease) {
+                    // Waiters on other replicas wake on this; then the lease goes.
+                    let stored =
+                        Event::Stored { origin: s.replica().to_string(), key: entry.key.clone(), tool: entry.tool_name.clone(), forced };
+                    let _ = s.publish(&stored).await;
+                    lease.release().await;
                 }
                 if let Some(dir) = export_dir {
                     export(&dir, &entry).await;
@@ -272,6 +306,63 @@ async fn export(dir: &std::path::Path, entry: &UiEntry) {
     }
 }
 
+/// What [`make`] came back with.
+enum Made {
+    /// Made here: store it (and release the lease, if one is held).
+    Here(Box<generate::Outcome>, Option<Lease<RedisStore>>),
+    /// Answer the readers with this and store nothing: another replica's page, or the template
+    /// because the budget ran out while another replica was making the page.
+    Served(Arc<UiEntry>),
+}
+
+/// Makes the page, across replicas when there is a shared store: the lease decides who makes
+/// it; the others wait for it within their budget.
+async fn make(
+    shared: Option<&RedisStore>,
+    cache: &CachePort,
+    forced: bool,
+    th: &str,
+    mut job: Job,
+    slots: &Arc<Semaphore>,
+    deps: &Arc<Deps>,
+) -> Made {
+    let Some(s) = shared else { return Made::Here(Box::new(with_slot(slots, deps, job).await), None) };
+    let tool = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if forced {
+        // The old page goes everywhere first, so no replica serves it while the new one is made
+        // and a waiter's lookup cannot mistake it for the new one.
+        let _ = cache.invalidate.send(InvalidateTool { tool_name: tool }).await;
+    }
+    let get = cache.get.clone();
+    let key = job.key.clone();
+    let lookup = || {
+        let found = get.send(Get { key: key.clone() });
+        async move { found.await.ok().flatten() }
+    };
+    let lease = match lease::claim(s, &job.key, job.deadline, &deps.metrics, lookup).await {
+        Claim::Found(page) => return Made::Served(page),
+        Claim::TimedOut => {
+            // The budget ran out while another replica works: the template now, kept nowhere,
+            // so the page that replica stores is what the next read gets.
+            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
+            return Made::Served(Arc::new(generate::run_contained(job, deps.clone()).await.entry));
+        }
+        Claim::Unavailable => None,
+        Claim::Held(l) => Some(l),
+    };
+    if lease.is_some() && job.known_type.is_none() {
+        // A replica that died after classifying has still taught us.
+        job.known_type = s.classification(th).await.ok().flatten();
+    }
+    let (store, th) = (s.clone(), th.to_string());
+    let hook: crate::classified_hook::Hook = Arc::new(move |t| {
+        let (store, th) = (store.clone(), th.clone());
+        tokio::spawn(async move { store.remember_classification(&th, t).await });
+    });
+    let outcome = crate::classified_hook::scope(Some(hook), with_slot(slots, deps, job)).await;
+    Made::Here(Box::new(outcome), lease)
+}
+
 /// Runs the job once a concurrency slot is free; waiting for it spends the job's budget.
 async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> generate::Outcome {
     if deps.llm.is_none() {
@@ -300,7 +391,11 @@ impl Handler<ForgetTool> for GenerationQueue {
     type Result = ();
 
     fn handle(&mut self, m: ForgetTool, _ctx: &mut Self::Context) {
-        self.classifications.remove(&tool_hash(&m.tool));
+        let th = tool_hash(&m.tool);
+        self.classifications.remove(&th);
+        if let Some(s) = self.shared.clone() {
+            tokio::spawn(async move { s.forget_classification(&th).await });
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! I/O without actor state: [`upstream`] (transports), [`ui_pages`] (rendering).
 
 pub mod cache_key;
+pub mod classified_hook;
 pub mod contain;
 pub mod faults;
 pub mod file_names;
@@ -13,6 +14,7 @@ pub mod generation_queue;
 pub mod host_session;
 pub mod jsonrpc;
 pub mod learned_shapes;
+pub mod lease;
 pub mod llm;
 pub mod messages;
 pub mod metrics;
@@ -20,8 +22,10 @@ pub mod outlet;
 pub mod postprocess;
 pub mod prompts;
 pub mod ready_pages;
-pub mod refinements;
 pub mod result_shape;
+pub mod redis_store;
+pub mod refinements;
+pub mod replica_sync;
 pub mod router;
 pub mod routes;
 pub mod session_deps;

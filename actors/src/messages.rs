@@ -240,6 +240,16 @@ pub struct InvalidateTool {
     pub tool_name: String,
 }
 
+/// Drops a tool's pages (or one key of it) from this replica's memory only: another replica
+/// replaced or dropped them in the shared store (`cache.type: redis`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ForgetLocal {
+    pub tool_name: String,
+    /// One page; None: every page of the tool.
+    pub key: Option<String>,
+}
+
 #[derive(Clone)]
 pub struct CachePort {
     pub get: Recipient<Get>,

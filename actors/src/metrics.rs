@@ -43,7 +43,19 @@ pub struct Metrics {
     pub refusals: IntCounterVec,
     /// Pages remade in the background because their tool's result shape was learnt.
     pub shape_regenerations: IntCounter,
+    /// Redis operations that failed or timed out, by operation (`cache.type: redis`).
+    pub redis_errors: IntCounterVec,
+    /// 1 while Redis answers and this replica hears the others' changes.
+    pub redis_connected: IntGauge,
+    /// Reads that found another replica making their page and waited, by how the wait ended
+    /// (page, takeover, budget, unavailable).
+    pub lease_waits: IntCounterVec,
+    /// Generations taken over from a replica whose lease expired (it died or hung).
+    pub lease_takeovers: IntCounter,
 }
+
+/// How a wait on another replica's generation ends (label values of `lease_waits`).
+pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavailable"];
 
 /// Why a request was refused (label values of `refusals`).
 pub const REFUSAL_REASONS: &[&str] = &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden"];
@@ -181,6 +193,24 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let redis_errors = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_redis_errors_total"), "Redis operations that failed or timed out, by operation"),
+            &["op"],
+        )
+        .expect("valid metric");
+        let redis_connected =
+            IntGauge::new(format!("{PREFIX}_redis_connected"), "1 while Redis answers and the replicas' change events arrive")
+                .expect("valid metric");
+        let lease_waits = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_lease_waits_total"), "Reads that waited for another replica's generation, by how the wait ended"),
+            &["outcome"],
+        )
+        .expect("valid metric");
+        let lease_takeovers = IntCounter::new(
+            format!("{PREFIX}_lease_takeovers_total"),
+            "Generations taken over from a replica whose lease expired before it stored the page",
+        )
+        .expect("valid metric");
         let shape_regenerations = IntCounter::new(
             format!("{PREFIX}_shape_regenerations_total"),
             "Pages remade in the background once their tool's result shape was learnt",
@@ -189,6 +219,10 @@ impl Metrics {
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(shape_regenerations.clone()),
+            Box::new(redis_errors.clone()),
+            Box::new(redis_connected.clone()),
+            Box::new(lease_waits.clone()),
+            Box::new(lease_takeovers.clone()),
             Box::new(refusals.clone()),
             Box::new(upstream_bad_frames.clone()),
             Box::new(upstream_timeouts.clone()),
@@ -230,6 +264,12 @@ impl Metrics {
         for r in REFUSAL_REASONS {
             refusals.with_label_values(&[r]);
         }
+        for op in crate::redis_store::OPS {
+            redis_errors.with_label_values(&[op]);
+        }
+        for o in LEASE_WAIT_OUTCOMES {
+            lease_waits.with_label_values(&[o]);
+        }
         Metrics {
             registry,
             requests,
@@ -254,6 +294,10 @@ impl Metrics {
             dropped_messages,
             refusals,
             shape_regenerations,
+            redis_errors,
+            redis_connected,
+            lease_waits,
+            lease_takeovers,
         }
     }
 

@@ -32,6 +32,14 @@ pub struct ReadyPages {
 struct Inner {
     revs: HashMap<String, u64>,
     ready: HashMap<String, Ready>,
+    /// Bumped by `invalidate_all`; part of every tool's revision.
+    epoch: u64,
+}
+
+impl Inner {
+    fn rev(&self, tool: &str) -> u64 {
+        self.revs.get(tool).copied().unwrap_or(0) + self.epoch
+    }
 }
 
 /// A hit: the `result` of the read and the kind of page (for metrics).
@@ -53,7 +61,7 @@ impl ReadyPages {
     pub fn get(&self, tool: &str) -> Option<Hit> {
         let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
         let r = inner.ready.get(tool)?;
-        if r.expires_at.is_some_and(|t| now_ms() >= t) || inner.revs.get(tool).copied().unwrap_or(0) != r.rev {
+        if r.expires_at.is_some_and(|t| now_ms() >= t) || inner.rev(tool) != r.rev {
             return None;
         }
         Some(Hit { result: r.result.clone(), kind: r.kind })
@@ -61,13 +69,13 @@ impl ReadyPages {
 
     /// The revision a read starts from (hand it back to [`ReadyPages::store`]).
     pub fn revision(&self, tool: &str) -> u64 {
-        self.inner.read().unwrap_or_else(|p| p.into_inner()).revs.get(tool).copied().unwrap_or(0)
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).rev(tool)
     }
 
     /// Keeps a read's result, unless the tool's page changed since the read began at `rev`.
     pub fn store(&self, tool: &str, rev: u64, result: Value, kind: &'static str, expires_at: Option<u64>) {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        if inner.revs.get(tool).copied().unwrap_or(0) != rev {
+        if inner.rev(tool) != rev {
             return;
         }
         let by_ttl = self.ttl_ms.map(|t| now_ms().saturating_add(t));
@@ -83,6 +91,13 @@ impl ReadyPages {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         *inner.revs.entry(tool.to_string()).or_insert(0) += 1;
         inner.ready.remove(tool);
+    }
+
+    /// Every tool's page may have changed (another replica's events were missed): forget them all.
+    pub fn invalidate_all(&self) {
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.epoch += 1;
+        inner.ready.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -119,6 +134,18 @@ mod tests {
         assert!(p.get("t").is_none());
         p.store("t", p.revision("t"), json!({"new": true}), "generated", None);
         assert!(p.get("t").is_some());
+    }
+
+    #[test]
+    fn invalidating_all_refuses_reads_begun_before() {
+        let p = ReadyPages::new();
+        p.store("t", 0, json!({}), "generated", None);
+        let rev = p.revision("u");
+        p.store("u", rev, json!({}), "generated", None);
+        p.invalidate_all();
+        assert!(p.get("t").is_none() && p.get("u").is_none() && p.is_empty());
+        p.store("t", 0, json!({"old": true}), "generated", None);
+        assert!(p.get("t").is_none(), "a read that began before is not kept");
     }
 
     #[test]

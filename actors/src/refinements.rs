@@ -1,7 +1,10 @@
 //! `Refinements`: owns each tool's refinement history (what the user asked to change, when, and
 //! which cached page it replaced). The feedback texts, in order, go into the cache key and the
 //! most recent ones into the prompt. With a cache folder the histories persist
-//! (`state/refinements.json`), so refined pages on disk stay reachable after a restart.
+//! (`state/refinements.json`), so refined pages on disk stay reachable after a restart. Shared
+//! (`cache.type: redis`): the histories live in Redis, one list per tool, so a refinement made
+//! through any replica changes what every replica serves; the actor keeps the last history it
+//! read as a local copy, answered while Redis is away.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,6 +17,7 @@ pub use crate::messages::Refinement;
 use crate::messages::{Append, Clear, History, RefinementsPort};
 use crate::metrics::Metrics;
 use crate::ready_pages::ReadyPages;
+use crate::redis_store::{Event, RedisStore};
 use crate::snapshot_file::{self, Writer};
 
 type ByTool = HashMap<String, Vec<Refinement>>;
@@ -25,13 +29,21 @@ pub struct Refinements {
     metrics: Arc<Metrics>,
     /// A tool's refinements change its page: its ready read result goes.
     pages: Option<Arc<ReadyPages>>,
+    /// The replicas' shared histories (None: this process alone).
+    shared: Option<RedisStore>,
 }
 
 impl Refinements {
     /// `cache_dir`: persist the histories there (None: memory only).
     pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
         let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
-        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None }
+        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None, shared: None }
+    }
+
+    /// Keeps the histories in Redis, shared by every replica.
+    pub fn with_shared(mut self, shared: Option<RedisStore>) -> Self {
+        self.shared = shared;
+        self
     }
 
     pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
@@ -81,35 +93,93 @@ impl Supervised for Refinements {
     }
 }
 
+fn feedback_of(list: &[Refinement]) -> Vec<String> {
+    list.iter().map(|r| r.feedback.clone()).collect()
+}
+
 impl Handler<Append> for Refinements {
-    type Result = MessageResult<Append>;
+    type Result = ResponseActFuture<Self, Vec<String>>;
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
         let at = crate::cache_key::now_ms();
+        let r = Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key };
         let list = self.by_tool.entry(m.tool.clone()).or_default();
-        list.push(Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key });
-        let answer = list.iter().map(|r| r.feedback.clone()).collect();
+        list.push(r.clone());
+        let local = feedback_of(list);
         self.changed(&m.tool);
-        MessageResult(answer)
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
+        let tool = m.tool;
+        Box::pin(
+            async move {
+                let res = shared.push_refinement(&tool, &r).await;
+                if res.is_ok() {
+                    // Every other replica drops its ready page for the tool: its next read asks Redis.
+                    let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+                }
+                (tool, res)
+            }
+            .into_actor(self)
+            .map(move |(tool, res), act, _| match res {
+                Ok(all) => {
+                    let answer = feedback_of(&all);
+                    act.by_tool.insert(tool, all);
+                    answer
+                }
+                // Redis is away: the refinement lives here only (until its history is read from Redis again).
+                Err(_) => local,
+            }),
+        )
     }
 }
 
 impl Handler<History> for Refinements {
-    type Result = MessageResult<History>;
+    type Result = ResponseActFuture<Self, Vec<Refinement>>;
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(self.by_tool.get(&m.tool).cloned().unwrap_or_default())
+        let local = self.by_tool.get(&m.tool).cloned().unwrap_or_default();
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
+        let tool = m.tool;
+        Box::pin(async move { (shared.refinements(&tool).await, tool) }.into_actor(self).map(move |(res, tool), act, _| match res {
+            Ok(all) => {
+                if all.is_empty() {
+                    act.by_tool.remove(&tool);
+                } else {
+                    act.by_tool.insert(tool, all.clone());
+                }
+                all
+            }
+            Err(_) => local,
+        }))
     }
 }
 
 impl Handler<Clear> for Refinements {
-    type Result = usize;
+    type Result = ResponseActFuture<Self, usize>;
 
-    fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
+    fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> Self::Result {
         let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
         if n > 0 {
             self.changed(&m.tool);
         }
-        n
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(n)) };
+        let tool = m.tool;
+        Box::pin(
+            async move {
+                match shared.clear_refinements(&tool).await {
+                    Ok(had) => {
+                        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+                        (had, tool)
+                    }
+                    Err(_) => (n, tool),
+                }
+            }
+            .into_actor(self)
+            .map(move |(had, tool), act, _| {
+                if had > 0 && n == 0 {
+                    act.changed(&tool);
+                }
+                had.max(n)
+            }),
+        )
     }
 }

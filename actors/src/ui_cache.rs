@@ -1,6 +1,8 @@
 //! `UiCache`: owns the generated pages. In memory: moka, LRU, weighed in bytes. On disk
 //! (`cache.type: filesystem`): one JSON file per entry, written through with an atomic rename,
-//! restored at start; a corrupt or old-format file is skipped with a warning.
+//! restored at start; a corrupt or old-format file is skipped with a warning. Shared
+//! (`cache.type: redis`): moka stays in front as the L1, a miss reads through to Redis, every
+//! page is written through to it, and dropping a tool's pages drops them for every replica.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,8 +14,9 @@ use moka::policy::EvictionPolicy;
 
 use crate::cache_key::{now_ms, UiEntry, ENTRY_FORMAT};
 use crate::contain;
-use crate::messages::{CachePort, Get, InvalidateTool, Put};
+use crate::messages::{CachePort, ForgetLocal, Get, InvalidateTool, Put};
 use crate::metrics::Metrics;
+use crate::redis_store::{self, Event, RedisStore};
 
 #[derive(Debug, Clone)]
 pub struct CacheSettings {
@@ -28,6 +31,8 @@ pub struct UiCache {
     mem: Cache<String, Arc<UiEntry>>,
     settings: CacheSettings,
     metrics: Arc<Metrics>,
+    /// The replicas' shared store, behind the L1 (None: this process alone).
+    shared: Option<RedisStore>,
 }
 
 fn file_of(dir: &Path, key: &str) -> PathBuf {
@@ -55,7 +60,13 @@ impl UiCache {
         if let Some(ttl) = settings.ttl {
             builder = builder.time_to_live(ttl);
         }
-        UiCache { mem: builder.build(), settings, metrics }
+        UiCache { mem: builder.build(), settings, metrics, shared: None }
+    }
+
+    /// Shares pages with the other replicas through Redis (the L1 stays in front).
+    pub fn with_shared(mut self, shared: Option<RedisStore>) -> Self {
+        self.shared = shared;
+        self
     }
 
     pub fn port(addr: &Addr<Self>) -> CachePort {
@@ -143,8 +154,16 @@ impl Handler<Get> for UiCache {
                 }
                 let mem = self.mem.clone();
                 let dir = self.settings.dir.clone();
+                let (shared, metrics) = (self.shared.clone(), self.metrics.clone());
                 let fut: Self::Result = Box::pin(async move {
-                    let hit = mem.get(&g.key).await?;
+                    let Some(hit) = mem.get(&g.key).await else {
+                        // L1 miss: another replica may have made it.
+                        let found = shared?.get_page(&g.key).await.ok().flatten().filter(|e| !e.expired(now_ms()))?;
+                        let found = Arc::new(found);
+                        mem.insert(g.key.clone(), found.clone()).await;
+                        metrics.cache_entries.set(mem.entry_count() as i64);
+                        return Some(found);
+                    };
                     if !hit.expired(now_ms()) {
                         return Some(hit);
                     }
@@ -173,8 +192,15 @@ impl Handler<Put> for UiCache {
         let mem = self.mem.clone();
         let dir = self.settings.dir.clone();
         let metrics = self.metrics.clone();
+        let (shared, ttl) = (self.shared.clone(), self.settings.ttl);
         Box::pin(async move {
             mem.insert(p.entry.key.clone(), p.entry.clone()).await;
+            if let Some(s) = shared {
+                // Failing here only means the other replicas do not get this page.
+                if let Some(ttl) = redis_store::page_ttl(&p.entry, ttl, now_ms()) {
+                    let _ = s.put_page(p.entry.clone(), ttl).await;
+                }
+            }
             if let Some(dir) = dir {
                 let entry = p.entry.clone();
                 let res = tokio::task::spawn_blocking(move || write_atomic(&dir, &entry)).await;
@@ -204,6 +230,7 @@ impl Handler<InvalidateTool> for UiCache {
         let mem = self.mem.clone();
         let dir = self.settings.dir.clone();
         let metrics = self.metrics.clone();
+        let shared = self.shared.clone();
         Box::pin(async move {
             let keys: Vec<Arc<String>> = mem.iter().filter(|(_, v)| v.tool_name == m.tool_name).map(|(k, _)| k).collect();
             for k in &keys {
@@ -214,7 +241,36 @@ impl Handler<InvalidateTool> for UiCache {
             }
             mem.run_pending_tasks().await;
             metrics.cache_entries.set(mem.entry_count() as i64);
-            keys.len()
+            let mut dropped = keys.len();
+            if let Some(s) = shared {
+                if let Ok(n) = s.delete_tool_pages(&m.tool_name).await {
+                    dropped = dropped.max(n);
+                    let _ = s.publish(&Event::ToolInvalidated { origin: s.replica().to_string(), tool: m.tool_name.clone() }).await;
+                }
+            }
+            dropped
+        })
+    }
+}
+
+/// Another replica replaced or dropped pages in the shared store: forget our copies.
+impl Handler<ForgetLocal> for UiCache {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, m: ForgetLocal, _ctx: &mut Self::Context) -> Self::Result {
+        let (mem, metrics) = (self.mem.clone(), self.metrics.clone());
+        Box::pin(async move {
+            match m.key {
+                Some(k) => mem.invalidate(&k).await,
+                None => {
+                    let keys: Vec<Arc<String>> = mem.iter().filter(|(_, v)| v.tool_name == m.tool_name).map(|(k, _)| k).collect();
+                    for k in keys {
+                        mem.invalidate(k.as_str()).await;
+                    }
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
         })
     }
 }

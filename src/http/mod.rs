@@ -45,6 +45,8 @@ pub struct Edge {
     pub sse_keepalive: Duration,
     /// `limits.maxSessions`, across /mcp and /sse.
     pub max_sessions: usize,
+    /// `cache.type: redis`: the store shared with other replicas (its state is in /readyz).
+    pub shared: Option<mcp_gen_ui_actors::redis_store::RedisStore>,
 }
 
 impl Edge {

@@ -9,14 +9,23 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Ready = the upstream is initialized and its tools are listed.
+/// Ready = the upstream is initialized and its tools are listed. A shared cache (Redis) that
+/// is down does not make a replica unready (it serves on its own meanwhile): `redis.status`
+/// says "degraded" and why.
 pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
     let s = edge.router.status();
-    if s.ready {
-        HttpResponse::Ok().json(json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts}))
+    let mut body = if s.ready {
+        json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts})
     } else {
-        HttpResponse::ServiceUnavailable()
-            .json(json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts}))
+        json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})
+    };
+    if let Some(shared) = &edge.shared {
+        body["redis"] = serde_json::to_value(shared.health()).unwrap_or_default();
+    }
+    if s.ready {
+        HttpResponse::Ok().json(body)
+    } else {
+        HttpResponse::ServiceUnavailable().json(body)
     }
 }
 
