@@ -25,6 +25,9 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
+        // The endpoint event names the session for the host; this header names it for a load
+        // balancer, which cannot read a stream's body: /messages?sessionId= goes to this replica.
+        .insert_header(("mcp-session-id", session_id.clone()))
         .content_type("text/event-stream")
         .streaming(sse_body(rx, Some(endpoint), session_id, edge.sse_keepalive))
 }
