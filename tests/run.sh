@@ -8,11 +8,13 @@ ROOT=$PWD
 
 step() { printf '\n=== %s\n' "$*"; }
 
-step "system packages (Debian: chromium for browser tests, promtool and docker-compose for deploy/)"
+step "system packages (Debian: chromium for browser tests, promtool and docker-compose for deploy/, redis-server and haproxy for replicas)"
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
