@@ -167,6 +167,7 @@ def main() -> None:
         ("raw client: tools/call p50 direct to the upstream, stdio", f"{d50:.3f} ms", "-", None),
         ("raw client: added by the proxy, p50, host on stdio", f"{added:.3f} ms", "<= 0.15 ms", added <= 0.15),
         ("wrk: tools/call p50 through the proxy, Streamable HTTP", f"{call50:.3f} ms", "-", None),
+        *([("rmcp minus wrk on the proxy's HTTP: the rmcp client's own cost", f"{rm['http'][0] - call50:.3f} ms", "-", None)] if h["rmcp"] else []),
         ("wrk: same, host declares sampling+roots (answers on SSE)", f"{statistics.mean(r['p50_ms'] for r in h['sse']):.3f} ms", "-", None),
         (f"cached ui:// read p50 ({h['size'] / 1024:.0f} KB page), Streamable HTTP (wrk)", f"{read50:.3f} ms", "-", None),
         ("cached read p50 / proxied tools/call p50, same session", f"{read50 / call50:.2f}x", "<= 0.5x", read50 / call50 <= 0.5),
