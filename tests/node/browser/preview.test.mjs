@@ -54,8 +54,10 @@ test("the preview page: pick, submit, theme, refine", async () => {
   p.on("pageerror", (e) => errors.push(String(e)));
   p.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   try {
-    await p.goto(`${proxy.base}/preview`);
-    await p.getByRole("button", { name: /Current weather/ }).click();
+    // The tool is picked through the preview's ?tool= parameter: clicking it while the page
+    // auto-opens the same first tool raced (the frame found could be replaced under the test).
+    await p.goto(`${proxy.base}/preview?tool=get_current_weather`);
+    await p.getByRole("button", { name: /Current weather/ }).waitFor();
     let view = await viewFrame(p, "FIRST-PAGE");
     const sandboxUrl = view.parentFrame().url();
     assert.ok(sandboxUrl.startsWith("http://localhost:"), `the sandbox proxy is on the other origin: ${sandboxUrl}`);
@@ -96,9 +98,14 @@ test("the preview page and every template page it shows load with a clean consol
     await buttons.first().waitFor();
     const names = await buttons.evaluateAll((bs) => bs.map((b) => b.dataset.tool));
     assert.ok(names.length >= 4, "the demo's tools are listed");
+    // The page opens the first tool by itself; clicking it again while that happens would
+    // replace the frame under the test, so the first one is waited for, the others clicked.
+    await p.locator("#status").filter({ hasText: `View connected: ${names[0]}` }).waitFor({ timeout: 10000 });
     for (const name of names) {
-      await p.locator(`nav button[data-tool="${name}"]`).click();
-      await p.locator("#status").filter({ hasText: `View connected: ${name}` }).waitFor({ timeout: 10000 });
+      if (name !== names[0]) {
+        await p.locator(`nav button[data-tool="${name}"]`).click();
+        await p.locator("#status").filter({ hasText: `View connected: ${name}` }).waitFor({ timeout: 10000 });
+      }
       const view = p.frames().find((f) => f.parentFrame() && f.parentFrame().parentFrame() === p.mainFrame());
       await view.locator("#tool-form").waitFor();
       if (name === "get_current_weather") {
