@@ -74,6 +74,9 @@ pub struct OAuthSettings {
     pub resource: Option<String>,
 }
 
+/// The longest timeout a setting may ask for (24 h, in milliseconds).
+const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
 /// Reads `KEY` from the process environment; injectable for tests.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -146,8 +149,10 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     if let Some(ms) = args.upstream_timeout_ms {
         cfg.upstream.request_timeout_ms = ms;
     }
-    if cfg.upstream.request_timeout_ms == 0 {
-        return Err(ConfigError::new("upstream.requestTimeoutMs", "must be at least 1 (milliseconds)"));
+    // Deadlines are Instant + this: an unbounded value would overflow the clock.
+    let timeout_field = if args.upstream_timeout_ms.is_some() { "--upstream-timeout-ms" } else { "upstream.requestTimeoutMs" };
+    if !(1..=MAX_TIMEOUT_MS).contains(&cfg.upstream.request_timeout_ms) {
+        return Err(ConfigError::new(timeout_field, format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
     }
     if cfg.upstream.max_message_bytes < 1024 {
         return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
@@ -306,8 +311,8 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     if cfg.generation.max_concurrent_generations == 0 {
         return Err(ConfigError::new("generation.maxConcurrentGenerations", "must be at least 1"));
     }
-    if cfg.generation.timeout_ms == 0 {
-        return Err(ConfigError::new("generation.timeoutMs", "must be greater than 0"));
+    if !(1..=MAX_TIMEOUT_MS).contains(&cfg.generation.timeout_ms) {
+        return Err(ConfigError::new("generation.timeoutMs", format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
     }
 
     // --- logging ---
@@ -649,6 +654,14 @@ mod tests {
         assert!(s.provider_reason.contains("OPENAI_API_KEY"));
         let e = resolve(&args(&["--demo", "--provider", "anthropic"]), &no_env).unwrap_err();
         assert!(e.message.contains("ANTHROPIC_API_KEY"));
+    }
+
+    #[test]
+    fn timeouts_are_bounded() {
+        let e = resolve(&args(&["--demo", "--upstream-timeout-ms", "18446744073709551615"]), &no_env).unwrap_err();
+        assert_eq!(e.field, "--upstream-timeout-ms");
+        assert_eq!(resolve(&args(&["--demo", "--upstream-timeout-ms", "0"]), &no_env).unwrap_err().field, "--upstream-timeout-ms");
+        assert!(resolve(&args(&["--demo", "--upstream-timeout-ms", "86400000"]), &no_env).is_ok());
     }
 
     #[test]

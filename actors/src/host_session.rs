@@ -376,7 +376,11 @@ impl HostSession {
         let name = jsonrpc::params(&msg).get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         self.forward_then(ctx, msg, move |act, ctx, mut answer| {
             if let Some(result) = answer.get("result") {
-                if let (Some(shapes), Some(obj)) = (act.deps.shapes.clone(), result_shape::result_object(result)) {
+                // Only tools the upstream lists: a host may call any name, and the table must
+                // not grow with made-up ones.
+                let listed = || act.deps.router.status().tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()));
+                let shapes = act.deps.shapes.clone().filter(|_| listed());
+                if let (Some(shapes), Some(obj)) = (shapes, result_shape::result_object(result)) {
                     if shapes.learn(&name, &result_shape::shape_of(&obj)) {
                         act.remake_with_shape(ctx, name.clone(), shapes);
                     }
