@@ -135,10 +135,6 @@ impl Router {
         self.routes().drop_session(session);
     }
 
-    pub fn session_count(&self) -> usize {
-        self.sessions.read().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
     pub fn broadcast(&self, ev: HostEvent) {
         for port in self.sessions.read().unwrap_or_else(|p| p.into_inner()).values() {
             port.event.do_send(ev.clone());
@@ -292,10 +288,5 @@ impl Router {
             let id = e.pending.host_id.unwrap_or(Value::Null);
             let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
         }
-    }
-
-    /// How many requests wait for an answer.
-    pub fn pending(&self) -> usize {
-        self.routes().pending_len()
     }
 }
