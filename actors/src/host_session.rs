@@ -132,16 +132,26 @@ impl HostSession {
     /// A stream has messages waiting for room: pump them soon (not in this turn, so the edge
     /// gets to write what the channel holds).
     fn schedule_pump(&mut self) {
+        self.schedule_pump_in(Duration::from_millis(2));
+    }
+
+    fn schedule_pump_in(&mut self, delay: Duration) {
         if self.pump_scheduled {
             return;
         }
         if let Some(addr) = self.self_addr.clone() {
             self.pump_scheduled = true;
             actix::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(2)).await;
+                tokio::time::sleep(delay).await;
                 addr.do_send(PumpStreams);
             });
         }
+    }
+
+    /// Messages waiting in all of this session's outlets.
+    fn waiting(&self) -> usize {
+        let request = self.in_flight.values().filter_map(|f| f.sink.as_ref()).map(Outlet::waiting).sum::<usize>();
+        self.default_sink.as_ref().map_or(0, Outlet::waiting) + request + self.draining.iter().map(Outlet::waiting).sum::<usize>()
     }
 
     /// Hands `msg` to an outlet; what the caller must do next comes back.
@@ -769,6 +779,7 @@ impl Handler<PumpStreams> for HostSession {
 
     fn handle(&mut self, _: PumpStreams, _ctx: &mut Self::Context) {
         self.pump_scheduled = false;
+        let before = self.waiting();
         let mut waiting = false;
         let mut gone = 0;
         if let Some(o) = self.default_sink.as_mut() {
@@ -808,7 +819,10 @@ impl Handler<PumpStreams> for HostSession {
             self.stream_full("stalled");
         }
         if waiting {
-            self.schedule_pump();
+            // A host that is reading gets the rest soon; one that is not is checked rarely
+            // (until the stall limit closes its stream), not hundreds of times a second.
+            let moved = self.waiting() < before;
+            self.schedule_pump_in(Duration::from_millis(if moved { 2 } else { 100 }));
         }
     }
 }

@@ -57,6 +57,11 @@ impl Outlet {
         self.sink.is_closed()
     }
 
+    /// How many messages wait here for room.
+    pub fn waiting(&self) -> usize {
+        self.overflow.len()
+    }
+
     /// Whether messages wait here for room.
     pub fn backlogged(&self) -> bool {
         !self.overflow.is_empty()
