@@ -2,17 +2,23 @@
 //! stdin closes. Any bytes are survivable: a line that is not UTF-8 or not JSON gets a parse
 //! error, a line over the size limit gets a 413-style error, and reading goes on.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_gen_ui_actors::host_session::{HostSession, Transport};
-use mcp_gen_ui_actors::jsonrpc::{self, code};
-use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming};
+use mcp_gen_ui_actors::host_session::{stateless_session_for, HostSession, Transport, HOST_PROTOCOL_VERSIONS};
+use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef, Sink};
+use mcp_gen_ui_actors::modern;
 use mcp_gen_ui_actors::session_deps::SessionDeps;
+use mcp_gen_ui_actors::session_table::SessionTable;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 pub async fn run(deps: SessionDeps, max_line: usize) {
-    let session = HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps }).start_session();
+    let session =
+        HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps.clone() }).start_session();
+    let mut stateless = Stateless { deps, parked: Arc::new(SessionTable::default()), calls: HashMap::new() };
     let (tx, mut rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
@@ -57,6 +63,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
         match jsonrpc::parse_body(text) {
             Ok(msgs) => {
                 for m in msgs {
+                    let Some(m) = stateless.take(m, &tx) else { continue };
                     session.incoming.do_send(Incoming { msg: m, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
                 }
             }
@@ -70,6 +77,57 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
     drop(tx);
     // Answers still in flight get a moment to be written.
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+}
+
+/// MCP 2026-07-28 over stdio: each request that carries its protocol version in `_meta` is a
+/// call of its own (see `host_session::stateless`); the rest belongs to the 2025 session.
+struct Stateless {
+    deps: SessionDeps,
+    parked: Arc<SessionTable>,
+    /// The stateless calls in flight, by the host's request id: where a cancellation goes.
+    calls: HashMap<String, SessionRef>,
+}
+
+impl Stateless {
+    /// Serves `msg` if it is stateless; otherwise hands it back for the session.
+    fn take(&mut self, msg: Value, out: &Sink) -> Option<Value> {
+        match jsonrpc::kind(&msg) {
+            Kind::Request if modern::is_modern(&msg, None, HOST_PROTOCOL_VERSIONS) => {}
+            Kind::Notification if jsonrpc::method(&msg) == Some("notifications/cancelled") => {
+                let call = msg.pointer("/params/requestId").and_then(|id| self.calls.remove(&jsonrpc::id_key(id)));
+                return match call {
+                    Some(s) => {
+                        s.incoming.do_send(Incoming { msg, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
+                        None
+                    }
+                    None => Some(msg),
+                };
+            }
+            _ => return Some(msg),
+        }
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let meta = match modern::request_meta(&msg, None) {
+            Ok(m) => m,
+            Err(refusal) => {
+                let _ = out.try_send(refusal.to_error(id));
+                return None;
+            }
+        };
+        match stateless_session_for(&self.deps, &self.parked, Transport::Stdio, &msg, meta) {
+            Ok(call) => {
+                if self.calls.len() >= 1024 {
+                    self.calls.retain(|_, s| s.connected());
+                }
+                self.calls.insert(jsonrpc::id_key(&id), call.clone());
+                // Answers and progress go straight to stdout: this call's stream is the host's.
+                call.incoming.do_send(Incoming { msg, sink: Some(out.clone()), request_id: uuid::Uuid::new_v4().simple().to_string() });
+            }
+            Err(err) => {
+                let _ = out.try_send(err);
+            }
+        }
+        None
+    }
 }
 
 /// Reads and drops the rest of an over-long line. False at the end of input.

@@ -21,6 +21,7 @@ use crate::messages::{
     Subscribe, Unregister,
 };
 use crate::metrics::{method_label, Metrics};
+use crate::modern;
 use crate::outlet::{self, Outlet, Pump, Sent};
 use crate::result_shape;
 use crate::router::READY_WAIT;
@@ -91,6 +92,8 @@ pub struct HostSession {
     /// True once the host declared sampling, elicitation or roots: then requests may be sent to
     /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
     streams: Arc<AtomicBool>,
+    /// Set when this session serves one MCP 2026-07-28 (stateless) request.
+    stateless: Option<stateless::Call>,
 }
 
 impl HostSession {
@@ -113,6 +116,7 @@ impl HostSession {
             last_seen: Instant::now(),
             llm_calls: VecDeque::new(),
             streams: Arc::new(AtomicBool::new(false)),
+            stateless: None,
         }
     }
 
@@ -170,6 +174,15 @@ impl HostSession {
         }
     }
 
+    /// The `host_sessions` label: the transport, or "stateless" for a 2026 call.
+    fn label(&self) -> &'static str {
+        if self.is_stateless() {
+            "stateless"
+        } else {
+            self.transport.label()
+        }
+    }
+
     /// Whether a tool gets a UI (`generation.enabledTools`).
     fn ui_enabled_for(&self, tool: &Value) -> bool {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -183,6 +196,9 @@ impl HostSession {
     /// To the session stream; kept in a bounded backlog while none is open. A session stream
     /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
     fn send_session(&mut self, msg: Value) {
+        if self.is_stateless() {
+            return; // a stateless host has no stream beyond its request's
+        }
         let msg = match self.default_sink.take() {
             Some(mut o) => {
                 let back = self.push(&mut o, msg.clone(), "session");
@@ -206,6 +222,9 @@ impl HostSession {
     /// To the stream of the host request `related` if it is still open, else the session stream.
     /// Progress for a request already answered is dropped: it must never follow the answer.
     fn send_related(&mut self, msg: Value, related: Option<&Value>) {
+        if !self.stateless_allows(&msg) {
+            return;
+        }
         let Some(r) = related else {
             return self.send_session(msg);
         };
@@ -240,6 +259,12 @@ impl HostSession {
         let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
             return; // cancelled meanwhile: the host asked us not to answer
         };
+        let answer = if self.is_stateless() {
+            self.stateless_done();
+            self.stateless_answer(answer)
+        } else {
+            answer
+        };
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
@@ -260,6 +285,13 @@ impl HostSession {
     }
 
     fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>, request_id: String) {
+        let (msg, sink) = match self.is_stateless() {
+            true => match self.stateless_request(ctx, msg, sink, &request_id) {
+                Some(first) => first,
+                None => return, // a retry: it resumed the parked call
+            },
+            false => (msg, sink),
+        };
         let id = jsonrpc::id(&msg).cloned().expect("requests have ids");
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
         let key = jsonrpc::id_key(&id);
@@ -294,6 +326,14 @@ impl HostSession {
             tracing::debug!(component = "host_session", event = "no_initialize", session = %self.id, method = %method, "request before initialize");
         }
         match method.as_str() {
+            "server/discover" if self.is_stateless() => self.discover(ctx, id),
+            m if self.is_stateless() && (modern::REMOVED_METHODS.contains(&m) || m == "subscriptions/listen") => {
+                self.answer(jsonrpc::error(
+                    id,
+                    code::METHOD_NOT_FOUND,
+                    format!("Method not found: {m} is not part of MCP {} (stateless)", modern::VERSION),
+                ))
+            }
             "initialize" => self.initialize(ctx, msg),
             "tools/list" => self.tools_list(ctx, id),
             "resources/list" => self.resources_list(ctx, msg),
@@ -307,6 +347,9 @@ impl HostSession {
                 self.ui_tool_call(ctx, msg)
             }
             "tools/call" if self.deps.shape_artifacts || self.deps.shapes.is_some() => self.tool_call(ctx, msg),
+            // A 2026 upstream has neither: a session host's keep-alive and log level are
+            // answered here (log messages then come only with a request that asks for them).
+            "ping" | "logging/setLevel" if self.deps.router.upstream_is_modern() => self.answer(jsonrpc::result(id, json!({}))),
             "server/discover" => {
                 // The 2026-07-28 stateless handshake: answer "not found" so that clients in
                 // auto mode fall back to initialize, which this proxy speaks.
@@ -513,14 +556,31 @@ impl HostSession {
         self.negotiated = Some(Negotiated { ui, client_caps });
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+            let mut caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui);
+            if act.deps.router.upstream_is_modern() {
+                // Subscriptions to a 2026 upstream are not bridged (see `subscription`).
+                if let Some(r) = caps.get_mut("resources").and_then(Value::as_object_mut) {
+                    r.remove("subscribe");
+                }
+            }
             let mut result = json!({
                 "protocolVersion": version,
-                "capabilities": ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui),
+                "capabilities": caps,
                 "serverInfo": init.get("serverInfo").cloned().unwrap_or(json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")})),
             });
             if let Some(instr) = init.get("instructions") {
                 result["instructions"] = instr.clone();
             }
+            act.answer(jsonrpc::result(id, result));
+        });
+    }
+
+    /// `server/discover` (2026-07-28): what initialize would have said, for a stateless host.
+    fn discover(&mut self, ctx: &mut Context<Self>, id: Value) {
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), act.ui());
+            let result = modern::discover_result(caps, &act.server_info(), init.get("instructions"));
             act.answer(jsonrpc::result(id, result));
         });
     }
@@ -632,6 +692,10 @@ impl HostSession {
             self.answer(jsonrpc::result(id, json!({})));
             return;
         }
+        if self.deps.router.upstream_is_modern() {
+            let why = "the upstream speaks MCP 2026-07-28, where resource subscriptions live on subscriptions/listen, which mcp-gen-ui does not bridge yet; read the resource again instead";
+            return self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
+        }
         // Repeats from the same session are answered here: the upstream holds one per proxy.
         if subscribe == self.subscriptions.contains(&uri) {
             self.answer(jsonrpc::result(id, json!({})));
@@ -700,10 +764,15 @@ impl Actor for HostSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.metrics.host_sessions.with_label_values(&[self.transport.label()]).inc();
+        self.metrics.host_sessions.with_label_values(&[self.label()]).inc();
         let addr = ctx.address();
         self.self_addr = Some(addr.clone());
         self.deps.router.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
+        if self.is_stateless() {
+            // One call: checked often, since a host that hangs up means "cancel".
+            ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx));
+            return;
+        }
         tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
         // Reap: an SSE session whose stream is gone, or any session idle past the limit.
         ctx.run_interval(Duration::from_secs(5), |act, ctx| {
@@ -720,13 +789,16 @@ impl Actor for HostSession {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        self.metrics.host_sessions.with_label_values(&[self.transport.label()]).dec();
+        self.metrics.host_sessions.with_label_values(&[self.label()]).dec();
+        self.stateless_stopped();
         self.deps.router.unregister(&self.id);
         self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone(), subscriptions: self.subscriptions.drain().collect() });
         if let Some(t) = &self.deps.sessions {
             t.remove(&self.id);
         }
-        tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed");
+        if !self.is_stateless() {
+            tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed");
+        }
     }
 }
 
@@ -864,7 +936,10 @@ impl Handler<HostEvent> for HostSession {
 impl Handler<ServerRequest> for HostSession {
     type Result = ResponseFuture<Value>;
 
-    fn handle(&mut self, r: ServerRequest, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, r: ServerRequest, ctx: &mut Self::Context) -> Self::Result {
+        if self.is_stateless() {
+            return self.stateless_server_request(ctx, r);
+        }
         let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&r.msg).unwrap_or_default().to_string();
         let needed = match method.as_str() {
@@ -896,6 +971,9 @@ impl Handler<ServerRequest> for HostSession {
         })
     }
 }
+
+mod stateless;
+pub use stateless::session_for as stateless_session_for;
 
 #[cfg(test)]
 mod tests;

@@ -18,6 +18,7 @@ pub mod lease;
 pub mod llm;
 pub mod messages;
 pub mod metrics;
+pub mod modern;
 pub mod outlet;
 pub mod postprocess;
 pub mod prompts;

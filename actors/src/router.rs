@@ -14,13 +14,15 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::jsonrpc::{self, code};
-use crate::messages::{HostEvent, SessionId, SessionPort, Status};
+use crate::messages::{HostEvent, ServerRequest, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
 use crate::routes::Routes;
 use crate::upstream::LINK_QUEUE;
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
+/// Input rounds one call may take with a 2026 upstream (each needs the host's answers).
+const MAX_INPUT_ROUNDS: u32 = 32;
 
 pub struct Router {
     routes: Mutex<Routes<oneshot::Sender<Value>>>,
@@ -31,6 +33,8 @@ pub struct Router {
     /// no request is in flight.
     last_active: Mutex<Option<SessionId>>,
     metrics: Arc<Metrics>,
+    /// Set while the upstream speaks MCP 2026-07-28: the `_meta` every request to it carries.
+    upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
 }
 
 /// Where a server-to-client request goes.
@@ -51,6 +55,7 @@ impl Router {
             sessions: RwLock::new(HashMap::new()),
             last_active: Mutex::new(None),
             metrics,
+            upstream_meta: RwLock::new(None),
         })
     }
 
@@ -89,9 +94,38 @@ impl Router {
         *self.link.write().unwrap_or_else(|p| p.into_inner()) = tx;
     }
 
+    /// The upstream speaks MCP 2026-07-28 (`Some`: what each request declares in `_meta`), or
+    /// the session era (`None`, also while it is being probed).
+    pub fn set_upstream_meta(&self, meta: Option<serde_json::Map<String, Value>>) {
+        *self.upstream_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
+    }
+
+    pub fn upstream_is_modern(&self) -> bool {
+        self.upstream_meta.read().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
     /// Queues a message for the upstream. Refuses when the link is down or its queue is full
     /// (an upstream that stopped reading); the error says which, for the host.
-    pub fn send(&self, msg: Value) -> Result<(), String> {
+    pub fn send(&self, mut msg: Value) -> Result<(), String> {
+        if let Some(meta) = self.upstream_meta.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            match jsonrpc::kind(&msg) {
+                // Every 2026 request says who is asking; the proxy is the upstream's client.
+                jsonrpc::Kind::Request => {
+                    if !msg.get("params").is_some_and(Value::is_object) {
+                        msg["params"] = json!({});
+                    }
+                    let m = msg["params"].as_object_mut().expect("an object").entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(m) = m.as_object_mut() {
+                        for (k, v) in meta {
+                            m.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                // 2026 keeps only cancellation among client notifications.
+                jsonrpc::Kind::Notification if jsonrpc::method(&msg) != Some("notifications/cancelled") => return Ok(()),
+                _ => {}
+            }
+        }
         let link = self.link.read().unwrap_or_else(|p| p.into_inner());
         let Some(tx) = link.as_ref() else {
             return Err(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
@@ -158,7 +192,8 @@ impl Router {
         let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         *self.last_active.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
         let (tx, rx) = oneshot::channel();
-        let up_id = self.routes().outgoing(session, &mut msg, tx);
+        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_modern();
+        let up_id = self.routes().outgoing_kept(session, &mut msg, tx, keep);
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
                 let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why));
@@ -201,8 +236,27 @@ impl Router {
 
     // ------------------------------------------------------------ upstream -> host
 
-    /// An answer from the upstream: to whoever waits for it, its id set back to theirs.
-    pub fn on_response(&self, mut msg: Value) {
+    /// An answer from the upstream: to whoever waits for it, its id set back to theirs. A 2026
+    /// upstream's `input_required` answer is not for the host as such: its questions go to the
+    /// host as server requests, and the request goes again with the answers.
+    pub fn on_response(self: &Arc<Self>, mut msg: Value) {
+        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_modern() {
+            if let Some(up_id) = jsonrpc::id(&msg).cloned() {
+                let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
+                match round {
+                    Some((session, request)) => {
+                        let router = self.clone();
+                        tokio::spawn(async move { router.input_round(up_id, session, request, msg).await });
+                    }
+                    None => self.give_up(
+                        &up_id,
+                        code::INTERNAL_ERROR,
+                        "the upstream kept asking for input (more rounds than allowed); the call was given up".into(),
+                    ),
+                }
+                return;
+            }
+        }
         let Some(p) = self.routes().answered(&mut msg) else {
             tracing::debug!(
                 component = "upstream",
@@ -213,6 +267,67 @@ impl Router {
         };
         self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
         let _ = p.reply.send(msg);
+    }
+
+    /// One `input_required` round with a 2026 upstream: each input request goes to the host
+    /// whose call it is (a 2025 session as a server request; a 2026 host gets its own
+    /// `input_required`), and the call is sent again with every answer and the request state.
+    async fn input_round(self: Arc<Self>, up_id: Value, session: SessionId, mut request: Value, answer: Value) {
+        let result = answer.get("result").cloned().unwrap_or(Value::Null);
+        let wanted = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut asks = Vec::new();
+        for (key, ask) in wanted {
+            let method = ask.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+            let Some((target, host_side_id)) = self.server_request_target(json!(format!("input:{key}")), Some(&up_id)) else {
+                return self.give_up(&up_id, code::INTERNAL_ERROR, format!("the upstream asked for {method}, but the host is gone"));
+            };
+            if target.session != session {
+                self.server_request_done(&host_side_id);
+                return self.give_up(&up_id, code::INTERNAL_ERROR, "the call's host is gone".into());
+            }
+            let params = ask.get("params").cloned().unwrap_or(json!({}));
+            let msg = jsonrpc::request(json!(host_side_id.clone()), &method, params);
+            let port = target.port.request.clone();
+            let related = target.related.clone();
+            asks.push(async move {
+                let res = port.send(ServerRequest { msg, related }).await;
+                (key, host_side_id, method, res)
+            });
+        }
+        let mut responses = serde_json::Map::new();
+        for (key, host_side_id, method, res) in futures::future::join_all(asks).await {
+            self.server_request_done(&host_side_id);
+            match res.ok().map(|a| (a.get("result").cloned(), a.get("error").cloned())) {
+                Some((Some(r), _)) => {
+                    responses.insert(key, r);
+                }
+                Some((None, Some(err))) => {
+                    let c = err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
+                    let m = err.get("message").and_then(Value::as_str).unwrap_or("no reason given");
+                    return self.give_up(&up_id, c, format!("the host could not answer the upstream's {method}: {m}"));
+                }
+                _ => return self.give_up(&up_id, code::INTERNAL_ERROR, format!("the host did not answer the upstream's {method}")),
+            }
+        }
+        if !self.routes().is_pending(&up_id) {
+            return; // cancelled or timed out while the host was answering
+        }
+        let params = request["params"].as_object_mut().expect("kept requests have params");
+        params.insert("inputResponses".into(), Value::Object(responses));
+        match result.get("requestState") {
+            Some(state) => params.insert("requestState".into(), state.clone()),
+            None => params.remove("requestState"),
+        };
+        if let Err(why) = self.send(request) {
+            self.give_up(&up_id, code::UPSTREAM_UNAVAILABLE, why);
+        }
+    }
+
+    /// Answers the host waiting on `up_id` with an error (and forgets the route).
+    fn give_up(&self, up_id: &Value, code: i64, why: String) {
+        if let Some(p) = self.routes().give_up(up_id) {
+            let _ = p.reply.send(jsonrpc::error(p.host_id.unwrap_or(Value::Null), code, why));
+        }
     }
 
     /// A progress notification: to the host that asked for it, with its own token back.

@@ -22,6 +22,11 @@ pub struct Pending<T> {
     /// When the request is given up (`upstream.requestTimeoutMs`); progress moves it on.
     pub deadline: Instant,
     progress_key: Option<String>,
+    /// The request as sent, kept when a 2026 upstream may answer it `input_required` (then it
+    /// is sent again with the host's answers).
+    resend: Option<Value>,
+    /// Input rounds so far (bounded: an upstream cannot keep a call asking forever).
+    pub rounds: u32,
 }
 
 struct ProgressRoute {
@@ -119,6 +124,8 @@ impl<T> Routes<T> {
             started: now,
             deadline: now + self.timeout,
             progress_key: None,
+            resend: None,
+            rounds: 0,
         };
         self.pending.insert(jsonrpc::id_key(&json!(id)), p);
         id
@@ -127,6 +134,11 @@ impl<T> Routes<T> {
     /// A host request: rewrites its id (and progress token) in `msg` and remembers how to map
     /// the answer back. Returns the upstream id.
     pub fn outgoing(&mut self, session: &SessionId, msg: &mut Value, reply: T) -> u64 {
+        self.outgoing_kept(session, msg, reply, false)
+    }
+
+    /// [`Routes::outgoing`], keeping the request as sent when `keep` (see `resend`).
+    pub fn outgoing_kept(&mut self, session: &SessionId, msg: &mut Value, reply: T, keep: bool) -> u64 {
         let host_id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(msg).unwrap_or_default().to_string();
         let up_id = self.fresh_id();
@@ -150,9 +162,35 @@ impl<T> Routes<T> {
             started: now,
             deadline: now + self.timeout,
             progress_key,
+            resend: keep.then(|| msg.clone()),
+            rounds: 0,
         };
         self.pending.insert(pending_key, p);
         up_id
+    }
+
+    /// A 2026 upstream asked for input on `up_id`: the request to send again once the host has
+    /// answered (the route stays, its deadline restarts), if it is a host's and kept, within
+    /// `max_rounds`.
+    pub fn input_round(&mut self, up_id: &Value, max_rounds: u32) -> Option<(SessionId, Value)> {
+        let timeout = self.timeout;
+        let p = self.pending.get_mut(&jsonrpc::id_key(up_id))?;
+        if p.rounds >= max_rounds {
+            return None;
+        }
+        p.rounds += 1;
+        p.deadline = Instant::now() + timeout;
+        Some((p.session.clone()?, p.resend.clone()?))
+    }
+
+    /// Whether `up_id` still waits for its answer (the host may have cancelled it meanwhile).
+    pub fn is_pending(&self, up_id: &Value) -> bool {
+        self.pending.contains_key(&jsonrpc::id_key(up_id))
+    }
+
+    /// Gives up on `up_id`: the waiting host is answered by the caller.
+    pub fn give_up(&mut self, up_id: &Value) -> Option<Pending<T>> {
+        self.take(&jsonrpc::id_key(up_id))
     }
 
     /// Forgets a request that could not be sent.
@@ -204,7 +242,14 @@ impl<T> Routes<T> {
     /// Where a server-to-client request goes: the session with the newest tools/call in flight,
     /// else the session with the newest request in flight. With the host request it relates to.
     pub fn target(&self) -> Option<(SessionId, Value)> {
-        let p = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| (p.method == "tools/call", p.started))?;
+        // A stdio upstream does not say which request a server request belongs to. Best guess:
+        // a session not already waiting on one (a call blocked on an answer rarely asks
+        // again), a request that can ask (a call, a prompt, a read), the newest.
+        let waiting: std::collections::HashSet<&SessionId> = self.server_requests.values().map(|(s, _)| s).collect();
+        let p = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| {
+            let free = p.session.as_ref().is_some_and(|s| !waiting.contains(s));
+            (free, matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started)
+        })?;
         Some((p.session.clone()?, p.host_id.clone()?))
     }
 

@@ -21,6 +21,7 @@ use crate::messages::{
     Broadcast, HostEvent, RefreshTools, ServerRequest, Shutdown, Status, Subscribe, ToolsUpdated, Unregister, UpstreamPort,
 };
 use crate::metrics::Metrics;
+use crate::modern;
 use crate::ready_pages::ReadyPages;
 use crate::router::Router;
 use crate::tool_refresh::{self, ToolsDiff};
@@ -29,6 +30,8 @@ use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamSpec};
 /// The protocol revision we ask the upstream for; it may answer with another it supports.
 pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// A session-era upstream may ignore a method it does not know rather than refuse it.
+const DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// An upstream that stayed up this long is healthy again: the next failure starts at 1 s.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
@@ -182,7 +185,9 @@ impl UpstreamConnection {
         }));
     }
 
-    /// initialize -> notifications/initialized -> tools/list (every page) -> Ready.
+    /// server/discover (MCP 2026-07-28), else initialize -> notifications/initialized; then
+    /// tools/list (every page) -> Ready. The era is found again on every (re)connect: a
+    /// restarted upstream may be a newer build.
     fn initialize(&mut self, ctx: &mut Context<Self>, gen: u64) {
         let params = json!({
             "protocolVersion": UPSTREAM_PROTOCOL_VERSION,
@@ -191,8 +196,17 @@ impl UpstreamConnection {
             "clientInfo": {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
         });
         let router = self.router.clone();
-        let rx = router.internal_request("initialize", params);
+        router.set_upstream_meta(None);
+        // Legacy HTTP+SSE has no 2026 form: no point asking.
+        let probe = !matches!(self.spec, UpstreamSpec::Sse { .. });
         let fut = async move {
+            if probe {
+                if let Some(init) = discover(&router).await {
+                    let tools = list_all_tools(&router).await?;
+                    return Ok((init, tools));
+                }
+            }
+            let rx = router.internal_request("initialize", params);
             let init = await_result(rx, INIT_TIMEOUT, "initialize").await?;
             router.send(jsonrpc::notification("notifications/initialized", Value::Null))?;
             let tools = list_all_tools(&router).await?;
@@ -361,7 +375,7 @@ async fn dispatch(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>, router: Arc<Ro
     }
 }
 
-fn route(msg: Value, stream_of: Option<Value>, router: &Router, addr: &Addr<UpstreamConnection>, gen: u64) {
+fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, addr: &Addr<UpstreamConnection>, gen: u64) {
     match msg {
         Value::Array(batch) => {
             for m in batch {
@@ -378,6 +392,48 @@ fn route(msg: Value, stream_of: Option<Value>, router: &Router, addr: &Addr<Upst
             addr.do_send(LinkMsg { gen, ev });
         }
     }
+}
+
+/// What the proxy declares to a 2026 upstream on every request: it answers sampling,
+/// elicitation and roots by asking the host whose call it is.
+fn upstream_meta() -> serde_json::Map<String, Value> {
+    let meta = json!({
+        modern::META_VERSION: modern::VERSION,
+        modern::META_CAPS: {"sampling": {}, "elicitation": {}, "roots": {}},
+        modern::META_CLIENT: {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
+    });
+    meta.as_object().cloned().unwrap_or_default()
+}
+
+/// Asks for `server/discover`. A 2026 upstream answers with the versions it speaks; the proxy
+/// then speaks 2026 to it, and the answer stands in for initialize's. Any error, or no
+/// version in common, means the session era.
+async fn discover(router: &Router) -> Option<Value> {
+    let rx = router.internal_request("server/discover", json!({"_meta": upstream_meta()}));
+    let result = match await_result(rx, DISCOVER_TIMEOUT, "server/discover").await {
+        Ok(r) => r,
+        Err(why) => {
+            tracing::debug!(component = "upstream", event = "discover_declined", reason = %why, "upstream does not speak MCP 2026-07-28; initializing");
+            return None;
+        }
+    };
+    let speaks =
+        result.get("supportedVersions").and_then(Value::as_array).is_some_and(|v| v.iter().any(|x| x.as_str() == Some(modern::VERSION)));
+    if !speaks {
+        return None;
+    }
+    router.set_upstream_meta(Some(upstream_meta()));
+    let server_info = result.get("_meta").and_then(|m| m.get(modern::META_SERVER)).or_else(|| result.get("serverInfo")).cloned();
+    let mut init = json!({
+        "protocolVersion": modern::VERSION,
+        "capabilities": result.get("capabilities").cloned().unwrap_or(json!({})),
+        "serverInfo": server_info.unwrap_or(json!({"name": "?", "version": "?"})),
+    });
+    if let Some(i) = result.get("instructions") {
+        init["instructions"] = i.clone();
+    }
+    tracing::info!(component = "upstream", event = "modern", "upstream speaks MCP 2026-07-28 (stateless): no initialize");
+    Some(init)
 }
 
 async fn await_result(rx: tokio::sync::oneshot::Receiver<Value>, limit: Duration, what: &str) -> Result<Value, String> {

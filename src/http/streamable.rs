@@ -4,14 +4,35 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcp_gen_ui_actors::host_session::Transport;
+use mcp_gen_ui_actors::host_session::{stateless_session_for, Transport, HOST_PROTOCOL_VERSIONS};
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
+use mcp_gen_ui_actors::modern;
 use serde_json::Value;
 
 use super::{json_error, sse_body, Edge};
 
 const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// A request without a session that names a revision newer than the session era's: a 2026
+/// host, for which GET and DELETE do not exist.
+fn stateless_era(req: &HttpRequest) -> bool {
+    req.headers().get(SESSION_HEADER).is_none()
+        && header(req, VERSION_HEADER).map(str::trim).is_some_and(|v| !v.is_empty() && !HOST_PROTOCOL_VERSIONS.contains(&v))
+}
+
+fn method_not_allowed() -> HttpResponse {
+    json_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        code::METHOD_NOT_FOUND,
+        format!("MCP {} is stateless: there is no session stream to GET or DELETE; POST each request", modern::VERSION),
+    )
+}
 
 fn accepts(req: &HttpRequest, what: &str) -> bool {
     req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
@@ -58,6 +79,13 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         Ok(m) => m,
         Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
     };
+    if req.headers().get(SESSION_HEADER).is_none()
+        && msgs.len() == 1
+        && modern::is_modern(&msgs[0], header(&req, VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
+    {
+        let msg = msgs.into_iter().next().expect("one");
+        return post_stateless(&req, &edge, msg).await;
+    }
     let kinds: Vec<Kind> = msgs.iter().map(jsonrpc::kind).collect();
     if let Some(Kind::Invalid(why)) = kinds.iter().find(|k| matches!(k, Kind::Invalid(_))).filter(|_| msgs.len() == 1) {
         return json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, format!("Invalid request: {why}"));
@@ -124,10 +152,73 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
 }
 
+/// One MCP 2026-07-28 request: no session; what the host is comes with the request. Answered
+/// as plain JSON (HTTP status by error, as the revision says) unless it asked for progress or
+/// log messages, which need a stream.
+async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpResponse {
+    let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+    let reply = |status: StatusCode, body: Value| HttpResponse::build(status).content_type("application/json").body(body.to_string());
+    match jsonrpc::kind(&msg) {
+        Kind::Request => {}
+        // Nothing to do with a notification or response without a session: the revision has
+        // no server requests, and cancelling means closing the request.
+        Kind::Notification | Kind::Response => return HttpResponse::Accepted().finish(),
+        Kind::Invalid(why) => {
+            let id = msg.get("id").filter(|i| i.is_string() || i.is_number()).cloned().unwrap_or(Value::Null);
+            return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, code::INVALID_REQUEST, format!("Invalid request: {why}")));
+        }
+    }
+    let meta = match modern::request_meta(&msg, header(req, VERSION_HEADER)) {
+        Ok(m) => m,
+        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.to_error(id)),
+    };
+    if let Err(refusal) = modern::check_headers(&msg, header(req, "mcp-method"), header(req, "mcp-name")) {
+        return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
+    }
+    if edge.parked.len() >= edge.max_sessions {
+        edge.metrics.refusals.with_label_values(&["max_sessions"]).inc();
+        let mut res = reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            jsonrpc::error(
+                id,
+                code::LIMITED,
+                format!("{} calls wait for their hosts' answers (limits.maxSessions); retry shortly", edge.max_sessions),
+            ),
+        );
+        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+        return res;
+    }
+    let wants_stream = jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some();
+    let session = match stateless_session_for(&edge.session, &edge.parked, Transport::StreamableHttp, &msg, meta) {
+        Ok(s) => s,
+        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+    };
+    let (tx, mut rx) = sink_channel();
+    session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req) });
+    if !wants_stream {
+        return match rx.recv().await {
+            Some(answer) => reply(StatusCode::from_u16(modern::http_status(&answer)).unwrap_or(StatusCode::OK), answer),
+            None => reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                jsonrpc::error(id, code::INTERNAL_ERROR, "the call ended without an answer (the service is shutting down?); retry"),
+            ),
+        };
+    }
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    HttpResponse::Ok()
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, None, stream_id, edge.sse_keepalive))
+}
+
 /// The session's own stream: notifications and server requests not tied to a POST.
 pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.guard(&req) {
         return r;
+    }
+    if stateless_era(&req) {
+        return method_not_allowed();
     }
     if !accepts(&req, "text/event-stream") {
         return json_error(StatusCode::NOT_ACCEPTABLE, code::INVALID_REQUEST, "the Accept header must list text/event-stream");
@@ -151,6 +242,9 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
 pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.guard(&req) {
         return r;
+    }
+    if stateless_era(&req) {
+        return method_not_allowed();
     }
     match find_session(&edge, &req).await {
         Ok((_, session)) => {

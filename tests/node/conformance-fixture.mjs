@@ -11,6 +11,7 @@ import {
   CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema,
   ListResourceTemplatesRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, ListPromptsRequestSchema,
   GetPromptRequestSchema, CompleteRequestSchema, SetLevelRequestSchema, CreateMessageResultSchema, ElicitResultSchema,
+  ListRootsResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 // 1x1 red PNG and a 1-sample WAV: the smallest valid files of their kind.
@@ -40,10 +41,30 @@ const TOOLS = [
     name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features",
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema", type: "object",
-      $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } }, additionalProperties: false,
+      $defs: { address: { $anchor: "addressDef", type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+      properties: {
+        name: { type: "string" }, address: { $ref: "#/$defs/address" }, contactMethod: { type: "string", enum: ["phone", "email"] },
+        phone: { type: "string" }, email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      then: { required: ["phone"] }, else: { required: ["email"] },
+      additionalProperties: false,
     },
   },
+  // The 2026-07-28 scenarios' tools, written the 2025 way: they ask the client through server
+  // requests, which mcp-gen-ui turns into input_required results for a stateless host.
+  { name: "test_missing_capability", description: "Needs the client's sampling", inputSchema: noArgs },
+  { name: "test_streaming_elicitation", description: "Asks the user while it runs", inputSchema: noArgs },
+  { name: "test_logging_tool", description: "Logs once", inputSchema: noArgs },
+  { name: "test_input_required_result_elicitation", description: "Asks the user's name", inputSchema: noArgs },
+  { name: "test_input_required_result_sampling", description: "Asks the client's LLM", inputSchema: noArgs },
+  { name: "test_input_required_result_list_roots", description: "Asks for the client's roots", inputSchema: noArgs },
+  { name: "test_input_required_result_request_state", description: "Asks for a confirmation", inputSchema: noArgs },
+  { name: "test_input_required_result_multiple_inputs", description: "Asks three things at once", inputSchema: noArgs },
+  { name: "test_input_required_result_multi_round", description: "Asks twice, one after the other", inputSchema: noArgs },
+  { name: "test_input_required_result_tampered_state", description: "Asks for a confirmation", inputSchema: noArgs },
+  { name: "test_input_required_result_capabilities", description: "Asks whatever the client can answer", inputSchema: noArgs },
 ];
 
 const RESOURCES = [
@@ -57,11 +78,19 @@ const PROMPTS = [
   { name: "test_prompt_with_arguments", description: "A prompt with arguments", arguments: [{ name: "arg1", description: "First test argument", required: true }, { name: "arg2", description: "Second test argument", required: true }] },
   { name: "test_prompt_with_embedded_resource", description: "A prompt with a resource", arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }] },
   { name: "test_prompt_with_image", description: "A prompt with an image" },
+  { name: "test_input_required_result_prompt", description: "A prompt that asks the user for context" },
 ];
 
 // Server-to-client requests go through `extra` so that over HTTP they travel on the stream of
 // the tools/call that caused them (the session's GET stream may not be open yet).
 const elicit = (extra, params) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema);
+const ask = (extra, message, field, type = "string") =>
+  elicit(extra, { message, requestedSchema: { type: "object", properties: { [field]: { type } }, required: [field] } });
+const sample = (extra, text) => extra.sendRequest(
+  { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text } }], maxTokens: 100 } },
+  CreateMessageResultSchema,
+);
+const roots = (extra) => extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
 
 function makeServer() {
   const server = new Server(
@@ -143,6 +172,36 @@ function makeServer() {
         return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
       }
       case "json_schema_2020_12_tool": return text(`Received: ${JSON.stringify(args)}`);
+      // A refusal (the client lacks sampling) goes back as it came, code and data included.
+      case "test_missing_capability": return text(`Sampled: ${JSON.stringify((await sample(extra, "hello")).content)}`);
+      case "test_streaming_elicitation": return text(`Answered: ${(await ask(extra, "Anything to add?", "note")).action}`);
+      case "test_logging_tool":
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "test_logging_tool ran" } });
+        return text("Logged once");
+      case "test_input_required_result_elicitation":
+      case "test_input_required_result_tampered_state": {
+        const r = await ask(extra, "What is your name?", "name");
+        return text(`Hello, ${r.content?.name ?? "stranger"} (${r.action})`);
+      }
+      case "test_input_required_result_sampling": return text(`Sampled: ${(await sample(extra, "What is the capital of France?")).content?.text}`);
+      case "test_input_required_result_list_roots": return text(`Roots: ${(await roots(extra)).roots.map((r) => r.uri).join(", ")}`);
+      case "test_input_required_result_request_state": {
+        const r = await ask(extra, "Confirm?", "ok", "boolean");
+        return text(`state-ok: ${JSON.stringify(r.content)}`);
+      }
+      case "test_input_required_result_multiple_inputs": {
+        const [who, said, rs] = await Promise.all([ask(extra, "Your name?", "name"), sample(extra, "Say hello"), roots(extra)]);
+        return text(`name=${who.content?.name} said=${said.content?.text} roots=${rs.roots.length}`);
+      }
+      case "test_input_required_result_multi_round": {
+        const who = await ask(extra, "Your name?", "name");
+        const color = await ask(extra, `Favourite colour, ${who.content?.name}?`, "color");
+        return text(`${who.content?.name} likes ${color.content?.color}`);
+      }
+      case "test_input_required_result_capabilities": {
+        const [e, s] = await Promise.allSettled([ask(extra, "Your name?", "name"), sample(extra, "Say hi")]);
+        return text(`elicitation: ${e.status}, sampling: ${s.status}`);
+      }
       default: throw new Error(`Unknown tool: ${req.params.name}`);
     }
   });
@@ -166,7 +225,7 @@ function makeServer() {
   server.setRequestHandler(UnsubscribeRequestSchema, async (req) => { subscriptions.delete(req.params.uri); return {}; });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+  server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
     const a = req.params.arguments || {};
     const user = (content) => ({ role: "user", content });
     switch (req.params.name) {
@@ -179,6 +238,10 @@ function makeServer() {
         ] };
       case "test_prompt_with_image":
         return { messages: [user({ type: "image", data: PNG, mimeType: "image/png" }), user({ type: "text", text: "Please analyze the image above." })] };
+      case "test_input_required_result_prompt": {
+        const r = await ask(extra, "Context for the prompt?", "context");
+        return { messages: [user({ type: "text", text: `Prompt with context: ${r.content?.context}` })] };
+      }
       default: throw new Error(`Unknown prompt: ${req.params.name}`);
     }
   });

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
+use crate::modern;
 use crate::sse;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -95,6 +96,17 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
 
 /// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
 /// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
+/// A header value for `v`: as is when it is visible ASCII without surrounding space, else in
+/// the `=?base64?...?=` form MCP 2026-07-28 defines.
+fn header_value(v: &str) -> String {
+    let plain = !v.is_empty() && v.bytes().all(|b| (0x20..0x7f).contains(&b)) && v.trim() == v;
+    if plain {
+        return v.to_string();
+    }
+    use base64::Engine;
+    format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(v))
+}
+
 fn session_rejected(status: StatusCode, body: &str) -> bool {
     status == StatusCode::NOT_FOUND || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
 }
@@ -125,8 +137,18 @@ impl Shared {
         let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
         let len = bytes.len();
         let (body, body_sent) = body_with_sent_signal(bytes);
-        let send = self
-            .request(reqwest::Method::POST)
+        let mut rb = self.request(reqwest::Method::POST);
+        // MCP 2026-07-28 routes by headers that repeat the body; older servers ignore them.
+        if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(modern::META_VERSION)).and_then(Value::as_str) {
+            rb = rb.header(VERSION_HEADER, v);
+        }
+        if let Some(m) = jsonrpc::method(&msg) {
+            rb = rb.header("mcp-method", header_value(m));
+        }
+        if let Some(n) = modern::expected_name(&msg) {
+            rb = rb.header("mcp-name", header_value(n));
+        }
+        let send = rb
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .header(reqwest::header::CONTENT_LENGTH, len)
