@@ -274,6 +274,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
         shape_artifacts: cfg.results.shaping == config::Shaping::Artifacts,
         shapes: shapes.clone(),
         ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
+        stateless_llm_calls: Default::default(),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,

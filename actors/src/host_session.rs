@@ -245,6 +245,8 @@ impl HostSession {
                     f.sink = Some(outlet);
                 }
             }
+            // A stateless host has only this stream: it going means the host hung up.
+            _ if self.is_stateless() => self.stateless_hung_up(),
             Some(Value::Null) => self.send_session(msg),
             Some(m) => self.send_session(m),
         }
@@ -407,19 +409,23 @@ impl HostSession {
         if limit == 0 {
             return Ok(());
         }
+        let who = if self.is_stateless() { "stateless (2026-07-28) hosts together" } else { "this session" };
+        let shared = self.deps.stateless_llm_calls.clone();
+        let mut shared_window = shared.lock().unwrap_or_else(|p| p.into_inner());
+        let window = if self.is_stateless() { &mut *shared_window } else { &mut self.llm_calls };
         let minute = Duration::from_secs(60);
-        while self.llm_calls.front().is_some_and(|t| t.elapsed() >= minute) {
-            self.llm_calls.pop_front();
+        while window.front().is_some_and(|t| t.elapsed() >= minute) {
+            window.pop_front();
         }
-        if self.llm_calls.len() >= limit {
+        if window.len() >= limit {
             self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();
-            let wait = self.llm_calls.front().map(|t| minute.saturating_sub(t.elapsed())).unwrap_or(minute);
+            let wait = window.front().map(|t| minute.saturating_sub(t.elapsed())).unwrap_or(minute);
             return Err(format!(
-                "this session made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {} s",
+                "{who} made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {} s",
                 wait.as_secs() + 1
             ));
         }
-        self.llm_calls.push_back(Instant::now());
+        window.push_back(Instant::now());
         Ok(())
     }
 

@@ -30,6 +30,8 @@ pub struct SessionDeps {
     /// Ready ui:// read results (None with the cache off: then every read makes a page).
     pub pages: Option<Arc<ReadyPages>>,
     pub limits: SessionLimits,
+    /// The window stateless calls share for `limits.llmCallsPerMinute`.
+    pub stateless_llm_calls: LlmWindow,
     /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model
     /// (hosts that render MCP Apps only).
     pub shape_artifacts: bool,
@@ -47,6 +49,10 @@ pub struct SessionLimits {
     /// `_ui_refine` / `_ui_regenerate` calls per minute (0: no limit).
     pub llm_calls_per_minute: u32,
 }
+
+/// When recent calls that ask the LLM were made. Stateless (2026) hosts have no session to
+/// count in, so they all count in one window shared by the process.
+pub type LlmWindow = Arc<std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>>;
 
 impl Default for SessionLimits {
     fn default() -> Self {

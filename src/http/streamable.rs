@@ -247,7 +247,10 @@ pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
         return method_not_allowed();
     }
     match find_session(&edge, &req).await {
-        Ok((_, session)) => {
+        Ok((id, session)) => {
+            // Out of the table now, so a request right behind the DELETE gets 404 rather than
+            // racing the session's stop.
+            edge.sessions.remove(&id);
             session.close.do_send(Close);
             HttpResponse::Ok().finish()
         }

@@ -51,6 +51,8 @@ pub(super) struct Call {
     state: Option<String>,
     parked_since: Option<Instant>,
     flush_scheduled: bool,
+    /// The host closed its request's stream (seen when a message could not go out).
+    hung_up: bool,
 }
 
 impl HostSession {
@@ -71,6 +73,7 @@ impl HostSession {
             state: None,
             parked_since: None,
             flush_scheduled: false,
+            hung_up: false,
         });
         s
     }
@@ -129,6 +132,7 @@ impl HostSession {
             call.parked.remove(&old);
         }
         call.parked_since = None;
+        call.hung_up = false;
         f.sink = sink.map(Outlet::new);
         f.request_id = request_id.to_string();
         call.reply_id = Some(id);
@@ -230,11 +234,19 @@ impl HostSession {
     /// The answer to a stateless request, dressed for 2026 and sent under the retry's id.
     pub(super) fn stateless_answer(&mut self, mut answer: Value) -> Value {
         let info = self.server_info();
+        let ui = self.ui();
         let Some(call) = self.stateless.as_ref() else { return answer };
         if let Some(id) = &call.reply_id {
             answer["id"] = id.clone();
         }
-        modern::dress_answer(answer, &call.method, modern::caching_for(&call.method), &info)
+        let mut caching = modern::caching_for(&call.method);
+        // A page of ours is the same for every host (refinements are shared), but any host may
+        // refine or regenerate it at any moment: shareable, never guaranteed fresh.
+        let uri = call.original.as_ref().and_then(|o| o.pointer("/params/uri")).and_then(Value::as_str);
+        if call.method == "resources/read" && ui && uri.and_then(ui_meta::tool_of_uri).is_some() {
+            caching = Some(modern::Caching { ttl_ms: 0, public: true });
+        }
+        modern::dress_answer(answer, &call.method, caching, &info)
     }
 
     /// The call is over: the session goes (after its answer has left).
@@ -255,7 +267,7 @@ impl HostSession {
             }
             return;
         };
-        let hung_up = f.sink.as_ref().is_some_and(|o| o.is_closed());
+        let hung_up = call.hung_up || f.sink.as_ref().is_some_and(|o| o.is_closed());
         let abandoned = call.parked_since.is_some_and(|t| t.elapsed() > PARK_LIMIT);
         if hung_up || abandoned {
             let reason = if hung_up { "the host closed its request" } else { "the host did not retry the call in time" };
@@ -265,6 +277,13 @@ impl HostSession {
                 self.on_notification(msg);
             }
             ctx.stop();
+        }
+    }
+
+    /// The call's stream is gone: the next check cancels the call upstream.
+    pub(super) fn stateless_hung_up(&mut self) {
+        if let Some(call) = self.stateless.as_mut() {
+            call.hung_up = true;
         }
     }
 

@@ -240,6 +240,7 @@ impl Fixture {
             idle_limit: Duration::from_secs(3600),
             enabled_tools: None,
             pages: Some(pages.clone()),
+            stateless_llm_calls: Default::default(),
             limits: Default::default(),
             shape_artifacts: false,
             shapes: None,

@@ -1,0 +1,171 @@
+"""MCP 2025-11-25 and 2026-07-28 on either side of the proxy: a 2x2 matrix of real SDKs.
+
+Hosts: the TypeScript SDK 1.x Client (speaks 2025-11-25; tests/node/era-client.mjs) and the
+Python `mcp` 2.x Client in auto mode (speaks 2026-07-28), both over Streamable HTTP. Upstreams
+on stdio: server-everything (2025) and a Python 2.x MCPServer (2026; py26_upstream.py). In each
+cell the host lists tools (with their UI), reads a ui:// page, calls a tool with progress,
+answers an elicitation and cancels a slow call, which the upstream must be told about."""
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+
+from conftest import NODE, ROOT, UI_EXT, metric, proxy_http, scrape, upstream_args
+
+from mcp import Client
+from mcp.client import advertise
+
+PY26_UPSTREAM = Path(__file__).parent / "py26_upstream.py"
+ERA_CLIENT = ROOT / "tests" / "node" / "era-client.mjs"
+MODERN_LOG = "upstream speaks MCP 2026-07-28"
+
+# What each host does against each upstream; both hosts run the same plan and report alike.
+PLANS = {
+    "everything": {
+        "ui_tool": "trigger-long-running-operation",
+        "progress": {"name": "trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3}},
+        "elicit": {"name": "trigger-elicitation-request", "arguments": {}, "answer": {"name": "Ada"}, "expect": "Name: Ada"},
+        # The first progress says it runs; it would go on for a minute, with progress 5 times a
+        # second meanwhile (as a busy tool does: the host's hang-up must not get lost in it).
+        "slow": {"name": "trigger-long-running-operation", "arguments": {"duration": 60, "steps": 300}},
+        "after": {"name": "echo", "arguments": {"message": "still here"}, "expect": "still here"},
+    },
+    "py26": {
+        "ui_tool": "count",
+        "progress": {"name": "count", "arguments": {"n": 3, "delay": 0.05}},
+        "elicit": {"name": "greet", "arguments": {"greeting": "Hello"}, "answer": {"name": "Ada"}, "expect": "Hello, Ada!"},
+        "slow": {"name": "count", "arguments": {"n": 300, "delay": 0.2}},
+        "after": {"name": "add", "arguments": {"a": 2, "b": 3}, "expect": "5"},
+    },
+}
+ERA = {"ts": "2025-11-25", "py": "2026-07-28"}
+
+
+def ts_host(url: str, plan: dict) -> dict:
+    out = subprocess.run([NODE, str(ERA_CLIENT), url, json.dumps({**plan, "ui_ext": UI_EXT})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, f"era-client failed: {out.stderr[-3000:]}"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+async def py_host(url: str, plan: dict) -> dict:
+    elicitations = 0
+
+    async def on_elicit(ctx, params):
+        nonlocal elicitations
+        elicitations += 1
+        return types.ElicitResult(action="accept", content=plan["elicit"]["answer"])
+
+    def text(res) -> str:
+        return "\n".join(c.text for c in res.content if c.type == "text")
+
+    [(ext_id, ext_settings)] = UI_EXT.items()
+    async with Client(url, mode="auto", elicitation_callback=on_elicit, extensions=[advertise(ext_id, ext_settings)]) as c:
+        report = {"protocolVersion": c.protocol_version}
+        report["tools"] = {t.name: t.meta for t in (await c.list_tools()).tools}
+
+        uri = ((report["tools"].get(plan["ui_tool"]) or {}).get("ui") or {}).get("resourceUri", f"ui://{plan['ui_tool']}")
+        page = (await c.read_resource(uri)).contents[0]
+        report["page"] = {"uri": uri, "mimeType": page.mime_type, "text": getattr(page, "text", None)}
+
+        progress = 0
+
+        async def on_progress(p, total, message):
+            nonlocal progress
+            progress += 1
+
+        done = await c.call_tool(plan["progress"]["name"], plan["progress"]["arguments"], progress_callback=on_progress)
+        report["progress"] = {"count": progress, "text": text(done)}
+
+        elicited = await c.call_tool(plan["elicit"]["name"], plan["elicit"]["arguments"])
+        report["elicit"] = {"calls": elicitations, "text": text(elicited)}
+
+        # Cancel the slow call once its first progress shows it runs upstream: over HTTP at
+        # 2026 the client aborts the POST, which is all the proxy gets to see.
+        report["cancel"] = {"progress": 0, "error": None}
+        started = anyio.Event()
+
+        async def on_slow_progress(p, total, message):
+            report["cancel"]["progress"] += 1
+            started.set()
+
+        async def slow():
+            await c.call_tool(plan["slow"]["name"], plan["slow"]["arguments"], progress_callback=on_slow_progress)
+            report["cancel"]["error"] = "the call completed instead of being cancelled"
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow)
+            with anyio.fail_after(20):
+                await started.wait()
+            tg.cancel_scope.cancel()
+        if report["cancel"]["error"] is None:
+            report["cancel"]["error"] = "cancelled"
+
+        report["after"] = text(await c.call_tool(plan["after"]["name"], plan["after"]["arguments"]))
+        return report
+
+
+def wait_for(check, what: str, timeout: float = 10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"not seen within {timeout}s: {what}")
+
+
+@pytest.mark.parametrize("up", ["everything", "py26"])
+@pytest.mark.parametrize("host", ["ts", "py"])
+def test_protocol_era_matrix(host, up, tmp_path):
+    plan = PLANS[up]
+    marker = tmp_path / "cancelled"
+    if up == "everything":
+        args = upstream_args("stdio")
+    else:
+        args = ["--upstream", shlex.join([sys.executable, str(PY26_UPSTREAM)]), "--upstream-env", f"PY26_CANCEL_MARKER={marker}"]
+    with proxy_http([*args, "--provider", "offline"], name=f"proxy-eras-{host}-{up}") as (base, proc):
+        def cancelled() -> float:
+            return metric(scrape(base), "mcp_gen_ui_requests_total", method="tools/call", outcome="cancelled")
+
+        assert cancelled() == 0
+        report = ts_host(base + "/mcp", plan) if host == "ts" else anyio.run(py_host, base + "/mcp", plan)
+
+        # 1. The era each host speaks, and every upstream tool carries its UI.
+        assert report["protocolVersion"] == ERA[host], report["protocolVersion"]
+        wanted = {plan[k]["name"] for k in ("progress", "elicit", "slow", "after")}
+        assert wanted <= set(report["tools"]), report["tools"].keys()
+        for name, meta in report["tools"].items():
+            if name.startswith("_ui_"):
+                continue  # the proxy's own tools, for the model only: no page
+            assert (meta or {}).get("ui", {}).get("resourceUri") == f"ui://{name}", (name, meta)
+
+        # 2. The tool's page.
+        page = report["page"]
+        assert page["uri"] == f"ui://{plan['ui_tool']}"
+        assert page["mimeType"] == "text/html;profile=mcp-app", page["mimeType"]
+        assert "<form" in page["text"] and "McpGenUiRuntime" in page["text"], page["text"][:500]
+
+        # 3. Progress, then the result.
+        assert report["progress"]["count"] >= 1, report["progress"]
+        assert report["progress"]["text"], report["progress"]
+
+        # 4. The elicitation reached the host's handler, and its answer the tool.
+        assert report["elicit"]["calls"] == 1, report["elicit"]
+        assert plan["elicit"]["expect"] in report["elicit"]["text"], report["elicit"]
+
+        # 5. Cancelled on the host, told upstream, and the next call still works.
+        assert report["cancel"]["progress"] >= 1 and report["cancel"]["error"], report["cancel"]
+        wait_for(lambda: cancelled() >= 1, "requests_total{method=tools/call,outcome=cancelled} >= 1")
+        if up == "py26":
+            wait_for(marker.exists, f"the upstream's cancellation marker {marker}")
+        assert plan["after"]["expect"] in report["after"], report["after"]
+
+        log = proc.log_path.read_text()
+        assert (MODERN_LOG in log) == (up == "py26"), f"{MODERN_LOG!r} in the log should be {up == 'py26'}"
