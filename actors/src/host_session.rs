@@ -197,7 +197,12 @@ impl HostSession {
     /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
     fn send_session(&mut self, msg: Value) {
         if self.is_stateless() {
-            return; // a stateless host has no stream beyond its request's
+            // A stateless host has no session stream: only a listener hears of changes, on
+            // its listen request's stream.
+            if let (Some(msg), Some(id)) = (self.tag_for_listener(msg), self.listen_id()) {
+                self.send_related(msg, Some(&id));
+            }
+            return;
         }
         let msg = match self.default_sink.take() {
             Some(mut o) => {
@@ -329,13 +334,12 @@ impl HostSession {
         }
         match method.as_str() {
             "server/discover" if self.is_stateless() => self.discover(ctx, id),
-            m if self.is_stateless() && (modern::REMOVED_METHODS.contains(&m) || m == "subscriptions/listen") => {
-                self.answer(jsonrpc::error(
-                    id,
-                    code::METHOD_NOT_FOUND,
-                    format!("Method not found: {m} is not part of MCP {} (stateless)", modern::VERSION),
-                ))
-            }
+            "subscriptions/listen" if self.is_stateless() => self.listen(ctx, msg),
+            m if self.is_stateless() && modern::REMOVED_METHODS.contains(&m) => self.answer(jsonrpc::error(
+                id,
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {m} is not part of MCP {} (stateless)", modern::VERSION),
+            )),
             "initialize" => self.initialize(ctx, msg),
             "tools/list" => self.tools_list(ctx, id),
             "resources/list" => self.resources_list(ctx, msg),
@@ -562,13 +566,7 @@ impl HostSession {
         self.negotiated = Some(Negotiated { ui, client_caps });
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let init = status.init.as_deref().cloned().unwrap_or(json!({}));
-            let mut caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui);
-            if act.deps.router.upstream_is_modern() {
-                // Subscriptions to a 2026 upstream are not bridged (see `subscription`).
-                if let Some(r) = caps.get_mut("resources").and_then(Value::as_object_mut) {
-                    r.remove("subscribe");
-                }
-            }
+            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui);
             let mut result = json!({
                 "protocolVersion": version,
                 "capabilities": caps,
@@ -697,10 +695,6 @@ impl HostSession {
             }
             self.answer(jsonrpc::result(id, json!({})));
             return;
-        }
-        if self.deps.router.upstream_is_modern() {
-            let why = "the upstream speaks MCP 2026-07-28, where resource subscriptions live on subscriptions/listen, which mcp-gen-ui does not bridge yet; read the resource again instead";
-            return self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
         }
         // Repeats from the same session are answered here: the upstream holds one per proxy.
         if subscribe == self.subscriptions.contains(&uri) {

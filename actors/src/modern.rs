@@ -17,6 +17,7 @@ pub const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// 2026 error codes (the spec's schema names in comments).
 pub mod errors {
@@ -237,18 +238,11 @@ pub fn discover_result(capabilities: Value, server_info: &Value, instructions: O
     r
 }
 
-/// Capabilities as a stateless host sees them: change notifications and subscriptions need
-/// `subscriptions/listen`, which this service does not serve, so they are not promised.
+/// Capabilities as a stateless host sees them: change notifications and subscriptions arrive
+/// on `subscriptions/listen`; `logging/setLevel` is gone (a request's logLevel replaces it).
 pub fn stateless_capabilities(mut caps: Value) -> Value {
-    for (cap, flags) in [("tools", &["listChanged"][..]), ("prompts", &["listChanged"]), ("resources", &["listChanged", "subscribe"])] {
-        if let Some(obj) = caps.get_mut(cap).and_then(Value::as_object_mut) {
-            for f in flags {
-                obj.remove(*f);
-            }
-        }
-    }
     if let Some(obj) = caps.as_object_mut() {
-        obj.remove("logging"); // logging/setLevel is gone; a request's logLevel replaces it
+        obj.remove("logging");
     }
     caps
 }
@@ -468,10 +462,10 @@ mod tests {
     }
 
     #[test]
-    fn capabilities_promise_nothing_that_needs_listen() {
+    fn capabilities_drop_only_logging() {
         let caps =
             stateless_capabilities(json!({"tools": {"listChanged": true}, "resources": {"subscribe": true}, "logging": {}, "prompts": {}}));
-        assert_eq!(caps, json!({"tools": {}, "resources": {}, "prompts": {}}));
+        assert_eq!(caps, json!({"tools": {"listChanged": true}, "resources": {"subscribe": true}, "prompts": {}}));
     }
 
     #[test]

@@ -152,6 +152,26 @@ impl Router {
         rx
     }
 
+    /// A lasting request of the proxy's own (`subscriptions/listen` to a 2026 upstream): no
+    /// deadline; the receiver resolves when the upstream ends it. Returns its id too, to cancel.
+    pub fn lasting_request(&self, method: &str, params: Value) -> (Value, oneshot::Receiver<Value>) {
+        let (tx, rx) = oneshot::channel();
+        let id = self.routes().internal_lasting(method, tx);
+        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
+            if let Some(p) = self.routes().abandon(id) {
+                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why));
+            }
+        }
+        (json!(id), rx)
+    }
+
+    /// Ends a lasting request: forgotten here, cancelled upstream.
+    pub fn end_lasting(&self, id: &Value) {
+        if self.routes().give_up(id).is_some() {
+            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": id, "reason": "resubscribing"})));
+        }
+    }
+
     // ------------------------------------------------------------ sessions
 
     pub fn register(&self, session: SessionId, port: SessionPort) {

@@ -114,6 +114,17 @@ impl<T> Routes<T> {
 
     /// A request of the proxy's own; returns the id to send it with.
     pub fn internal(&mut self, method: &str, reply: T) -> u64 {
+        let id = self.internal_lasting(method, reply);
+        let deadline = Instant::now() + self.timeout;
+        if let Some(p) = self.pending.get_mut(&jsonrpc::id_key(&json!(id))) {
+            p.deadline = deadline;
+        }
+        id
+    }
+
+    /// A request of the proxy's own that is answered only when it ends (a subscription
+    /// stream): it never times out.
+    pub fn internal_lasting(&mut self, method: &str, reply: T) -> u64 {
         let id = self.fresh_id();
         let now = Instant::now();
         let p = Pending {
@@ -122,7 +133,7 @@ impl<T> Routes<T> {
             session: None,
             method: method.to_string(),
             started: now,
-            deadline: now + self.timeout,
+            deadline: now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + self.timeout),
             progress_key: None,
             resend: None,
             rounds: 0,

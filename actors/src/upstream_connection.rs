@@ -60,6 +60,10 @@ pub struct UpstreamConnection {
     tools: Arc<Vec<Value>>,
     /// Upstream resource subscriptions held on behalf of hosts: uri -> number of sessions.
     subscriptions: HashMap<String, usize>,
+    /// A 2026 upstream's `subscriptions/listen` the proxy holds (its id), carrying list changes
+    /// and updates of the subscribed resources.
+    listen: Option<Value>,
+    self_addr: Option<Addr<UpstreamConnection>>,
     /// Told about every change to the tool list (the generation queue drops stale pages).
     listeners: Vec<Recipient<ToolsUpdated>>,
     /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
@@ -86,6 +90,8 @@ impl UpstreamConnection {
             init: None,
             tools: Arc::new(Vec::new()),
             subscriptions: HashMap::new(),
+            listen: None,
+            self_addr: None,
             listeners: Vec::new(),
             refresh_interval: None,
             pages: None,
@@ -239,9 +245,55 @@ impl UpstreamConnection {
         self.metrics.upstream_connected.set(1);
         tracing::info!(component = "upstream", event = "ready", server = %name, tools = self.tools.len(), restarts = self.restarts, "upstream initialized and tools listed");
         // Subscriptions die with the old connection: take them out again.
+        self.listen = None;
+        if self.router.upstream_is_modern() {
+            self.listen_upstream();
+            return;
+        }
         for uri in self.subscriptions.keys() {
             drop(self.router.internal_request("resources/subscribe", json!({"uri": uri})));
         }
+    }
+
+    /// (Re)opens the one `subscriptions/listen` held with a 2026 upstream: list changes it
+    /// declares, and the resources hosts subscribed to. The old one, if any, is cancelled.
+    fn listen_upstream(&mut self) {
+        if let Some(old) = self.listen.take() {
+            self.router.end_lasting(&old);
+        }
+        let caps = self.init.as_ref().and_then(|i| i.get("capabilities").cloned()).unwrap_or(json!({}));
+        let has = |cap: &str, flag: &str| caps.get(cap).and_then(|c| c.get(flag)).and_then(Value::as_bool) == Some(true);
+        let mut wanted = serde_json::Map::new();
+        for (key, cap) in [("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")] {
+            if has(cap, "listChanged") {
+                wanted.insert(key.into(), json!(true));
+            }
+        }
+        if has("resources", "subscribe") && !self.subscriptions.is_empty() {
+            wanted.insert("resourceSubscriptions".into(), json!(self.subscriptions.keys().collect::<Vec<_>>()));
+        }
+        if wanted.is_empty() {
+            return;
+        }
+        let (id, rx) = self.router.lasting_request("subscriptions/listen", json!({"notifications": wanted}));
+        self.listen = Some(id.clone());
+        let gen = self.generation;
+        let addr = self.self_addr.clone();
+        tokio::spawn(async move {
+            let end = rx.await.unwrap_or(Value::Null);
+            if end.is_null() {
+                return; // ended by us (resubscribing) or with the connection
+            }
+            if let Some(err) = end.get("error") {
+                tracing::warn!(component = "upstream", event = "listen_refused", error = %err, "the upstream refused subscriptions/listen: list changes and resource updates will not reach hosts");
+                return;
+            }
+            // A graceful end (the upstream closed it): listen again shortly.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if let Some(a) = addr {
+                a.do_send(Relisten { gen, id });
+            }
+        });
     }
 
     /// The link is gone or could not be set up: fail what is in flight, schedule a restart.
@@ -327,8 +379,13 @@ impl UpstreamConnection {
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
             "notifications/resources/updated" => {
                 let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg });
+                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg: without_subscription(msg) });
             }
+            // Our own listen stream says what it honours; nothing for hosts.
+            "notifications/subscriptions/acknowledged" => {
+                tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
+            }
+            m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::Notify { msg: without_subscription(msg), related: None }),
             _ => self.router.broadcast(HostEvent::Notify { msg, related: None }),
         }
     }
@@ -357,8 +414,47 @@ impl UpstreamConnection {
             *n -= 1;
             if *n == 0 {
                 self.subscriptions.remove(uri);
-                drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
+                if self.router.upstream_is_modern() {
+                    self.listen_upstream();
+                } else {
+                    drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
+                }
             }
+        }
+    }
+}
+
+/// A notification from our listen stream, without the tag that names our subscription (hosts
+/// have their own).
+fn without_subscription(mut msg: Value) -> Value {
+    if let Some(meta) = msg.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
+        meta.remove(modern::META_SUBSCRIPTION);
+        if meta.is_empty() {
+            if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                p.remove("_meta");
+            }
+        }
+    }
+    msg
+}
+
+/// The listen stream ended on the upstream's side: open it again if nothing changed meanwhile.
+struct Relisten {
+    gen: u64,
+    id: Value,
+}
+
+impl Message for Relisten {
+    type Result = ();
+}
+
+impl Handler<Relisten> for UpstreamConnection {
+    type Result = ();
+
+    fn handle(&mut self, r: Relisten, _ctx: &mut Self::Context) {
+        if r.gen == self.generation && self.listen.as_ref() == Some(&r.id) {
+            self.listen = None;
+            self.listen_upstream();
         }
     }
 }
@@ -479,6 +575,7 @@ impl Actor for UpstreamConnection {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        self.self_addr = Some(ctx.address());
         // A supervisor restarts an actor that stopped; after Shutdown there is nothing to start.
         if self.state == State::Stopped {
             return;
@@ -627,6 +724,16 @@ impl Handler<Subscribe> for UpstreamConnection {
         }
         if !subscribe && count > 1 {
             self.release_subscription(&uri);
+            return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
+        }
+        if self.router.upstream_is_modern() {
+            // 2026: subscriptions ride on our one listen stream, opened again with the new set.
+            if subscribe {
+                self.subscriptions.insert(uri, 1);
+                self.listen_upstream();
+            } else if count == 1 {
+                self.release_subscription(&uri);
+            }
             return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
         let router = self.router.clone();

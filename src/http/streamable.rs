@@ -188,7 +188,8 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
         return res;
     }
-    let wants_stream = jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some();
+    let wants_stream =
+        jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
     let session = match stateless_session_for(&edge.session, &edge.parked, Transport::StreamableHttp, &msg, meta) {
         Ok(s) => s,
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),

@@ -53,5 +53,17 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@mcp.resource("info://counter", mime_type="text/plain")
+def counter() -> str:
+    return "a resource hosts may subscribe to"
+
+
+@mcp.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Tell subscribers (on subscriptions/listen) that a resource changed."""
+    await ctx.notify_resource_updated(uri)
+    return "told"
+
+
 if __name__ == "__main__":
     mcp.run("stdio")

@@ -113,7 +113,8 @@ def test_ui_is_decided_per_request_from_its_capabilities():
         assert (r["ttlMs"], r["cacheScope"]) == (0, "private")
         assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], r
         assert "io.modelcontextprotocol/ui" in r["capabilities"].get("extensions", {}), r["capabilities"]
-        assert "listChanged" not in r["capabilities"].get("tools", {}), "no subscriptions/listen: nothing to promise"
+        assert r["capabilities"]["resources"].get("subscribe") is True, "page updates are told on subscriptions/listen"
+        assert "logging" not in r["capabilities"], "logging/setLevel is gone in 2026"
 
         _, _, with_ui = post(base, "tools/list", {})
         tools = {t["name"]: t for t in with_ui["result"]["tools"]}
@@ -141,6 +142,40 @@ def test_ui_is_decided_per_request_from_its_capabilities():
         assert status == 200 and headers.get("Content-Type", headers.get("content-type", "")).startswith("text/event-stream"), headers
         assert msgs[-1]["id"] == 1 and msgs[-1]["result"]["resultType"] == "complete", msgs
         assert any(m.get("method") == "notifications/progress" and m["params"]["progressToken"] == "tok-1" for m in msgs[:-1]), msgs
+
+
+def test_a_listener_hears_of_a_refined_page_on_its_stream(fake, tmp_path):
+    """subscriptions/listen: acknowledged first, then the update of a subscribed ui:// page when
+    another host refines it, every frame tagged with the subscription (the listen request's id)."""
+    with gen_proxy(fake, "openai", name="proxy-2026-listen", tmp_path=tmp_path) as (base, _):
+        u = urlsplit(base)
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        body = {"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": {
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["ui://get_forecast"]}, "_meta": meta()}}
+        c.request("POST", "/mcp", body=json.dumps(body), headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": VERSION, "Mcp-Method": "subscriptions/listen"})
+        stream = c.getresponse()
+        assert stream.status == 200 and stream.getheader("content-type").startswith("text/event-stream")
+
+        def next_message() -> dict:
+            while True:
+                line = stream.fp.readline().decode()
+                assert line, "the listen stream ended"
+                if line.startswith("data:") and line[5:].strip():
+                    return json.loads(line[5:])
+
+        ack = next_message()
+        assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+        assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1", ack
+        assert ack["params"]["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": ["ui://get_forecast"]}, ack
+
+        _, _, refined = post(base, "tools/call", {"name": "_ui_refine", "arguments": {"toolName": "get_forecast", "feedback": "bigger"}})
+        assert not refined["result"].get("isError"), refined
+        update = next_message()
+        assert update["method"] == "notifications/resources/updated" and update["params"]["uri"] == "ui://get_forecast", update
+        assert update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1", update
+        c.close()
 
 
 class StdioHost:

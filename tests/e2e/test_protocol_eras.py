@@ -169,3 +169,27 @@ def test_protocol_era_matrix(host, up, tmp_path):
 
         log = proc.log_path.read_text()
         assert (MODERN_LOG in log) == (up == "py26"), f"{MODERN_LOG!r} in the log should be {up == 'py26'}"
+
+
+def test_a_2025_subscriber_hears_a_2026_upstreams_updates():
+    """resources/subscribe from a session host becomes part of the one subscriptions/listen the
+    proxy holds with a 2026 upstream; the update comes back as resources/updated."""
+    from mcpclient import session
+
+    async def scenario(base):
+        updated = anyio.Event()
+
+        async def handler(msg):
+            if isinstance(msg, types.ResourceUpdatedNotification) and str(msg.params.uri) == "info://counter":
+                updated.set()
+
+        async with session("mcp", base, message_handler=handler) as watcher, session("mcp", base) as other:
+            await watcher.subscribe_resource("info://counter")
+            await anyio.sleep(0.5)  # the proxy opens its listen again with the new resource
+            await other.call_tool("touch", {"uri": "info://counter"})
+            with anyio.fail_after(10):
+                await updated.wait()
+
+    with proxy_http(["--upstream", shlex.join([sys.executable, str(PY26_UPSTREAM)]), "--provider", "offline"], name="proxy-eras-listen") as (base, proc):
+        anyio.run(scenario, base)
+        assert MODERN_LOG in proc.log_path.read_text()

@@ -53,6 +53,17 @@ pub(super) struct Call {
     flush_scheduled: bool,
     /// The host closed its request's stream (seen when a message could not go out).
     hung_up: bool,
+    /// Set when the call is a `subscriptions/listen`: its stream carries change notifications.
+    listen: Option<Listen>,
+}
+
+/// What a listening host asked to hear of (and this service can tell).
+struct Listen {
+    /// The listen request's id, which tags every notification on its stream.
+    id: Value,
+    tools: bool,
+    prompts: bool,
+    resources: bool,
 }
 
 impl HostSession {
@@ -74,6 +85,7 @@ impl HostSession {
             parked_since: None,
             flush_scheduled: false,
             hung_up: false,
+            listen: None,
         });
         s
     }
@@ -285,6 +297,101 @@ impl HostSession {
         if let Some(call) = self.stateless.as_mut() {
             call.hung_up = true;
         }
+    }
+
+    /// `subscriptions/listen`: the request stays open and its stream carries the change
+    /// notifications asked for, each tagged with the subscription (the request's id). Only what
+    /// `server/discover` promised is honoured; the acknowledgement says which.
+    pub(super) fn listen(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let Some(wanted) = msg.pointer("/params/notifications").and_then(Value::as_object).cloned() else {
+            return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.notifications is required: which changes to hear of (toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)"));
+        };
+        let status = self.deps.router.status();
+        let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+        let caps = modern::stateless_capabilities(ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), self.ui()));
+        let has = |cap: &str, flag: &str| caps.get(cap).and_then(|c| c.get(flag)).is_some_and(|v| v.as_bool() == Some(true));
+        let asked = |k: &str| wanted.get(k).and_then(Value::as_bool) == Some(true);
+        let listen = Listen {
+            id: id.clone(),
+            tools: asked("toolsListChanged") && has("tools", "listChanged"),
+            prompts: asked("promptsListChanged") && has("prompts", "listChanged"),
+            resources: asked("resourcesListChanged") && has("resources", "listChanged"),
+        };
+        let mut honoured = serde_json::Map::new();
+        for (k, on) in
+            [("toolsListChanged", listen.tools), ("promptsListChanged", listen.prompts), ("resourcesListChanged", listen.resources)]
+        {
+            if on {
+                honoured.insert(k.into(), json!(true));
+            }
+        }
+        let uris: Vec<String> = wanted
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).take(256).map(str::to_string).collect())
+            .unwrap_or_default();
+        let mut subscribed = Vec::new();
+        for uri in uris {
+            if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
+                self.ui_subscriptions.insert(uri.clone());
+                subscribed.push(json!(uri));
+            } else if has("resources", "subscribe") {
+                self.subscribe_upstream(ctx, uri.clone());
+                subscribed.push(json!(uri));
+            }
+        }
+        if !subscribed.is_empty() {
+            honoured.insert("resourceSubscriptions".into(), Value::Array(subscribed));
+        }
+        if let Some(call) = self.stateless.as_mut() {
+            call.listen = Some(listen);
+        }
+        let ack = jsonrpc::notification("notifications/subscriptions/acknowledged", json!({"notifications": honoured}));
+        if let Some(ack) = self.tag_for_listener(ack) {
+            self.send_related(ack, Some(&id));
+        }
+    }
+
+    /// Holds an upstream subscription for a listening host (released when the session stops).
+    fn subscribe_upstream(&mut self, ctx: &mut Context<Self>, uri: String) {
+        let msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": uri}));
+        let fut = self.deps.upstream.subscribe.send(crate::messages::Subscribe { session: self.id.clone(), msg });
+        ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
+            if res.is_ok_and(|a| a.get("result").is_some()) {
+                act.subscriptions.insert(uri);
+            }
+        }));
+    }
+
+    /// A change notification for a listening host, tagged with its subscription; `None` when
+    /// the host did not ask for it (or is not listening).
+    pub(super) fn tag_for_listener(&self, mut msg: Value) -> Option<Value> {
+        let listen = self.stateless.as_ref()?.listen.as_ref()?;
+        let wanted = match jsonrpc::method(&msg)? {
+            "notifications/tools/list_changed" => listen.tools,
+            "notifications/prompts/list_changed" => listen.prompts,
+            "notifications/resources/list_changed" => listen.resources,
+            // Sent only for URIs this session subscribed (see HostEvent::ResourceUpdated).
+            "notifications/resources/updated" | "notifications/subscriptions/acknowledged" => true,
+            _ => false,
+        };
+        if !wanted {
+            return None;
+        }
+        if !msg.get("params").is_some_and(Value::is_object) {
+            msg["params"] = json!({});
+        }
+        let meta = msg["params"].as_object_mut().expect("an object").entry("_meta").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(modern::META_SUBSCRIPTION.into(), listen.id.clone());
+        }
+        Some(msg)
+    }
+
+    /// The listen request's id, while this session is a listener.
+    pub(super) fn listen_id(&self) -> Option<Value> {
+        Some(self.stateless.as_ref()?.listen.as_ref()?.id.clone())
     }
 
     /// Leaves the table of parked calls.

@@ -469,3 +469,124 @@ async fn a_request_id_reused_while_in_flight_is_refused_and_the_first_still_answ
     let _again = post(&host, call_echo()).await;
     next(&mut link).await;
 }
+
+fn stateless_meta(caps: Value) -> crate::modern::RequestMeta {
+    crate::modern::RequestMeta { version: crate::modern::VERSION.into(), capabilities: caps, client_info: None, log_level: None }
+}
+
+/// A 2026 request with its `_meta`, as a stateless host sends it.
+fn stateless_call(id: i64, extra: Value) -> Value {
+    let mut params = json!({"name": "echo", "arguments": {"x": 1}, "_meta": {crate::modern::META_VERSION: crate::modern::VERSION, crate::modern::META_CAPS: {"elicitation": {}}}});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        params[k] = v;
+    }
+    jsonrpc::request(id, "tools/call", params)
+}
+
+async fn post_ref(session: &SessionRef, msg: Value) -> mpsc::Receiver<Value> {
+    let (sink, rx) = sink_channel();
+    session.incoming.do_send(Incoming { msg, sink: Some(sink), request_id: "test".into() });
+    rx
+}
+
+#[actix::test]
+async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_resumes_it() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let parked = Arc::new(crate::session_table::SessionTable::default());
+    let first = stateless_call(1, json!({}));
+    let session =
+        stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let mut stream = post_ref(&session, first).await;
+    let upstream_call = next(&mut link).await;
+    assert!(upstream_call.pointer("/params/_meta").is_none(), "the host's own _meta stays here: {upstream_call}");
+
+    // The upstream asks the host something while the call runs.
+    let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).expect("the call's host");
+    let ask = jsonrpc::request(
+        json!(host_side_id),
+        "elicitation/create",
+        json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}),
+    );
+    let asked = tokio::spawn(target.port.request.send(ServerRequest { msg: ask, related: target.related }));
+
+    let round = next(&mut stream).await;
+    assert_eq!(round["id"], 1);
+    assert_eq!(round["result"]["resultType"], "input_required", "{round}");
+    assert_eq!(round["result"]["inputRequests"]["elicitation_1"]["method"], "elicitation/create");
+    assert!(round["result"]["inputRequests"]["elicitation_1"].get("id").is_none(), "input requests are not JSON-RPC requests");
+    let state = round["result"]["requestState"].as_str().unwrap().to_string();
+    assert!(next_or_closed(&mut stream).await.is_none(), "the round's answer ends its request");
+    assert!(parked.get(&state).is_some(), "the call waits under its state");
+
+    // The retry (a new request, new id) carries the answer: it goes to the upstream's request.
+    let retry = stateless_call(
+        2,
+        json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "accept", "content": {"n": "Ada"}}}}),
+    );
+    let again =
+        stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &retry, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let mut stream = post_ref(&again, retry).await;
+    let answered = asked.await.unwrap().unwrap();
+    assert_eq!(answered["id"], json!(host_side_id));
+    assert_eq!(answered["result"]["content"]["n"], "Ada", "{answered}");
+    assert!(parked.get(&state).is_none(), "a state is used once");
+
+    f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": [{"type": "text", "text": "hi Ada"}]})));
+    let done = next(&mut stream).await;
+    assert_eq!(done["id"], 2, "the answer goes out under the retry's id");
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["_meta"][crate::modern::META_SERVER]["name"], "fake");
+}
+
+#[actix::test]
+async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let parked = Arc::new(crate::session_table::SessionTable::default());
+    let first = stateless_call(1, json!({}));
+    let session = stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &first, stateless_meta(json!({}))).unwrap();
+    let _stream = post_ref(&session, first).await;
+    let upstream_call = next(&mut link).await;
+    let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
+    let ask = jsonrpc::request(json!(host_side_id), "sampling/createMessage", json!({"messages": [], "maxTokens": 5}));
+    let refused = target.port.request.send(ServerRequest { msg: ask, related: target.related }).await.unwrap();
+    assert_eq!(refused["error"]["code"], crate::modern::errors::MISSING_CAPABILITY, "{refused}");
+    assert_eq!(refused["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}));
+}
+
+#[actix::test]
+async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_request() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let meta = json!({crate::modern::META_VERSION: crate::modern::VERSION, crate::modern::META_CAPS: {"elicitation": {}}});
+    f.router.set_upstream_meta(meta.as_object().cloned());
+    let host = f.open("old");
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}});
+    call(&host, jsonrpc::request(0, "initialize", params)).await;
+    let mut stream = post(&host, jsonrpc::request(5, "tools/call", json!({"name": "echo", "arguments": {}}))).await;
+    let sent = next(&mut link).await;
+    assert_eq!(sent["params"]["_meta"][crate::modern::META_VERSION], crate::modern::VERSION, "every request says who asks: {sent}");
+
+    let ask = json!({"resultType": "input_required", "requestState": "opaque-1",
+        "inputRequests": {"who": {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}}}});
+    f.router.on_response(jsonrpc::result(sent["id"].clone(), ask));
+    let server_request = next(&mut stream).await;
+    assert_eq!(server_request["method"], "elicitation/create", "{server_request}");
+    host.send(Incoming {
+        msg: jsonrpc::result(server_request["id"].clone(), json!({"action": "accept", "content": {"n": "Ada"}})),
+        sink: None,
+        request_id: "t".into(),
+    })
+    .await
+    .unwrap();
+
+    let resent = next(&mut link).await;
+    assert_eq!(resent["id"], sent["id"], "the same call goes again");
+    assert_eq!(resent["params"]["inputResponses"]["who"]["content"]["n"], "Ada", "{resent}");
+    assert_eq!(resent["params"]["requestState"], "opaque-1");
+    f.router.on_response(jsonrpc::result(sent["id"].clone(), json!({"resultType": "complete", "content": []})));
+    let answer = next(&mut stream).await;
+    assert_eq!(answer["id"], 5);
+    assert!(answer.get("result").is_some(), "{answer}");
+}
