@@ -15,7 +15,9 @@ pub async fn healthz() -> HttpResponse {
 pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
     let s = edge.router.status();
     let mut body = if s.ready {
-        json!({"status": "ready", "upstream": s.describe, "tools": s.tools.len(), "restarts": s.restarts})
+        // Which protocol revision the upstream was found to speak (2026-07-28: stateless).
+        let protocol = s.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(serde_json::Value::Null);
+        json!({"status": "ready", "upstream": s.describe, "protocol": protocol, "tools": s.tools.len(), "restarts": s.restarts})
     } else {
         json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})
     };

@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import anyio
@@ -169,6 +170,8 @@ def test_protocol_era_matrix(host, up, tmp_path):
 
         log = proc.log_path.read_text()
         assert (MODERN_LOG in log) == (up == "py26"), f"{MODERN_LOG!r} in the log should be {up == 'py26'}"
+        ready = json.loads(urllib.request.urlopen(base + "/readyz").read())
+        assert ready["protocol"] == ("2026-07-28" if up == "py26" else "2025-11-25"), ready
 
 
 def test_a_2025_subscriber_hears_a_2026_upstreams_updates():
