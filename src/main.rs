@@ -351,7 +351,7 @@ async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics
         sse_keepalive: settings.sse_keepalive,
         max_sessions: settings.config.limits.max_sessions,
         shared: shared.clone(),
-        parked: Arc::new(SessionTable::default()),
+        stateless: Default::default(),
     };
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;

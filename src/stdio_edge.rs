@@ -3,22 +3,20 @@
 //! error, a line over the size limit gets a 413-style error, and reading goes on.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_gen_ui_actors::host_session::{stateless_session_for, HostSession, Transport, HOST_PROTOCOL_VERSIONS};
+use mcp_gen_ui_actors::host_session::{stateless_session_for, HostSession, StatelessTables, Transport, HOST_PROTOCOL_VERSIONS};
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef, Sink};
 use mcp_gen_ui_actors::modern;
 use mcp_gen_ui_actors::session_deps::SessionDeps;
-use mcp_gen_ui_actors::session_table::SessionTable;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 pub async fn run(deps: SessionDeps, max_line: usize) {
     let session =
         HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps.clone() }).start_session();
-    let mut stateless = Stateless { deps, parked: Arc::new(SessionTable::default()), calls: HashMap::new() };
+    let mut stateless = Stateless { deps, tables: StatelessTables::default(), calls: HashMap::new() };
     let (tx, mut rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
@@ -83,7 +81,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
 /// call of its own (see `host_session::stateless`); the rest belongs to the 2025 session.
 struct Stateless {
     deps: SessionDeps,
-    parked: Arc<SessionTable>,
+    tables: StatelessTables,
     /// The stateless calls in flight, by the host's request id: where a cancellation goes.
     calls: HashMap<String, SessionRef>,
 }
@@ -113,7 +111,7 @@ impl Stateless {
                 return None;
             }
         };
-        match stateless_session_for(&self.deps, &self.parked, Transport::Stdio, &msg, meta) {
+        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {
                     self.calls.retain(|_, s| s.connected());

@@ -266,12 +266,11 @@ impl HostSession {
         let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
             return; // cancelled meanwhile: the host asked us not to answer
         };
-        let answer = if self.is_stateless() {
-            self.stateless_done();
-            self.stateless_answer(answer)
-        } else {
-            answer
-        };
+        if f.sink.is_none() && self.stateless_hold(&answer) {
+            return; // parked: the host's retry gets it
+        }
+        let stateless = self.is_stateless();
+        let answer = if stateless { self.stateless_answer(answer) } else { answer };
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
@@ -283,6 +282,10 @@ impl HostSession {
             None => {} // dropping the outlet ends the stream after the answer
             Some(Value::Null) => self.send_session(answer),
             Some(m) => self.send_session(m),
+        }
+        if stateless {
+            // The call is over; the session goes once its answer has left.
+            self.stateless_finish();
         }
     }
 
@@ -334,7 +337,7 @@ impl HostSession {
         }
         match method.as_str() {
             "server/discover" if self.is_stateless() => self.discover(ctx, id),
-            "subscriptions/listen" if self.is_stateless() => self.listen(ctx, msg),
+            "subscriptions/listen" if self.is_stateless() => self.listen(msg),
             m if self.is_stateless() && modern::REMOVED_METHODS.contains(&m) => self.answer(jsonrpc::error(
                 id,
                 code::METHOD_NOT_FOUND,
@@ -415,8 +418,11 @@ impl HostSession {
         }
         let who = if self.is_stateless() { "stateless (2026-07-28) hosts together" } else { "this session" };
         let shared = self.deps.stateless_llm_calls.clone();
-        let mut shared_window = shared.lock().unwrap_or_else(|p| p.into_inner());
-        let window = if self.is_stateless() { &mut *shared_window } else { &mut self.llm_calls };
+        let mut shared_window = self.is_stateless().then(|| shared.lock().unwrap_or_else(|p| p.into_inner()));
+        let window = match shared_window.as_deref_mut() {
+            Some(w) => w,
+            None => &mut self.llm_calls,
+        };
         let minute = Duration::from_secs(60);
         while window.front().is_some_and(|t| t.elapsed() >= minute) {
             window.pop_front();
@@ -501,8 +507,13 @@ impl HostSession {
     }
 
     /// [`HostSession::forward`] with what to do with the answer (not called when cancelled).
-    fn forward_then(&mut self, ctx: &mut Context<Self>, msg: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static) {
+    fn forward_then(&mut self, ctx: &mut Context<Self>, mut msg: Value, then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        if self.deps.router.upstream_is_modern() {
+            // A 2026 upstream asks only what this host can answer.
+            let caps = self.negotiated.as_ref().map(|n| modern::answerable(&n.client_caps)).unwrap_or(json!({}));
+            modern::set_request_meta(&mut msg, modern::META_CAPS, caps);
+        }
         match self.deps.router.try_forward(&self.id, msg) {
             Ok(rx) => {
                 ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| {
@@ -722,6 +733,7 @@ impl HostSession {
         match jsonrpc::method(&msg).unwrap_or_default() {
             "notifications/initialized" => {}
             "notifications/cancelled" => {
+                let msg = self.stateless_cancellation(msg);
                 if let Some(req) = msg.pointer("/params/requestId") {
                     if let Some(f) = self.in_flight.remove(&jsonrpc::id_key(req)) {
                         self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
@@ -792,7 +804,7 @@ impl Actor for HostSession {
         self.metrics.host_sessions.with_label_values(&[self.label()]).dec();
         self.stateless_stopped();
         self.deps.router.unregister(&self.id);
-        self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone(), subscriptions: self.subscriptions.drain().collect() });
+        self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone() });
         if let Some(t) = &self.deps.sessions {
             t.remove(&self.id);
         }
@@ -890,6 +902,9 @@ impl Handler<PumpStreams> for HostSession {
         for _ in 0..gone {
             self.stream_full("stalled");
         }
+        if self.draining.is_empty() {
+            self.stateless_drained();
+        }
         if waiting {
             // A host that is reading gets the rest soon; one that is not is checked rarely
             // (until the stall limit closes its stream), not hundreds of times a second.
@@ -942,12 +957,7 @@ impl Handler<ServerRequest> for HostSession {
         }
         let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&r.msg).unwrap_or_default().to_string();
-        let needed = match method.as_str() {
-            "sampling/createMessage" => Some("sampling"),
-            "elicitation/create" => Some("elicitation"),
-            "roots/list" => Some("roots"),
-            _ => None,
-        };
+        let needed = modern::capability_for(&method);
         let caps = self.negotiated.as_ref().map(|n| n.client_caps.clone()).unwrap_or(json!({}));
         if let Some(cap) = needed {
             if caps.get(cap).is_none() {
@@ -973,7 +983,7 @@ impl Handler<ServerRequest> for HostSession {
 }
 
 mod stateless;
-pub use stateless::session_for as stateless_session_for;
+pub use stateless::{session_for as stateless_session_for, StatelessTables};
 
 #[cfg(test)]
 mod tests;

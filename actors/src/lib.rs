@@ -12,6 +12,7 @@ pub mod file_names;
 pub mod generate;
 pub mod generation_queue;
 pub mod host_session;
+pub mod input_rounds;
 pub mod jsonrpc;
 pub mod learned_shapes;
 pub mod lease;

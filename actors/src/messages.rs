@@ -77,6 +77,9 @@ pub enum HostEvent {
 pub struct ServerRequest {
     pub msg: Value,
     pub related: Option<Value>,
+    /// The key a 2026 upstream gave this request in its `input_required` answer: a stateless
+    /// host is asked under the same key.
+    pub key: Option<String>,
 }
 
 /// How the upstream side reaches one host session.
@@ -135,12 +138,11 @@ pub struct ToolsUpdated {
 #[rtype(result = "()")]
 pub struct Broadcast(pub HostEvent);
 
-/// A session left: release its upstream subscriptions.
+/// A session left: release the upstream subscriptions it held (the upstream side knows which).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Unregister {
     pub session: SessionId,
-    pub subscriptions: Vec<String>,
 }
 
 /// A host subscribes to (or unsubscribes from) an upstream resource. The first subscriber's

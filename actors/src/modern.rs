@@ -128,11 +128,28 @@ pub fn expected_name(msg: &Value) -> Option<&str> {
     }
 }
 
+/// A header's value as text: surrounding whitespace is not significant, and `=?base64?...?=`
+/// carries what plain ASCII cannot.
+pub fn header_text(value: &str) -> Result<String, Refusal> {
+    let v = value.trim();
+    let Some(encoded) = v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) else {
+        return Ok(v.to_string());
+    };
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| {
+        Refusal::new(errors::HEADER_MISMATCH, format!("the header value {v:?} is not valid base64 in its =?base64?...?= form"))
+    })?;
+    String::from_utf8(bytes)
+        .map_err(|_| Refusal::new(errors::HEADER_MISMATCH, format!("the header value {v:?} does not decode to UTF-8 text")))
+}
+
 /// Checks `Mcp-Method` (case-sensitive value) and `Mcp-Name` against the body. Surrounding
-/// whitespace in a value is not significant.
+/// whitespace in a value is not significant; either may come base64-encoded.
 pub fn check_headers(msg: &Value, method_header: Option<&str>, name_header: Option<&str>) -> Result<(), Refusal> {
     let method = jsonrpc::method(msg).unwrap_or_default();
-    match method_header.map(str::trim) {
+    let method_header = method_header.map(header_text).transpose()?;
+    let name_header = name_header.map(header_text).transpose()?;
+    match method_header.as_deref() {
         None => return Err(Refusal::new(errors::HEADER_MISMATCH, format!("the Mcp-Method header is required; send Mcp-Method: {method}"))),
         Some(h) if h != method => {
             return Err(Refusal::new(
@@ -143,7 +160,7 @@ pub fn check_headers(msg: &Value, method_header: Option<&str>, name_header: Opti
         Some(_) => {}
     }
     if let Some(name) = expected_name(msg) {
-        match name_header.map(str::trim) {
+        match name_header.as_deref() {
             None => {
                 return Err(Refusal::new(
                     errors::HEADER_MISMATCH,
@@ -167,7 +184,7 @@ pub fn http_status(answer: &Value) -> u16 {
     match answer.pointer("/error/code").and_then(Value::as_i64) {
         Some(code::METHOD_NOT_FOUND) => 404,
         Some(errors::HEADER_MISMATCH | errors::MISSING_CAPABILITY | errors::UNSUPPORTED_VERSION) => 400,
-        Some(code::PARSE_ERROR | code::INVALID_REQUEST) => 400,
+        Some(code::PARSE_ERROR | code::INVALID_REQUEST | code::INVALID_PARAMS) => 400,
         _ => 200,
     }
 }
@@ -194,7 +211,7 @@ pub fn caching_for(method: &str) -> Option<Caching> {
 /// Dresses a session-era answer for a stateless host: `resultType` on results, caching hints
 /// where they belong (an upstream's own hints are kept when stricter), our identity in
 /// `_meta`, and error codes the 2026 revision renamed.
-pub fn dress_answer(mut answer: Value, method: &str, caching: Option<Caching>, server_info: &Value) -> Value {
+pub fn dress_answer(mut answer: Value, caching: Option<Caching>, server_info: &Value) -> Value {
     if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut) {
         result.entry("resultType").or_insert_with(|| json!("complete"));
         if let Some(c) = caching {
@@ -217,7 +234,6 @@ pub fn dress_answer(mut answer: Value, method: &str, caching: Option<Caching>, s
             err.insert("code".into(), json!(code::INVALID_PARAMS));
         }
     }
-    let _ = method;
     answer
 }
 
@@ -245,6 +261,11 @@ pub fn stateless_capabilities(mut caps: Value) -> Value {
         obj.remove("logging");
     }
     caps
+}
+
+/// Whether `caps` declares `cap.flag: true` (`tools.listChanged`, `resources.subscribe`, ...).
+pub fn declares(caps: &Value, cap: &str, flag: &str) -> bool {
+    caps.get(cap).and_then(|c| c.get(flag)).and_then(Value::as_bool) == Some(true)
 }
 
 /// Which client capability a server-to-client request needs.
@@ -312,11 +333,36 @@ pub fn valid_response(method: &str, response: &Value) -> bool {
     }
 }
 
+/// What of a client's capabilities the upstream may ask for through the proxy: the ones it
+/// answers by asking that client (sampling, elicitation, roots).
+pub fn answerable(caps: &Value) -> Value {
+    let mut out = Map::new();
+    for k in ["sampling", "elicitation", "roots"] {
+        if let Some(v) = caps.get(k).filter(|v| !v.is_null()) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// Sets `params._meta[key]` of a request (making `params` and `_meta` objects if need be).
+pub fn set_request_meta(msg: &mut Value, key: &str, value: Value) {
+    if !msg.get("params").is_some_and(Value::is_object) {
+        msg["params"] = json!({});
+    }
+    let meta = msg["params"].as_object_mut().expect("made an object above").entry("_meta").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta[key] = value;
+}
+
 /// The stateless request's own `_meta` keys are the host's; the upstream must not see them
 /// (it speaks to the proxy, with the proxy's own identity).
 pub fn strip_request_meta(msg: &mut Value) {
     if let Some(meta) = msg.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
-        for k in [META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL] {
+        // The log level stays: a 2026 upstream sends log messages only to a request that asks.
+        for k in [META_VERSION, META_CAPS, META_CLIENT] {
             meta.remove(k);
         }
         if meta.is_empty() {
@@ -391,6 +437,8 @@ mod tests {
         assert!(check_headers(&call, Some("tools/call"), Some("other")).is_err());
         assert!(check_headers(&call, Some("TOOLS/CALL"), Some("echo")).is_err());
         assert!(check_headers(&call, None, Some("echo")).is_err());
+        assert!(check_headers(&call, Some("tools/call"), Some("=?base64?ZWNobw==?=")).is_ok(), "base64 form of echo");
+        assert!(check_headers(&call, Some("tools/call"), Some("=?base64?ZWNobw?=")).is_err(), "bad padding");
         let read = req("resources/read", json!({"uri": "ui://x"}));
         assert!(check_headers(&read, Some("resources/read"), Some("ui://x")).is_ok());
         assert!(check_headers(&req("tools/list", json!({})), Some("tools/list"), None).is_ok());
@@ -399,28 +447,19 @@ mod tests {
     #[test]
     fn answers_are_dressed_for_the_stateless_era() {
         let server = json!({"name": "s", "version": "1"});
-        let a = dress_answer(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}), "tools/list", caching_for("tools/list"), &server);
+        let a = dress_answer(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}), caching_for("tools/list"), &server);
         assert_eq!(a["result"]["resultType"], "complete");
         assert_eq!(a["result"]["ttlMs"], 0);
         assert_eq!(a["result"]["cacheScope"], "private");
         assert_eq!(a["result"]["_meta"][META_SERVER], server);
-        let kept = dress_answer(json!({"id": 1, "result": {"resultType": "input_required"}}), "tools/call", None, &server);
+        let kept = dress_answer(json!({"id": 1, "result": {"resultType": "input_required"}}), None, &server);
         assert_eq!(kept["result"]["resultType"], "input_required");
         assert!(kept["result"].get("ttlMs").is_none());
-        let nf = dress_answer(
-            json!({"id": 1, "error": {"code": -32002, "message": "x", "data": {"uri": "u"}}}),
-            "resources/read",
-            None,
-            &server,
-        );
+        let nf = dress_answer(json!({"id": 1, "error": {"code": -32002, "message": "x", "data": {"uri": "u"}}}), None, &server);
         assert_eq!(nf["error"]["code"], code::INVALID_PARAMS);
         assert_eq!(nf["error"]["data"]["uri"], "u");
-        let public = dress_answer(
-            json!({"id": 1, "result": {"contents": [], "ttlMs": 5}}),
-            "resources/read",
-            Some(Caching { ttl_ms: 60_000, public: true }),
-            &server,
-        );
+        let public =
+            dress_answer(json!({"id": 1, "result": {"contents": [], "ttlMs": 5}}), Some(Caching { ttl_ms: 60_000, public: true }), &server);
         assert_eq!(public["result"]["ttlMs"], 5, "the stricter of the two wins");
         assert_eq!(public["result"]["cacheScope"], "public");
     }

@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::input_rounds;
 use crate::jsonrpc::{self, code};
-use crate::messages::{HostEvent, ServerRequest, SessionId, SessionPort, Status};
+use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
-use crate::routes::Routes;
+use crate::modern;
+use crate::routes::{Round, Routes};
 use crate::upstream::LINK_QUEUE;
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
@@ -110,14 +112,12 @@ impl Router {
         if let Some(meta) = self.upstream_meta.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
             match jsonrpc::kind(&msg) {
                 // Every 2026 request says who is asking; the proxy is the upstream's client.
+                // (The capabilities a host session set for its own request stay.)
                 jsonrpc::Kind::Request => {
-                    if !msg.get("params").is_some_and(Value::is_object) {
-                        msg["params"] = json!({});
-                    }
-                    let m = msg["params"].as_object_mut().expect("an object").entry("_meta").or_insert_with(|| json!({}));
-                    if let Some(m) = m.as_object_mut() {
-                        for (k, v) in meta {
-                            m.insert(k.clone(), v.clone());
+                    for (k, v) in meta {
+                        let set = msg.pointer("/params/_meta").and_then(|m| m.get(k)).is_some();
+                        if !(set && k == modern::META_CAPS) {
+                            modern::set_request_meta(&mut msg, k, v.clone());
                         }
                     }
                 }
@@ -165,6 +165,11 @@ impl Router {
         (json!(id), rx)
     }
 
+    /// Stops or restarts the deadline of a host's request (see `Routes::hold`).
+    pub fn hold_route(&self, session: &SessionId, host_req: &Value, hold: bool) {
+        self.routes().hold(session, host_req, hold);
+    }
+
     /// Ends a lasting request: forgotten here, cancelled upstream.
     pub fn end_lasting(&self, id: &Value) {
         if self.routes().give_up(id).is_some() {
@@ -187,6 +192,11 @@ impl Router {
         }
         drop(last);
         self.routes().drop_session(session);
+    }
+
+    /// Whether `session` is still connected (a session that stopped has left).
+    pub fn is_registered(&self, session: &SessionId) -> bool {
+        self.sessions.read().unwrap_or_else(|p| p.into_inner()).contains_key(session)
     }
 
     pub fn broadcast(&self, ev: HostEvent) {
@@ -264,17 +274,17 @@ impl Router {
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
                 match round {
-                    Some((session, request)) => {
-                        let router = self.clone();
-                        tokio::spawn(async move { router.input_round(up_id, session, request, msg).await });
+                    Round::Ask { session, request } => {
+                        tokio::spawn(input_rounds::ask_host(self.clone(), up_id, session, request, msg));
+                        return;
                     }
-                    None => self.give_up(
-                        &up_id,
-                        code::INTERNAL_ERROR,
-                        "the upstream kept asking for input (more rounds than allowed); the call was given up".into(),
-                    ),
+                    Round::TooMany => {
+                        let why =
+                            format!("the upstream asked for input more than {MAX_INPUT_ROUNDS} times in one call; the call was given up");
+                        return self.give_up(&up_id, code::INTERNAL_ERROR, why);
+                    }
+                    Round::NotKept | Round::Unknown => {} // delivered as it is, below
                 }
-                return;
             }
         }
         let Some(p) = self.routes().answered(&mut msg) else {
@@ -289,65 +299,25 @@ impl Router {
         let _ = p.reply.send(msg);
     }
 
-    /// One `input_required` round with a 2026 upstream: each input request goes to the host
-    /// whose call it is (a 2025 session as a server request; a 2026 host gets its own
-    /// `input_required`), and the call is sent again with every answer and the request state.
-    async fn input_round(self: Arc<Self>, up_id: Value, session: SessionId, mut request: Value, answer: Value) {
-        let result = answer.get("result").cloned().unwrap_or(Value::Null);
-        let wanted = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut asks = Vec::new();
-        for (key, ask) in wanted {
-            let method = ask.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
-            let Some((target, host_side_id)) = self.server_request_target(json!(format!("input:{key}")), Some(&up_id)) else {
-                return self.give_up(&up_id, code::INTERNAL_ERROR, format!("the upstream asked for {method}, but the host is gone"));
-            };
-            if target.session != session {
-                self.server_request_done(&host_side_id);
-                return self.give_up(&up_id, code::INTERNAL_ERROR, "the call's host is gone".into());
-            }
-            let params = ask.get("params").cloned().unwrap_or(json!({}));
-            let msg = jsonrpc::request(json!(host_side_id.clone()), &method, params);
-            let port = target.port.request.clone();
-            let related = target.related.clone();
-            asks.push(async move {
-                let res = port.send(ServerRequest { msg, related }).await;
-                (key, host_side_id, method, res)
-            });
-        }
-        let mut responses = serde_json::Map::new();
-        for (key, host_side_id, method, res) in futures::future::join_all(asks).await {
-            self.server_request_done(&host_side_id);
-            match res.ok().map(|a| (a.get("result").cloned(), a.get("error").cloned())) {
-                Some((Some(r), _)) => {
-                    responses.insert(key, r);
-                }
-                Some((None, Some(err))) => {
-                    let c = err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
-                    let m = err.get("message").and_then(Value::as_str).unwrap_or("no reason given");
-                    return self.give_up(&up_id, c, format!("the host could not answer the upstream's {method}: {m}"));
-                }
-                _ => return self.give_up(&up_id, code::INTERNAL_ERROR, format!("the host did not answer the upstream's {method}")),
-            }
-        }
-        if !self.routes().is_pending(&up_id) {
-            return; // cancelled or timed out while the host was answering
-        }
-        let params = request["params"].as_object_mut().expect("kept requests have params");
-        params.insert("inputResponses".into(), Value::Object(responses));
-        match result.get("requestState") {
-            Some(state) => params.insert("requestState".into(), state.clone()),
-            None => params.remove("requestState"),
-        };
-        if let Err(why) = self.send(request) {
-            self.give_up(&up_id, code::UPSTREAM_UNAVAILABLE, why);
-        }
+    /// Whether the upstream request `up_id` still waits for its answer.
+    pub fn is_pending(&self, up_id: &Value) -> bool {
+        self.routes().is_pending(up_id)
     }
 
     /// Answers the host waiting on `up_id` with an error (and forgets the route).
-    fn give_up(&self, up_id: &Value, code: i64, why: String) {
+    pub fn give_up(&self, up_id: &Value, code: i64, why: String) {
         if let Some(p) = self.routes().give_up(up_id) {
             let _ = p.reply.send(jsonrpc::error(p.host_id.unwrap_or(Value::Null), code, why));
         }
+    }
+
+    /// A notification about the upstream request `up_id`: to that request's host, on its
+    /// stream. False when no host request is behind it.
+    pub fn notify_host_of(&self, up_id: &Value, msg: &Value) -> bool {
+        let Some((session, host_req)) = self.routes().host_of(up_id) else { return false };
+        let Some(port) = self.port(&session) else { return false };
+        port.event.do_send(HostEvent::Notify { msg: msg.clone(), related: Some(host_req) });
+        true
     }
 
     /// A progress notification: to the host that asked for it, with its own token back.

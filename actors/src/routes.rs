@@ -37,6 +37,19 @@ struct ProgressRoute {
     pending_key: String,
 }
 
+/// What an `input_required` answer from a 2026 upstream leads to.
+pub enum Round {
+    /// Ask `session`'s host, then send `request` again with the answers (the route stays).
+    Ask { session: SessionId, request: Value },
+    /// A request not kept for rounds (the proxy's own, or a method that cannot ask): the
+    /// answer goes to whoever waits, as it is.
+    NotKept,
+    /// The request has asked too often: give up.
+    TooMany,
+    /// No such request (cancelled, timed out).
+    Unknown,
+}
+
 /// A request given up at its deadline: answer the host, cancel it upstream.
 pub struct Expired<T> {
     pub pending: Pending<T>,
@@ -180,18 +193,28 @@ impl<T> Routes<T> {
         up_id
     }
 
-    /// A 2026 upstream asked for input on `up_id`: the request to send again once the host has
-    /// answered (the route stays, its deadline restarts), if it is a host's and kept, within
-    /// `max_rounds`.
-    pub fn input_round(&mut self, up_id: &Value, max_rounds: u32) -> Option<(SessionId, Value)> {
+    /// A 2026 upstream asked for input on `up_id`: what to do with that answer.
+    pub fn input_round(&mut self, up_id: &Value, max_rounds: u32) -> Round {
         let timeout = self.timeout;
-        let p = self.pending.get_mut(&jsonrpc::id_key(up_id))?;
+        let Some(p) = self.pending.get_mut(&jsonrpc::id_key(up_id)) else { return Round::Unknown };
+        let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return Round::NotKept };
         if p.rounds >= max_rounds {
-            return None;
+            return Round::TooMany;
         }
         p.rounds += 1;
         p.deadline = Instant::now() + timeout;
-        Some((p.session.clone()?, p.resend.clone()?))
+        Round::Ask { session, request }
+    }
+
+    /// Stops (`hold`) or restarts the deadline of `session`'s request `host_req`: a call waiting
+    /// for its host's answers is not the upstream's delay.
+    pub fn hold(&mut self, session: &SessionId, host_req: &Value, hold: bool) {
+        let timeout = self.timeout;
+        if let Some(p) = self.pending.values_mut().find(|p| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req)) {
+            let now = Instant::now();
+            p.deadline =
+                if hold { now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + timeout) } else { now + timeout };
+        }
     }
 
     /// Whether `up_id` still waits for its answer (the host may have cancelled it meanwhile).
@@ -254,13 +277,13 @@ impl<T> Routes<T> {
     /// else the session with the newest request in flight. With the host request it relates to.
     pub fn target(&self) -> Option<(SessionId, Value)> {
         // A stdio upstream does not say which request a server request belongs to. Best guess:
-        // a session not already waiting on one (a call blocked on an answer rarely asks
-        // again), a request that can ask (a call, a prompt, a read), the newest.
-        let waiting: std::collections::HashSet<&SessionId> = self.server_requests.values().map(|(s, _)| s).collect();
-        let p = self.pending.values().filter(|p| p.session.is_some()).max_by_key(|p| {
-            let free = p.session.as_ref().is_some_and(|s| !waiting.contains(s));
-            (free, matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started)
-        })?;
+        // the newest request that can ask (a call, a prompt, a read), else the newest. (A call
+        // waiting for its host's answers is older than any that asks after it.)
+        let p = self
+            .pending
+            .values()
+            .filter(|p| p.session.is_some())
+            .max_by_key(|p| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started))?;
         Some((p.session.clone()?, p.host_id.clone()?))
     }
 

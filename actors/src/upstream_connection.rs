@@ -8,7 +8,7 @@
 //! It runs on an arbiter of its own (see `main`), so the link's I/O tasks have a thread that
 //! nothing else routes messages on.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::contain;
 use crate::jsonrpc::{self, code, Kind};
 use crate::messages::{
-    Broadcast, HostEvent, RefreshTools, ServerRequest, Shutdown, Status, Subscribe, ToolsUpdated, Unregister, UpstreamPort,
+    Broadcast, HostEvent, RefreshTools, ServerRequest, SessionId, Shutdown, Status, Subscribe, ToolsUpdated, Unregister, UpstreamPort,
 };
 use crate::metrics::Metrics;
 use crate::modern;
@@ -58,8 +58,9 @@ pub struct UpstreamConnection {
     restarts: u64,
     init: Option<Arc<Value>>,
     tools: Arc<Vec<Value>>,
-    /// Upstream resource subscriptions held on behalf of hosts: uri -> number of sessions.
-    subscriptions: HashMap<String, usize>,
+    /// Upstream resource subscriptions held on behalf of hosts: uri -> the sessions holding it
+    /// (a set, so a session leaving releases exactly what it held, however often it asked).
+    subscriptions: HashMap<String, HashSet<SessionId>>,
     /// A 2026 upstream's `subscriptions/listen` the proxy holds (its id), carrying list changes
     /// and updates of the subscribed resources.
     listen: Option<Value>,
@@ -262,7 +263,7 @@ impl UpstreamConnection {
             self.router.end_lasting(&old);
         }
         let caps = self.init.as_ref().and_then(|i| i.get("capabilities").cloned()).unwrap_or(json!({}));
-        let has = |cap: &str, flag: &str| caps.get(cap).and_then(|c| c.get(flag)).and_then(Value::as_bool) == Some(true);
+        let has = |cap: &str, flag: &str| modern::declares(&caps, cap, flag);
         let mut wanted = serde_json::Map::new();
         for (key, cap) in [("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")] {
             if has(cap, "listChanged") {
@@ -284,12 +285,17 @@ impl UpstreamConnection {
             if end.is_null() {
                 return; // ended by us (resubscribing) or with the connection
             }
-            if let Some(err) = end.get("error") {
-                tracing::warn!(component = "upstream", event = "listen_refused", error = %err, "the upstream refused subscriptions/listen: list changes and resource updates will not reach hosts");
+            if end.pointer("/error/code").and_then(Value::as_i64) == Some(code::METHOD_NOT_FOUND) {
+                tracing::warn!(
+                    component = "upstream",
+                    event = "listen_refused",
+                    "the upstream does not serve subscriptions/listen: list changes and resource updates will not reach hosts"
+                );
                 return;
             }
-            // A graceful end (the upstream closed it): listen again shortly.
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            // Ended by the upstream, gracefully or with a broken stream: listen again shortly
+            // (at most every 2 s however often it fails).
+            tokio::time::sleep(Duration::from_secs(2)).await;
             if let Some(a) = addr {
                 a.do_send(Relisten { gen, id });
             }
@@ -329,7 +335,7 @@ impl UpstreamConnection {
             // Answers normally go straight to the router; one that reaches here is handled alike.
             Kind::Response => self.router.on_response(msg),
             Kind::Request => self.on_server_request(ctx, msg, stream_of),
-            Kind::Notification => self.on_notification(ctx, msg),
+            Kind::Notification => self.on_notification(ctx, msg, stream_of),
             Kind::Invalid(why) => {
                 self.metrics.upstream_bad_frames.inc();
                 tracing::warn!(component = "upstream", event = "invalid_message", error = %why, "upstream sent an invalid JSON-RPC message; ignored")
@@ -357,7 +363,7 @@ impl UpstreamConnection {
         let mut out = msg;
         out["id"] = json!(host_side_id);
         let gen = self.generation;
-        let fut = target.port.request.send(ServerRequest { msg: out, related: target.related });
+        let fut = target.port.request.send(ServerRequest { msg: out, related: target.related, key: None });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             act.router.server_request_done(&host_side_id);
             if gen != act.generation {
@@ -372,9 +378,12 @@ impl UpstreamConnection {
         }));
     }
 
-    fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
         match jsonrpc::method(&msg).unwrap_or_default() {
             "notifications/progress" => self.router.on_progress(&msg),
+            // A log message on a request's stream is that request's host's (the only way a
+            // 2026 host hears logs); others go to every host, as before.
+            "notifications/message" if stream_of.as_ref().is_some_and(|up| self.router.notify_host_of(up, &msg)) => {}
             "notifications/cancelled" => self.router.on_server_request_cancelled(&msg),
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
             "notifications/resources/updated" => {
@@ -409,17 +418,21 @@ impl UpstreamConnection {
         }));
     }
 
-    fn release_subscription(&mut self, uri: &str) {
-        if let Some(n) = self.subscriptions.get_mut(uri) {
-            *n -= 1;
-            if *n == 0 {
-                self.subscriptions.remove(uri);
-                if self.router.upstream_is_modern() {
-                    self.listen_upstream();
-                } else {
-                    drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
-                }
-            }
+    /// `session` no longer holds `uri`; the upstream subscription goes with its last holder.
+    fn drop_holder(&mut self, uri: &str, session: &SessionId) {
+        let Some(holders) = self.subscriptions.get_mut(uri) else { return };
+        holders.remove(session);
+        if holders.is_empty() {
+            self.subscriptions.remove(uri);
+            self.release_upstream(uri);
+        }
+    }
+
+    fn release_upstream(&mut self, uri: &str) {
+        if self.router.upstream_is_modern() {
+            self.listen_upstream();
+        } else {
+            drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
         }
     }
 }
@@ -704,8 +717,9 @@ impl Handler<Unregister> for UpstreamConnection {
     type Result = ();
 
     fn handle(&mut self, u: Unregister, _ctx: &mut Self::Context) {
-        for uri in u.subscriptions {
-            self.release_subscription(&uri);
+        let held: Vec<String> = self.subscriptions.iter().filter(|(_, h)| h.contains(&u.session)).map(|(uri, _)| uri.clone()).collect();
+        for uri in held {
+            self.drop_holder(&uri, &u.session);
         }
     }
 }
@@ -717,36 +731,27 @@ impl Handler<Subscribe> for UpstreamConnection {
         let uri = s.msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         let subscribe = jsonrpc::method(&s.msg) == Some("resources/subscribe");
         let id = jsonrpc::id(&s.msg).cloned().unwrap_or(Value::Null);
-        let count = self.subscriptions.get(&uri).copied().unwrap_or(0);
-        if subscribe && count > 0 {
-            *self.subscriptions.get_mut(&uri).expect("count > 0") += 1;
+        if !subscribe {
+            self.drop_holder(&uri, &s.session);
             return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
-        if !subscribe && count > 1 {
-            self.release_subscription(&uri);
-            return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
-        }
-        if self.router.upstream_is_modern() {
-            // 2026: subscriptions ride on our one listen stream, opened again with the new set.
-            if subscribe {
-                self.subscriptions.insert(uri, 1);
+        let held = self.subscriptions.get(&uri).is_some_and(|h| !h.is_empty());
+        if held || self.router.upstream_is_modern() {
+            self.subscriptions.entry(uri).or_default().insert(s.session);
+            if !held {
+                // 2026: subscriptions ride on our one listen stream, opened again with the new set.
                 self.listen_upstream();
-            } else if count == 1 {
-                self.release_subscription(&uri);
             }
             return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
         let router = self.router.clone();
+        let session = s.session.clone();
         Box::pin(async move { router.forward(s.session, s.msg).await }.into_actor(self).map(move |answer, act, _| {
             if answer.get("result").is_some() {
-                let n = act.subscriptions.entry(uri.clone()).or_insert(0);
-                if subscribe {
-                    *n += 1;
-                } else {
-                    *n = n.saturating_sub(1);
-                    if *n == 0 {
-                        act.subscriptions.remove(&uri);
-                    }
+                if act.router.is_registered(&session) {
+                    act.subscriptions.entry(uri).or_default().insert(session);
+                } else if !act.subscriptions.contains_key(&uri) {
+                    act.release_upstream(&uri); // the session left while the upstream answered
                 }
             }
             answer

@@ -47,8 +47,8 @@ pub struct Edge {
     pub max_sessions: usize,
     /// `cache.type: redis`: the store shared with other replicas (its state is in /readyz).
     pub shared: Option<mcp_gen_ui_actors::redis_store::RedisStore>,
-    /// Stateless (2026-07-28) calls waiting for their host's retry, by request state.
-    pub parked: Arc<SessionTable>,
+    /// Stateless (2026-07-28) calls: those alive, and those waiting for their host's retry.
+    pub stateless: mcp_gen_ui_actors::host_session::StatelessTables,
 }
 
 impl Edge {

@@ -27,11 +27,13 @@ fn stateless_era(req: &HttpRequest) -> bool {
 }
 
 fn method_not_allowed() -> HttpResponse {
-    json_error(
+    let mut res = json_error(
         StatusCode::METHOD_NOT_ALLOWED,
         code::METHOD_NOT_FOUND,
         format!("MCP {} is stateless: there is no session stream to GET or DELETE; POST each request", modern::VERSION),
-    )
+    );
+    res.headers_mut().insert(actix_web::http::header::ALLOW, actix_web::http::header::HeaderValue::from_static("POST"));
+    res
 }
 
 fn accepts(req: &HttpRequest, what: &str) -> bool {
@@ -168,29 +170,29 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
             return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, code::INVALID_REQUEST, format!("Invalid request: {why}")));
         }
     }
-    let meta = match modern::request_meta(&msg, header(req, VERSION_HEADER)) {
+    let Some(version) = header(req, VERSION_HEADER) else {
+        let why = format!("the MCP-Protocol-Version header is required on every {} request over HTTP", modern::VERSION);
+        return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, modern::errors::HEADER_MISMATCH, why));
+    };
+    let meta = match modern::request_meta(&msg, Some(version)) {
         Ok(m) => m,
         Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.to_error(id)),
     };
     if let Err(refusal) = modern::check_headers(&msg, header(req, "mcp-method"), header(req, "mcp-name")) {
         return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
     }
-    if edge.parked.len() >= edge.max_sessions {
+    let retry = jsonrpc::params(&msg).get("requestState").is_some();
+    // A retry frees a place rather than taking one.
+    if !retry && edge.stateless.live.len() >= edge.max_sessions {
         edge.metrics.refusals.with_label_values(&["max_sessions"]).inc();
-        let mut res = reply(
-            StatusCode::SERVICE_UNAVAILABLE,
-            jsonrpc::error(
-                id,
-                code::LIMITED,
-                format!("{} calls wait for their hosts' answers (limits.maxSessions); retry shortly", edge.max_sessions),
-            ),
-        );
+        let why = format!("the service has {} stateless calls and listens open (limits.maxSessions); retry shortly", edge.max_sessions);
+        let mut res = reply(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, code::LIMITED, why));
         res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
         return res;
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
-    let session = match stateless_session_for(&edge.session, &edge.parked, Transport::StreamableHttp, &msg, meta) {
+    let session = match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta) {
         Ok(s) => s,
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),
     };

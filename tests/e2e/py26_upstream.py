@@ -66,4 +66,10 @@ async def touch(uri: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    mcp.run("stdio")
+    import sys
+
+    # `http PORT`: Streamable HTTP (a 2026 client cancels there by closing its request).
+    if sys.argv[1:2] == ["http"]:
+        mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        mcp.run("stdio")

@@ -6,6 +6,7 @@ on stdio: server-everything (2025) and a Python 2.x MCPServer (2026; py26_upstre
 cell the host lists tools (with their UI), reads a ui:// page, calls a tool with progress,
 answers an elicitation and cancels a slow call, which the upstream must be told about."""
 
+import contextlib
 import json
 import shlex
 import subprocess
@@ -18,7 +19,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from conftest import NODE, ROOT, UI_EXT, metric, proxy_http, scrape, upstream_args
+from conftest import NODE, ROOT, UI_EXT, Proc, free_port, metric, proxy_http, scrape, upstream_args, wait_port
 
 from mcp import Client
 from mcp.client import advertise
@@ -38,13 +39,15 @@ PLANS = {
         "slow": {"name": "trigger-long-running-operation", "arguments": {"duration": 60, "steps": 300}},
         "after": {"name": "echo", "arguments": {"message": "still here"}, "expect": "still here"},
     },
-    "py26": {
+    "py26": (py26 := {
         "ui_tool": "count",
         "progress": {"name": "count", "arguments": {"n": 3, "delay": 0.05}},
         "elicit": {"name": "greet", "arguments": {"greeting": "Hello"}, "answer": {"name": "Ada"}, "expect": "Hello, Ada!"},
         "slow": {"name": "count", "arguments": {"n": 300, "delay": 0.2}},
         "after": {"name": "add", "arguments": {"a": 2, "b": 3}, "expect": "5"},
-    },
+    }),
+    # The same server over Streamable HTTP: headers on every POST, cancellation by closing it.
+    "py26-http": py26,
 }
 ERA = {"ts": "2025-11-25", "py": "2026-07-28"}
 
@@ -122,16 +125,23 @@ def wait_for(check, what: str, timeout: float = 10.0):
     raise AssertionError(f"not seen within {timeout}s: {what}")
 
 
-@pytest.mark.parametrize("up", ["everything", "py26"])
+@pytest.mark.parametrize("up", ["everything", "py26", "py26-http"])
 @pytest.mark.parametrize("host", ["ts", "py"])
 def test_protocol_era_matrix(host, up, tmp_path):
     plan = PLANS[up]
     marker = tmp_path / "cancelled"
+    stack = contextlib.ExitStack()
     if up == "everything":
         args = upstream_args("stdio")
-    else:
+    elif up == "py26":
         args = ["--upstream", shlex.join([sys.executable, str(PY26_UPSTREAM)]), "--upstream-env", f"PY26_CANCEL_MARKER={marker}"]
-    with proxy_http([*args, "--provider", "offline"], name=f"proxy-eras-{host}-{up}") as (base, proc):
+    else:
+        port = free_port()
+        server = Proc(f"py26-http-{host}", [sys.executable, str(PY26_UPSTREAM), "http", str(port)], env={"PY26_CANCEL_MARKER": str(marker)})
+        stack.callback(server.stop)
+        wait_port(port)
+        args = ["--upstream-url", f"http://127.0.0.1:{port}/mcp"]
+    with stack, proxy_http([*args, "--provider", "offline"], name=f"proxy-eras-{host}-{up}") as (base, proc):
         def cancelled() -> float:
             return metric(scrape(base), "mcp_gen_ui_requests_total", method="tools/call", outcome="cancelled")
 
@@ -164,14 +174,15 @@ def test_protocol_era_matrix(host, up, tmp_path):
         # 5. Cancelled on the host, told upstream, and the next call still works.
         assert report["cancel"]["progress"] >= 1 and report["cancel"]["error"], report["cancel"]
         wait_for(lambda: cancelled() >= 1, "requests_total{method=tools/call,outcome=cancelled} >= 1")
-        if up == "py26":
+        if up.startswith("py26"):
             wait_for(marker.exists, f"the upstream's cancellation marker {marker}")
         assert plan["after"]["expect"] in report["after"], report["after"]
 
         log = proc.log_path.read_text()
-        assert (MODERN_LOG in log) == (up == "py26"), f"{MODERN_LOG!r} in the log should be {up == 'py26'}"
+        modern = up.startswith("py26")
+        assert (MODERN_LOG in log) == modern, f"{MODERN_LOG!r} in the log should be {modern}"
         ready = json.loads(urllib.request.urlopen(base + "/readyz").read())
-        assert ready["protocol"] == ("2026-07-28" if up == "py26" else "2025-11-25"), ready
+        assert ready["protocol"] == ("2026-07-28" if modern else "2025-11-25"), ready
 
 
 def test_a_2025_subscriber_hears_a_2026_upstreams_updates():

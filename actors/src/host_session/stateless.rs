@@ -55,6 +55,10 @@ pub(super) struct Call {
     hung_up: bool,
     /// Set when the call is a `subscriptions/listen`: its stream carries change notifications.
     listen: Option<Listen>,
+    /// The upstream's answer, come while the call was parked: the retry gets it.
+    held: Option<Value>,
+    /// Answered: the session stops once what waits to go out has gone.
+    finishing: bool,
 }
 
 /// What a listening host asked to hear of (and this service can tell).
@@ -86,6 +90,8 @@ impl HostSession {
             flush_scheduled: false,
             hung_up: false,
             listen: None,
+            held: None,
+            finishing: false,
         });
         s
     }
@@ -105,7 +111,7 @@ impl HostSession {
         request_id: &str,
     ) -> Option<(Value, Option<Sink>)> {
         let call = self.stateless.as_mut()?;
-        let (responses, _state) = modern::take_round_trip(&mut msg);
+        let (responses, presented) = modern::take_round_trip(&mut msg);
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let Some(original) = call.original.clone() else {
             // A first call that carries answers has nothing to answer yet: they are ignored.
@@ -130,6 +136,23 @@ impl HostSession {
             refuse("it was issued for a different request (method, name or arguments differ)");
             return None;
         }
+        if presented.is_none() || presented != call.state {
+            refuse("it was already used"); // two retries raced with one state: one wins
+            return None;
+        }
+        if let Some(held) = call.held.take() {
+            // The call ended while parked: its answer goes to this retry.
+            if let Some(old) = call.state.take() {
+                call.parked.remove(&old);
+            }
+            call.reply_id = Some(id);
+            let answer = self.stateless_answer(held);
+            if let Some(s) = &sink {
+                let _ = s.try_send(answer);
+            }
+            self.stateless_finish();
+            return None;
+        }
         let key = jsonrpc::id_key(call.host_id.as_ref().unwrap_or(&Value::Null));
         let Some(f) = self.in_flight.get_mut(&key) else {
             refuse("that call has already finished");
@@ -146,6 +169,10 @@ impl HostSession {
         call.parked_since = None;
         call.hung_up = false;
         f.sink = sink.map(Outlet::new);
+        if let Some(host_id) = call.host_id.clone() {
+            self.deps.router.hold_route(&self.id, &host_id, false);
+        }
+        let call = self.stateless.as_mut().expect("stateless");
         f.request_id = request_id.to_string();
         call.reply_id = Some(id);
         let responses = responses.and_then(|r| r.as_object().cloned()).unwrap_or_default();
@@ -187,8 +214,17 @@ impl HostSession {
             });
         }
         let call = self.stateless.as_mut().expect("stateless");
+        if call.listen.is_some() {
+            return Box::pin(async move {
+                jsonrpc::error(id, code::METHOD_NOT_FOUND, format!("the host is only listening for changes; it cannot answer {method}"))
+            });
+        }
         call.counter += 1;
-        let key = modern::input_key(&method, call.counter);
+        // A 2026 upstream's own key is kept (its host may expect it); otherwise one of ours.
+        let key = match r.key.filter(|k| !k.is_empty() && k.len() <= 256 && !call.inputs.contains_key(k)) {
+            Some(k) => k,
+            None => modern::input_key(&method, call.counter),
+        };
         let (tx, rx) = oneshot::channel();
         call.inputs.insert(key, Input { request: r.msg, reply: tx });
         if !call.flush_scheduled {
@@ -223,10 +259,14 @@ impl HostSession {
         let state = uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
         let wanted: Vec<(String, Value)> = call.inputs.iter().map(|(k, i)| (k.clone(), i.request.clone())).collect();
         let answer = jsonrpc::result(call.reply_id.clone().unwrap_or(Value::Null), modern::input_required(&wanted, &state));
-        let answer = modern::dress_answer(answer, &call.method, None, &info);
+        let answer = modern::dress_answer(answer, None, &info);
         call.parked.insert(state.clone(), me);
         call.state = Some(state);
         call.parked_since = Some(Instant::now());
+        // While the host answers, the upstream request's deadline does not run.
+        if let Some(host_id) = call.host_id.clone() {
+            self.deps.router.hold_route(&self.id, &host_id, true);
+        }
         // The request's stream ends with this answer (the outlet is dropped once it is out).
         if self.push(&mut outlet, answer, "request").is_none() && outlet.backlogged() {
             self.draining.push(outlet);
@@ -258,14 +298,49 @@ impl HostSession {
         if call.method == "resources/read" && ui && uri.and_then(ui_meta::tool_of_uri).is_some() {
             caching = Some(modern::Caching { ttl_ms: 0, public: true });
         }
-        modern::dress_answer(answer, &call.method, caching, &info)
+        modern::dress_answer(answer, caching, &info)
     }
 
-    /// The call is over: the session goes (after its answer has left).
-    pub(super) fn stateless_done(&mut self) {
-        if let Some(addr) = &self.self_addr {
-            addr.do_send(Close);
+    /// The call is over: the session goes once its answer has left (see `stateless_drained`).
+    pub(super) fn stateless_finish(&mut self) {
+        if let Some(call) = self.stateless.as_mut() {
+            call.finishing = true;
         }
+        if self.draining.is_empty() {
+            self.stateless_drained();
+        }
+    }
+
+    /// Nothing waits to go out any more: a finished call's session stops.
+    pub(super) fn stateless_drained(&mut self) {
+        if self.stateless.as_ref().is_some_and(|c| c.finishing) {
+            if let Some(addr) = &self.self_addr {
+                addr.do_send(Close);
+            }
+        }
+    }
+
+    /// An answer that came while the call was parked (the host holds no open request): kept
+    /// for the retry. False when this is not such a call.
+    pub(super) fn stateless_hold(&mut self, answer: &Value) -> bool {
+        let Some(call) = self.stateless.as_mut() else { return false };
+        if call.state.is_none() {
+            return false;
+        }
+        call.held = Some(answer.clone());
+        call.inputs.clear(); // the upstream no longer waits for them
+        true
+    }
+
+    /// A cancellation naming the call's latest request (a retry's id) means the call itself,
+    /// which the route knows by its first id.
+    pub(super) fn stateless_cancellation(&self, mut msg: Value) -> Value {
+        let Some(call) = self.stateless.as_ref() else { return msg };
+        let names_reply = msg.pointer("/params/requestId").is_some_and(|r| Some(r) == call.reply_id.as_ref());
+        if let (true, Some(host_id)) = (names_reply, call.host_id.clone()) {
+            msg["params"]["requestId"] = host_id;
+        }
+        msg
     }
 
     /// Periodic check: a host that hung up on its request, or never came back for a parked
@@ -274,7 +349,10 @@ impl HostSession {
         let Some(call) = self.stateless.as_ref() else { return };
         let key = jsonrpc::id_key(call.host_id.as_ref().unwrap_or(&Value::Null));
         let Some(f) = self.in_flight.get(&key) else {
-            if call.original.is_none() || call.inputs.is_empty() {
+            // Answered or cancelled; an answer held for a parked call waits for its retry,
+            // within the park limit.
+            let waiting = call.held.is_some() && call.parked_since.is_some_and(|t| t.elapsed() <= PARK_LIMIT);
+            if call.original.is_some() && !waiting {
                 ctx.stop();
             }
             return;
@@ -302,7 +380,7 @@ impl HostSession {
     /// `subscriptions/listen`: the request stays open and its stream carries the change
     /// notifications asked for, each tagged with the subscription (the request's id). Only what
     /// `server/discover` promised is honoured; the acknowledgement says which.
-    pub(super) fn listen(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    pub(super) fn listen(&mut self, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let Some(wanted) = msg.pointer("/params/notifications").and_then(Value::as_object).cloned() else {
             return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.notifications is required: which changes to hear of (toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)"));
@@ -310,7 +388,7 @@ impl HostSession {
         let status = self.deps.router.status();
         let init = status.init.as_deref().cloned().unwrap_or(json!({}));
         let caps = modern::stateless_capabilities(ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), self.ui()));
-        let has = |cap: &str, flag: &str| caps.get(cap).and_then(|c| c.get(flag)).is_some_and(|v| v.as_bool() == Some(true));
+        let has = |cap: &str, flag: &str| modern::declares(&caps, cap, flag);
         let asked = |k: &str| wanted.get(k).and_then(Value::as_bool) == Some(true);
         let listen = Listen {
             id: id.clone(),
@@ -326,18 +404,20 @@ impl HostSession {
                 honoured.insert(k.into(), json!(true));
             }
         }
-        let uris: Vec<String> = wanted
+        let mut uris: Vec<String> = wanted
             .get("resourceSubscriptions")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).take(256).map(str::to_string).collect())
             .unwrap_or_default();
+        uris.sort();
+        uris.dedup();
         let mut subscribed = Vec::new();
         for uri in uris {
             if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
                 self.ui_subscriptions.insert(uri.clone());
                 subscribed.push(json!(uri));
             } else if has("resources", "subscribe") {
-                self.subscribe_upstream(ctx, uri.clone());
+                self.subscribe_upstream(uri.clone());
                 subscribed.push(json!(uri));
             }
         }
@@ -353,15 +433,12 @@ impl HostSession {
         }
     }
 
-    /// Holds an upstream subscription for a listening host (released when the session stops).
-    fn subscribe_upstream(&mut self, ctx: &mut Context<Self>, uri: String) {
+    /// Holds an upstream subscription for a listening host. The upstream side files it under
+    /// this session, and releases it when the session stops, whenever that is.
+    fn subscribe_upstream(&mut self, uri: String) {
         let msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": uri}));
-        let fut = self.deps.upstream.subscribe.send(crate::messages::Subscribe { session: self.id.clone(), msg });
-        ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
-            if res.is_ok_and(|a| a.get("result").is_some()) {
-                act.subscriptions.insert(uri);
-            }
-        }));
+        self.deps.upstream.subscribe.do_send(crate::messages::Subscribe { session: self.id.clone(), msg });
+        self.subscriptions.insert(uri);
     }
 
     /// A change notification for a listening host, tagged with its subscription; `None` when
@@ -420,15 +497,26 @@ fn self_ref(ctx: &mut Context<HostSession>, streams: Arc<std::sync::atomic::Atom
     SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), streams }
 }
 
+/// Where stateless calls are kept track of.
+#[derive(Clone, Default)]
+pub struct StatelessTables {
+    /// Every stateless session alive (in flight, parked or listening), by session id: its size
+    /// is what `limits.maxSessions` bounds.
+    pub live: Arc<SessionTable>,
+    /// Parked calls by the request state their host holds.
+    pub parked: Arc<SessionTable>,
+}
+
 /// Starts a session for a stateless request on the current arbiter, or finds the parked call a
 /// retry's request state names. `Err` is the JSON-RPC error to answer with.
 pub fn session_for(
     deps: &SessionDeps,
-    parked: &Arc<SessionTable>,
+    tables: &StatelessTables,
     transport: Transport,
     msg: &Value,
     meta: RequestMeta,
 ) -> Result<SessionRef, Value> {
+    let parked = &tables.parked;
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     if let Some(state) = jsonrpc::params(msg).get("requestState") {
         let found = state.as_str().and_then(|s| parked.get(s));
@@ -441,5 +529,9 @@ pub fn session_for(
         });
     }
     let session_id = uuid::Uuid::new_v4().simple().to_string();
-    Ok(HostSession::stateless(session_id, transport, deps.clone(), meta, parked.clone()).start_session())
+    // The session leaves `live` when it stops (`SessionDeps::sessions`).
+    let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
+    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).start_session();
+    tables.live.insert(session_id, session.clone());
+    Ok(session)
 }

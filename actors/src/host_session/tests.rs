@@ -493,10 +493,11 @@ async fn post_ref(session: &SessionRef, msg: Value) -> mpsc::Receiver<Value> {
 async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_resumes_it() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let parked = Arc::new(crate::session_table::SessionTable::default());
+    let tables = StatelessTables::default();
+    let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
     let session =
-        stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
+        stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     assert!(upstream_call.pointer("/params/_meta").is_none(), "the host's own _meta stays here: {upstream_call}");
@@ -508,7 +509,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         "elicitation/create",
         json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}),
     );
-    let asked = tokio::spawn(target.port.request.send(ServerRequest { msg: ask, related: target.related }));
+    let asked = tokio::spawn(target.port.request.send(ServerRequest { msg: ask, related: target.related, key: None }));
 
     let round = next(&mut stream).await;
     assert_eq!(round["id"], 1);
@@ -525,7 +526,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "accept", "content": {"n": "Ada"}}}}),
     );
     let again =
-        stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &retry, stateless_meta(json!({"elicitation": {}}))).unwrap();
+        stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &retry, stateless_meta(json!({"elicitation": {}}))).unwrap();
     let mut stream = post_ref(&again, retry).await;
     let answered = asked.await.unwrap().unwrap();
     assert_eq!(answered["id"], json!(host_side_id));
@@ -543,14 +544,15 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
 async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let parked = Arc::new(crate::session_table::SessionTable::default());
+    let tables = StatelessTables::default();
+    let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
-    let session = stateless_session_for(&f.deps, &parked, Transport::StreamableHttp, &first, stateless_meta(json!({}))).unwrap();
+    let session = stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &first, stateless_meta(json!({}))).unwrap();
     let _stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
     let ask = jsonrpc::request(json!(host_side_id), "sampling/createMessage", json!({"messages": [], "maxTokens": 5}));
-    let refused = target.port.request.send(ServerRequest { msg: ask, related: target.related }).await.unwrap();
+    let refused = target.port.request.send(ServerRequest { msg: ask, related: target.related, key: None }).await.unwrap();
     assert_eq!(refused["error"]["code"], crate::modern::errors::MISSING_CAPABILITY, "{refused}");
     assert_eq!(refused["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}));
 }
@@ -589,4 +591,74 @@ async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_requ
     let answer = next(&mut stream).await;
     assert_eq!(answer["id"], 5);
     assert!(answer.get("result").is_some(), "{answer}");
+}
+
+/// A stateless call parked in its first input round: (session, upstream call, state, the
+/// pending server request's answer).
+async fn parked_call(
+    f: &Fixture,
+    tables: &StatelessTables,
+    link: &mut mpsc::Receiver<Value>,
+) -> (SessionRef, Value, String, tokio::task::JoinHandle<Result<Value, MailboxError>>) {
+    let first = stateless_call(1, json!({}));
+    let session =
+        stateless_session_for(&f.deps, tables, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let mut stream = post_ref(&session, first).await;
+    let upstream_call = next(link).await;
+    let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
+    let ask = jsonrpc::request(
+        json!(host_side_id),
+        "elicitation/create",
+        json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}}),
+    );
+    let asked = tokio::spawn(target.port.request.send(ServerRequest { msg: ask, related: target.related, key: None }));
+    let round = next(&mut stream).await;
+    let state = round["result"]["requestState"].as_str().expect("a state").to_string();
+    (session, upstream_call, state, asked)
+}
+
+#[actix::test]
+async fn an_answer_that_comes_while_the_call_is_parked_goes_to_the_retry() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let tables = StatelessTables::default();
+    let (session, upstream_call, state, _asked) = parked_call(&f, &tables, &mut link).await;
+    // The upstream gives up waiting and answers anyway.
+    f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": [{"type": "text", "text": "gave up"}]})));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let retry = stateless_call(9, json!({"requestState": state, "inputResponses": {}}));
+    let mut stream = post_ref(&session, retry).await;
+    let answer = next(&mut stream).await;
+    assert_eq!(answer["id"], 9);
+    assert_eq!(answer["result"]["content"][0]["text"], "gave up", "{answer}");
+}
+
+#[actix::test]
+async fn two_retries_with_one_state_resume_the_call_once() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let tables = StatelessTables::default();
+    let (session, _upstream_call, state, asked) = parked_call(&f, &tables, &mut link).await;
+    let answer = json!({"elicitation_1": {"action": "accept", "content": {}}});
+    let _first = post_ref(&session, stateless_call(2, json!({"requestState": state.clone(), "inputResponses": answer.clone()}))).await;
+    let mut second = post_ref(&session, stateless_call(3, json!({"requestState": state, "inputResponses": answer}))).await;
+    let refused = next(&mut second).await;
+    assert_eq!(refused["error"]["code"], code::INVALID_PARAMS, "{refused}");
+    assert!(asked.await.unwrap().unwrap().get("result").is_some(), "the first retry's answer went upstream");
+}
+
+#[actix::test]
+async fn cancelling_the_retry_cancels_the_call_upstream() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let tables = StatelessTables::default();
+    let (session, upstream_call, state, _asked) = parked_call(&f, &tables, &mut link).await;
+    let retry = stateless_call(2, json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "decline"}}}));
+    let _stream = post_ref(&session, retry).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let cancel = jsonrpc::notification("notifications/cancelled", json!({"requestId": 2, "reason": "no"}));
+    session.incoming.do_send(Incoming { msg: cancel, sink: None, request_id: "t".into() });
+    let sent = next(&mut link).await;
+    assert_eq!(sent["method"], "notifications/cancelled", "{sent}");
+    assert_eq!(sent["params"]["requestId"], upstream_call["id"], "the call is cancelled by the id the upstream knows");
 }

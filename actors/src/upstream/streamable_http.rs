@@ -51,6 +51,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
         let _done = done_tx;
         // Requests in flight: whether each has had its answer or its stream's headers.
         let mut responded: std::collections::HashMap<String, tokio::sync::watch::Receiver<bool>> = std::collections::HashMap::new();
+        // Requests in flight: their POSTs, so that a cancellation can close them (the only
+        // cancellation a 2026 server hears; a 2025 server gets the notification first).
+        let mut posts: std::collections::HashMap<String, tokio::task::AbortHandle> = std::collections::HashMap::new();
         loop {
             tokio::select! {
                 _ = s.cancel.cancelled() => break,
@@ -63,14 +66,15 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                     // `initialized` lands before the next request), and a cancellation until
                     // the request it cancels has been answered or has started its stream.
                     let is_notification = jsonrpc::id(&msg).is_none();
-                    if jsonrpc::method(&msg) == Some("notifications/cancelled") {
-                        if let Some(mut started) = msg.pointer("/params/requestId").and_then(|r| responded.get(&jsonrpc::id_key(r))).cloned() {
+                    let cancels = msg.pointer("/params/requestId").filter(|_| jsonrpc::method(&msg) == Some("notifications/cancelled")).map(jsonrpc::id_key);
+                    if let Some(k) = &cancels {
+                        if let Some(mut started) = responded.get(k).cloned() {
                             let _ = tokio::time::timeout(ORDER_WAIT, started.wait_for(|r| *r)).await;
                         }
                     }
                     let request_key = jsonrpc::id(&msg).filter(|_| jsonrpc::method(&msg).is_some()).map(jsonrpc::id_key);
                     let (resp_tx, resp_rx) = tokio::sync::watch::channel(false);
-                    if let Some(k) = request_key {
+                    if let Some(k) = request_key.clone() {
                         // Requests that have been answered are forgotten as the map grows.
                         if responded.len() >= 1024 {
                             responded.retain(|_, r| !*r.borrow() && r.has_changed().is_ok());
@@ -79,12 +83,22 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                     }
                     let s2 = s.clone();
                     let (sent_tx, sent_rx) = tokio::sync::oneshot::channel();
-                    tokio::spawn(async move { s2.post(msg, sent_tx, resp_tx).await });
+                    let task = tokio::spawn(async move { s2.post(msg, sent_tx, resp_tx).await });
+                    if let Some(k) = request_key {
+                        if posts.len() >= 1024 {
+                            posts.retain(|_, p| !p.is_finished());
+                        }
+                        posts.insert(k, task.abort_handle());
+                    }
                     if is_notification {
                         let mut r = resp_rx;
                         let _ = tokio::time::timeout(ORDER_WAIT, r.wait_for(|r| *r)).await;
                     } else {
                         let _ = tokio::time::timeout(ORDER_WAIT, sent_rx).await;
+                    }
+                    // The cancelled request's POST is closed once the notification is out.
+                    if let Some(post) = cancels.and_then(|k| posts.remove(&k)) {
+                        post.abort();
                     }
                 }
             }
@@ -94,8 +108,6 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }
 
-/// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
-/// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
 /// A header value for `v`: as is when it is visible ASCII without surrounding space, else in
 /// the `=?base64?...?=` form MCP 2026-07-28 defines.
 fn header_value(v: &str) -> String {
@@ -107,6 +119,8 @@ fn header_value(v: &str) -> String {
     format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(v))
 }
 
+/// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
+/// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
 fn session_rejected(status: StatusCode, body: &str) -> bool {
     status == StatusCode::NOT_FOUND || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
 }
