@@ -21,6 +21,7 @@ pub mod messages;
 pub mod metrics;
 pub mod modern;
 pub mod outlet;
+pub mod param_headers;
 pub mod postprocess;
 pub mod prompts;
 pub mod ready_pages;

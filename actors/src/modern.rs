@@ -63,6 +63,11 @@ impl Refusal {
         Refusal { code, message: message.into(), data: None }
     }
 
+    /// A header that is missing, malformed or disagrees with the body (-32020).
+    pub fn header(message: impl Into<String>) -> Self {
+        Refusal::new(errors::HEADER_MISMATCH, message)
+    }
+
     /// The JSON-RPC error for the request `id`.
     pub fn to_error(&self, id: Value) -> Value {
         match &self.data {

@@ -8,6 +8,7 @@ use mcp_gen_ui_actors::host_session::{stateless_session_for, Transport, HOST_PRO
 use mcp_gen_ui_actors::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
 use mcp_gen_ui_actors::modern;
+use mcp_gen_ui_actors::param_headers;
 use serde_json::Value;
 
 use super::{json_error, sse_body, Edge};
@@ -181,6 +182,9 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     if let Err(refusal) = modern::check_headers(&msg, header(req, "mcp-method"), header(req, "mcp-name")) {
         return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
     }
+    if let Err(refusal) = check_param_headers(req, edge, &msg) {
+        return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
+    }
     let retry = jsonrpc::params(&msg).get("requestState").is_some();
     // A retry frees a place rather than taking one.
     if !retry && edge.stateless.live.len() >= edge.max_sessions {
@@ -213,6 +217,22 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         .insert_header(("x-accel-buffering", "no"))
         .content_type("text/event-stream")
         .streaming(sse_body(rx, None, stream_id, edge.sse_keepalive))
+}
+
+/// A tools/call repeats the arguments its tool marks with `x-mcp-header` in `Mcp-Param-*`
+/// headers; they must agree with the body (intermediaries may have routed on them).
+fn check_param_headers(req: &HttpRequest, edge: &Edge, msg: &Value) -> Result<(), modern::Refusal> {
+    if jsonrpc::method(msg) != Some("tools/call") {
+        return Ok(());
+    }
+    let p = jsonrpc::params(msg);
+    let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+    let status = edge.router.status();
+    let Some(schema) = status.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)).and_then(|t| t.get("inputSchema"))
+    else {
+        return Ok(()); // not an upstream tool (ours, or unknown: the call itself will say)
+    };
+    param_headers::check(schema, p.get("arguments").unwrap_or(&Value::Null), |n| header(req, n).map(str::to_string))
 }
 
 /// The session's own stream: notifications and server requests not tied to a POST.

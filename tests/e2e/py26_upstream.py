@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 
@@ -51,6 +51,12 @@ async def greet(greeting: str, who: Annotated[Name, Resolve(ask)]) -> str:
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
+
+
+@mcp.tool()
+def locate(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Answer where a call was routed: over HTTP its region must also come as Mcp-Param-Region."""
+    return f"served in {region}"
 
 
 @mcp.resource("info://counter", mime_type="text/plain")

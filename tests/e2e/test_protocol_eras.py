@@ -207,3 +207,39 @@ def test_a_2025_subscriber_hears_a_2026_upstreams_updates():
     with proxy_http(["--upstream", shlex.join([sys.executable, str(PY26_UPSTREAM)]), "--provider", "offline"], name="proxy-eras-listen") as (base, proc):
         anyio.run(scenario, base)
         assert MODERN_LOG in proc.log_path.read_text()
+
+
+def test_mcp_param_headers_travel_both_ways(tmp_path):
+    """A 2026 tool argument marked `x-mcp-header` travels in an `Mcp-Param-*` header too: the
+    proxy checks it on a 2026 host's call, and adds it to calls to a 2026 HTTP upstream (which
+    refuses a call without it), for hosts of either era."""
+    from mcpclient import session
+
+    port = free_port()
+    server = Proc("py26-http-params", [sys.executable, str(PY26_UPSTREAM), "http", str(port)])
+    try:
+        wait_port(port)
+        with proxy_http(["--upstream-url", f"http://127.0.0.1:{port}/mcp", "--provider", "offline"], name="proxy-eras-params") as (base, _):
+            async def both():
+                async with Client(base + "/mcp", mode="auto") as modern:
+                    assert modern.protocol_version == "2026-07-28"
+                    r = await modern.call_tool("locate", {"region": "eu west"})
+                    assert not r.is_error and r.content[0].text == "served in eu west", r
+                async with session("mcp", base) as old:
+                    r = await old.call_tool("locate", {"region": "ap south"})
+                    assert not r.is_error and r.content[0].text == "served in ap south", r
+
+            anyio.run(both)
+            # A 2026 call whose header disagrees with its body is refused at the proxy.
+            import http.client
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "locate", "arguments": {"region": "eu"}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}
+            c = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=10)
+            c.request("POST", "/mcp", body=json.dumps(body), headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call", "Mcp-Name": "locate", "Mcp-Param-Region": "us"})
+            r = c.getresponse()
+            answer = json.loads(r.read())
+            assert r.status == 400 and answer["error"]["code"] == -32020 and "Mcp-Param-Region" in answer["error"]["message"], answer
+    finally:
+        server.stop()

@@ -65,6 +65,11 @@ const TOOLS = [
   { name: "test_input_required_result_multi_round", description: "Asks twice, one after the other", inputSchema: noArgs },
   { name: "test_input_required_result_tampered_state", description: "Asks for a confirmation", inputSchema: noArgs },
   { name: "test_input_required_result_capabilities", description: "Asks whatever the client can answer", inputSchema: noArgs },
+  // An argument that travels in an Mcp-Param-Region header too (2026-07-28, SEP-2243).
+  {
+    name: "test_custom_header", description: "Echoes a region that also travels as a header",
+    inputSchema: { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } }, required: ["region"] },
+  },
 ];
 
 const RESOURCES = [
@@ -173,6 +178,7 @@ function makeServer() {
       }
       case "json_schema_2020_12_tool": return text(`Received: ${JSON.stringify(args)}`);
       // A refusal (the client lacks sampling) goes back as it came, code and data included.
+      case "test_custom_header": return text(`Region: ${args.region}`);
       case "test_missing_capability": return text(`Sampled: ${JSON.stringify((await sample(extra, "hello")).content)}`);
       case "test_streaming_elicitation": return text(`Answered: ${(await ask(extra, "Anything to add?", "note")).action}`);
       case "test_logging_tool":

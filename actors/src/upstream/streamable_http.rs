@@ -5,6 +5,7 @@
 //! the one before it has handed over its body), and what arrives on a POST's own stream is
 //! tagged with that request so server-to-client requests reach the right host.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::{body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
 use crate::modern;
+use crate::param_headers;
 use crate::sse;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -36,6 +38,8 @@ struct Shared {
     events: mpsc::Sender<LinkEvent>,
     cancel: CancellationToken,
     limits: LinkLimits,
+    /// Input schemas of the upstream's tools that mark arguments for `Mcp-Param-*` headers.
+    tool_params: Mutex<HashMap<String, Value>>,
 }
 
 pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
@@ -43,7 +47,8 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
-    let shared = Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone(), limits });
+    let shared =
+        Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone(), limits, tool_params: Mutex::default() });
 
     let s = shared.clone();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -108,17 +113,6 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
 }
 
-/// A header value for `v`: as is when it is visible ASCII without surrounding space, else in
-/// the `=?base64?...?=` form MCP 2026-07-28 defines.
-fn header_value(v: &str) -> String {
-    let plain = !v.is_empty() && v.bytes().all(|b| (0x20..0x7f).contains(&b)) && v.trim() == v;
-    if plain {
-        return v.to_string();
-    }
-    use base64::Engine;
-    format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(v))
-}
-
 /// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
 /// them) answer 400 "No valid session ID provided" after a restart: both mean "initialize again".
 fn session_rejected(status: StatusCode, body: &str) -> bool {
@@ -145,6 +139,8 @@ impl Shared {
     async fn post(self: Arc<Self>, msg: Value, sent: tokio::sync::oneshot::Sender<()>, responded: tokio::sync::watch::Sender<bool>) {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
         let is_initialize = jsonrpc::method(&msg) == Some("initialize");
+        // What the answer is to: initialize and tools/list answers teach this link something.
+        let asked = jsonrpc::method(&msg).filter(|_| jsonrpc::id(&msg).is_some()).map(str::to_string);
         let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
         let id = jsonrpc::id(&msg).cloned();
         let had_session = self.state.lock().expect("state lock").session_id.is_some();
@@ -157,10 +153,13 @@ impl Shared {
             rb = rb.header(VERSION_HEADER, v);
         }
         if let Some(m) = jsonrpc::method(&msg) {
-            rb = rb.header("mcp-method", header_value(m));
+            rb = rb.header("mcp-method", param_headers::encode(m));
         }
         if let Some(n) = modern::expected_name(&msg) {
-            rb = rb.header("mcp-name", header_value(n));
+            rb = rb.header("mcp-name", param_headers::encode(n));
+        }
+        for (name, value) in self.param_headers_for(&msg) {
+            rb = rb.header(name, value);
         }
         let send = rb
             .header(ACCEPT, "application/json, text/event-stream")
@@ -240,13 +239,13 @@ impl Shared {
         let ctype = ctype.to_str().unwrap_or("");
         let stream_of = if is_request { id.clone() } else { None };
         if ctype.starts_with("text/event-stream") {
-            self.clone().read_sse(resp, is_initialize, stream_of).await;
+            self.clone().read_sse(resp, asked, stream_of).await;
         } else if ctype.starts_with("application/json") {
             match read_limited(resp, self.limits.max_message_bytes).await {
                 Ok(Ok(b)) if !b.is_empty() => match jsonrpc::parse_body(&b) {
                     Ok(msgs) => {
                         for m in msgs {
-                            self.deliver(m, is_initialize, stream_of.as_ref()).await;
+                            self.deliver(m, asked.as_deref(), stream_of.as_ref()).await;
                         }
                     }
                     Err(e) => {
@@ -264,6 +263,35 @@ impl Shared {
         }
     }
 
+    /// Remembers the tools whose arguments travel in `Mcp-Param-*` headers too (from a
+    /// tools/list answer), so that calls to them carry those headers.
+    fn learn_param_headers(&self, answer: &Value) {
+        let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else { return };
+        let mut known = self.tool_params.lock().expect("tool_params lock");
+        for t in tools {
+            let (Some(name), Some(schema)) = (t.get("name").and_then(Value::as_str), t.get("inputSchema")) else { continue };
+            if param_headers::annotations(schema).is_empty() {
+                known.remove(name);
+            } else if known.len() < 4096 || known.contains_key(name) {
+                known.insert(name.to_string(), schema.clone());
+            }
+        }
+    }
+
+    /// The `Mcp-Param-*` headers a tools/call carries (none for other messages).
+    fn param_headers_for(&self, msg: &Value) -> Vec<(String, String)> {
+        if jsonrpc::method(msg) != Some("tools/call") {
+            return Vec::new();
+        }
+        let p = jsonrpc::params(msg);
+        let Some(name) = p.get("name").and_then(Value::as_str) else { return Vec::new() };
+        let known = self.tool_params.lock().expect("tool_params lock");
+        match known.get(name) {
+            Some(schema) => param_headers::headers_for(schema, p.get("arguments").unwrap_or(&Value::Null)),
+            None => Vec::new(),
+        }
+    }
+
     /// To the actor; waits while it is behind (the upstream's TCP window then slows it down).
     async fn emit(&self, ev: LinkEvent) {
         let _ = self.events.send(ev).await;
@@ -275,8 +303,11 @@ impl Shared {
         }
     }
 
-    async fn deliver(&self, msg: Value, is_initialize: bool, stream_of: Option<&Value>) {
-        if is_initialize {
+    async fn deliver(&self, msg: Value, asked: Option<&str>, stream_of: Option<&Value>) {
+        if asked == Some("tools/list") {
+            self.learn_param_headers(&msg);
+        }
+        if asked == Some("initialize") {
             if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
                 self.state.lock().expect("state lock").protocol_version = Some(v.to_string());
             }
@@ -289,7 +320,7 @@ impl Shared {
     }
 
     /// Reads an SSE body: the stream of POST `stream_of` (a request id), or the GET stream.
-    async fn read_sse(self: Arc<Self>, resp: reqwest::Response, is_initialize: bool, stream_of: Option<Value>) {
+    async fn read_sse(self: Arc<Self>, resp: reqwest::Response, asked: Option<String>, stream_of: Option<Value>) {
         let mut parser = sse::Parser::with_limit(self.limits.max_message_bytes);
         let mut body = resp.bytes_stream();
         // Whether this POST's own answer came (a stream that ends without it must not leave the
@@ -317,7 +348,7 @@ impl Shared {
                         match serde_json::from_str::<Value>(&ev.data) {
                             Ok(m) if !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) || m.is_array() => {
                                 answered |= stream_of.as_ref().is_some_and(|id| answers(&m, id));
-                                self.deliver(m, is_initialize, stream_of.as_ref()).await
+                                self.deliver(m, asked.as_deref(), stream_of.as_ref()).await
                             }
                             Ok(_) => self.emit(LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into())).await,
                             Err(_) => self.emit(LinkEvent::Bad("an SSE event is not JSON".into())).await,
@@ -352,7 +383,7 @@ impl Shared {
                 match resp {
                     Ok(r) if r.status().is_success() => {
                         delay = std::time::Duration::from_secs(1);
-                        self.clone().read_sse(r, false, None).await;
+                        self.clone().read_sse(r, None, None).await;
                     }
                     Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                     Ok(r) if r.status() == StatusCode::NOT_FOUND => {
