@@ -243,6 +243,7 @@ fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
+    router.set_input_runner(mcp_gen_ui_actors::input_rounds::spawn);
     let connection = UpstreamConnection::new(settings.upstream.clone(), router.clone(), metrics.clone())
         .with_listener(queue.clone().recipient())
         .with_pages(pages.clone())

@@ -9,12 +9,18 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::jsonrpc::{self, code};
-use crate::messages::{ServerRequest, SessionId};
-use crate::router::Router;
+use crate::messages::ServerRequest;
+use crate::router::{InputRound, Router};
+
+/// Runs a round in the background: what the router is given (`Router::set_input_runner`).
+pub fn spawn(router: Arc<Router>, round: InputRound) {
+    tokio::spawn(ask_host(router, round));
+}
 
 /// One round for the upstream request `up_id` of `session`, which `answer` asked for input;
 /// `request` is the call as it was sent.
-pub async fn ask_host(router: Arc<Router>, up_id: Value, session: SessionId, request: Value, answer: Value) {
+pub async fn ask_host(router: Arc<Router>, round: InputRound) {
+    let InputRound { up_id, session, request, answer } = round;
     let result = answer.get("result").cloned().unwrap_or(Value::Null);
     let wanted = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut asks = Vec::new();

@@ -58,6 +58,10 @@ pub struct Metrics {
 pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavailable"];
 
 /// Why a request was refused (label values of `refusals`).
+/// The Redis operations (`redis_store`), as `mcp_gen_ui_redis_errors_total{op}` labels.
+pub const REDIS_OPS: &[&str] =
+    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping"];
+
 pub const REFUSAL_REASONS: &[&str] = &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden"];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
@@ -264,7 +268,7 @@ impl Metrics {
         for r in REFUSAL_REASONS {
             refusals.with_label_values(&[r]);
         }
-        for op in crate::redis_store::OPS {
+        for op in REDIS_OPS {
             redis_errors.with_label_values(&[op]);
         }
         for o in LEASE_WAIT_OUTCOMES {

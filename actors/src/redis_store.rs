@@ -127,10 +127,6 @@ struct Inner {
     events: broadcast::Sender<Event>,
 }
 
-/// The operations, as `mcp_gen_ui_redis_errors_total{op}` labels.
-pub const OPS: &[&str] =
-    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping"];
-
 impl RedisStore {
     /// Checks the URL and prepares the connection (made on first use: a Redis that is down at
     /// start only means the replica starts alone). Needs a Tokio runtime.

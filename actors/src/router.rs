@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::input_rounds;
 use crate::jsonrpc::{self, code};
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
@@ -37,7 +36,21 @@ pub struct Router {
     metrics: Arc<Metrics>,
     /// Set while the upstream speaks MCP 2026-07-28: the `_meta` every request to it carries.
     upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
+    input_runner: std::sync::OnceLock<InputRunner>,
 }
+
+/// A 2026 upstream asked for input on the host request behind `up_id`: `answer` (its
+/// `input_required` result) goes to `session`'s host, then `request` goes again.
+pub struct InputRound {
+    pub up_id: Value,
+    pub session: SessionId,
+    pub request: Value,
+    pub answer: Value,
+}
+
+/// Runs an input round (`input_rounds::spawn`, installed at start: the round talks to host
+/// sessions, which the router only routes to).
+pub type InputRunner = fn(Arc<Router>, InputRound);
 
 /// Where a server-to-client request goes.
 pub struct Target {
@@ -58,6 +71,7 @@ impl Router {
             last_active: Mutex::new(None),
             metrics,
             upstream_meta: RwLock::new(None),
+            input_runner: std::sync::OnceLock::new(),
         })
     }
 
@@ -100,6 +114,11 @@ impl Router {
     /// the session era (`None`, also while it is being probed).
     pub fn set_upstream_meta(&self, meta: Option<serde_json::Map<String, Value>>) {
         *self.upstream_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
+    }
+
+    /// Who runs the input rounds of a 2026 upstream (once, at start).
+    pub fn set_input_runner(&self, run: InputRunner) {
+        let _ = self.input_runner.set(run);
     }
 
     pub fn upstream_is_modern(&self) -> bool {
@@ -275,7 +294,15 @@ impl Router {
                 let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
                 match round {
                     Round::Ask { session, request } => {
-                        tokio::spawn(input_rounds::ask_host(self.clone(), up_id, session, request, msg));
+                        let round = InputRound { up_id: up_id.clone(), session, request, answer: msg };
+                        match self.input_runner.get() {
+                            Some(run) => run(self.clone(), round),
+                            None => self.give_up(
+                                &up_id,
+                                code::INTERNAL_ERROR,
+                                "the upstream asked for input, which this service cannot relay".into(),
+                            ),
+                        }
                         return;
                     }
                     Round::TooMany => {

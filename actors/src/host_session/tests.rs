@@ -203,6 +203,7 @@ impl Fixture {
         let log = Log::default();
         let metrics = Arc::new(Metrics::new());
         let router = Router::new(Duration::from_secs(60), "fake upstream".into(), metrics.clone());
+        router.set_input_runner(crate::input_rounds::spawn);
         router.publish(Status {
             ready: true,
             tools: Arc::new(upstream_tools()),
