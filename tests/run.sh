@@ -30,11 +30,11 @@ fi
 tests/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 
 step "build"
-cargo build --locked --all-targets
+cargo build --locked --workspace --all-targets
 
 step "format and lint"
 cargo fmt --all -- --check
-cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --workspace --all-targets -- -D warnings
 
 step "unused dependencies"
 python3 tests/check_unused_deps.py

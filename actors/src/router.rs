@@ -18,7 +18,7 @@ use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
 use crate::modern;
 use crate::routes::{Round, Routes};
-use crate::upstream::LINK_QUEUE;
+use crate::upstream::{Outgoing, LINK_QUEUE};
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
@@ -27,7 +27,8 @@ const MAX_INPUT_ROUNDS: u32 = 32;
 
 pub struct Router {
     routes: Mutex<Routes<oneshot::Sender<Value>>>,
-    link: RwLock<Option<mpsc::Sender<Value>>>,
+    /// The link's sender, and whether its transport wants the JSON of what it sends.
+    link: RwLock<Option<(mpsc::Sender<Outgoing>, bool)>>,
     status: watch::Sender<Arc<Status>>,
     sessions: RwLock<HashMap<SessionId, SessionPort>>,
     /// The session that most recently sent a request: where server-to-client requests go when
@@ -106,7 +107,7 @@ impl Router {
 
     // ------------------------------------------------------------ the link (installed by the actor)
 
-    pub fn set_link(&self, tx: Option<mpsc::Sender<Value>>) {
+    pub fn set_link(&self, tx: Option<(mpsc::Sender<Outgoing>, bool)>) {
         *self.link.write().unwrap_or_else(|p| p.into_inner()) = tx;
     }
 
@@ -146,10 +147,11 @@ impl Router {
             }
         }
         let link = self.link.read().unwrap_or_else(|p| p.into_inner());
-        let Some(tx) = link.as_ref() else {
+        let Some((tx, wants_json)) = link.as_ref() else {
             return Err(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
         };
-        tx.try_send(msg).map_err(|e| match e {
+        // Serialized here, on the sender's thread: the link's thread only writes.
+        tx.try_send(Outgoing::new(msg, *wants_json)).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => {
                 self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
                 format!("the upstream is not reading its input ({LINK_QUEUE} messages are queued); retry later")

@@ -171,15 +171,18 @@ impl UpstreamConnection {
         let spec = self.spec.clone();
         tracing::info!(component = "upstream", event = "connecting", upstream = %spec.describe(), "connecting to the upstream");
         let limits = self.limits;
-        let fut = async move { upstream::connect(&spec, limits).await };
+        // Answers and progress are routed on the link's reader task itself (no hop).
+        let router = self.router.clone();
+        let fast: upstream::FastPath = Arc::new(move |msg| fast_path(&router, msg));
+        let fut = async move { upstream::connect(&spec, limits, Some(fast)).await };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             if gen != act.generation || act.state == State::Stopped {
                 return;
             }
             match res {
                 Ok(link) => {
-                    let (tx, rx, guard) = link.split();
-                    act.router.set_link(Some(tx));
+                    let (tx, wants_json, rx, guard) = link.split();
+                    act.router.set_link(Some((tx, wants_json)));
                     act.guard = Some(guard);
                     // The reader side: answers and progress go straight to the router (no
                     // mailbox hop); the rest comes to this actor.
@@ -481,6 +484,21 @@ async fn dispatch(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>, router: Arc<Ro
             LinkEvent::OnStream { msg, request } => route(msg, Some(request), &router, &addr, gen),
             ev => addr.do_send(LinkMsg { gen, ev }),
         }
+    }
+}
+
+/// What the reader routes itself: answers and progress; the rest goes to the actor.
+fn fast_path(router: &Arc<Router>, msg: Value) -> Option<Value> {
+    match jsonrpc::kind(&msg) {
+        Kind::Response => {
+            router.on_response(msg);
+            None
+        }
+        _ if jsonrpc::method(&msg) == Some("notifications/progress") => {
+            router.on_progress(&msg);
+            None
+        }
+        _ => Some(msg),
     }
 }
 

@@ -256,8 +256,18 @@ impl Fixture {
 
     /// The upstream link: what the router sends upstream arrives here.
     fn link(&self) -> mpsc::Receiver<Value> {
-        let (tx, rx) = mpsc::channel(16);
-        self.router.set_link(Some(tx));
+        let (tx, mut lines) = mpsc::channel::<crate::upstream::Outgoing>(16);
+        let (values, rx) = mpsc::channel(16);
+        self.router.set_link(Some((tx, false)));
+        // What a stdio upstream would read: the line its sender made.
+        actix::spawn(async move {
+            while let Some(out) = lines.recv().await {
+                let msg: Value = serde_json::from_slice(out.body()).expect("a JSON line");
+                if values.send(msg).await.is_err() {
+                    break;
+                }
+            }
+        });
         rx
     }
 }
@@ -546,7 +556,6 @@ async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error(
     let f = Fixture::new(false);
     let mut link = f.link();
     let tables = StatelessTables::default();
-    let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
     let session = stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &first, stateless_meta(json!({}))).unwrap();
     let _stream = post_ref(&session, first).await;

@@ -67,6 +67,32 @@ impl Default for LinkLimits {
     }
 }
 
+/// A message on its way to the upstream, serialized by whoever sends it (an HTTP worker), so
+/// that the link's one thread only writes bytes. `msg` is kept only for transports that look
+/// at it (HTTP: headers, ordering); stdio needs the line alone.
+pub struct Outgoing {
+    pub msg: Option<Value>,
+    /// The JSON text and a newline.
+    pub line: Vec<u8>,
+}
+
+impl Outgoing {
+    pub fn new(msg: Value, keep_json: bool) -> Self {
+        let mut line = serde_json::to_vec(&msg).unwrap_or_default();
+        line.push(b'\n');
+        Outgoing { msg: keep_json.then_some(msg), line }
+    }
+
+    /// The JSON text alone (an HTTP body).
+    pub fn body(&self) -> &[u8] {
+        self.line.strip_suffix(b"\n").unwrap_or(&self.line)
+    }
+}
+
+/// Takes over the answers and progress among what the upstream sends, on the reader's own
+/// task (no hop through another); what it gives back goes on to the link's channel.
+pub type FastPath = std::sync::Arc<dyn Fn(Value) -> Option<Value> + Send + Sync>;
+
 /// What arrives from the upstream.
 #[derive(Debug)]
 pub enum LinkEvent {
@@ -90,7 +116,9 @@ pub enum LinkEvent {
 
 /// A live connection. Dropping it ends the connection (kills the child, ends the HTTP session).
 pub struct Link {
-    pub tx: mpsc::Sender<Value>,
+    pub tx: mpsc::Sender<Outgoing>,
+    /// Whether this transport needs the JSON of what it sends, not just its bytes.
+    pub wants_json: bool,
     pub rx: mpsc::Receiver<LinkEvent>,
     _guard: DropGuard,
     /// Fires once the connection is fully gone (the child reaped, the session deleted).
@@ -113,24 +141,24 @@ impl LinkGuard {
 
 impl Link {
     /// Splits the link so the receiver can become an actor stream while the guard stays owned.
-    pub fn split(self) -> (mpsc::Sender<Value>, mpsc::Receiver<LinkEvent>, LinkGuard) {
-        (self.tx, self.rx, LinkGuard { guard: self._guard, done: self.done })
+    pub fn split(self) -> (mpsc::Sender<Outgoing>, bool, mpsc::Receiver<LinkEvent>, LinkGuard) {
+        (self.tx, self.wants_json, self.rx, LinkGuard { guard: self._guard, done: self.done })
     }
 
     fn new(
-        tx: mpsc::Sender<Value>,
+        tx: mpsc::Sender<Outgoing>,
         rx: mpsc::Receiver<LinkEvent>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Receiver<()>,
     ) -> Self {
-        Link { tx, rx, _guard: cancel.drop_guard(), done }
+        Link { tx, wants_json: true, rx, _guard: cancel.drop_guard(), done }
     }
 }
 
 /// Opens a link. Errors name the cause in words fit for a host.
-pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits) -> Result<Link, String> {
+pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits, fast: Option<FastPath>) -> Result<Link, String> {
     match spec {
-        UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref(), limits).await,
+        UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref(), limits, fast).await,
         UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone(), limits).await,
         UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone(), limits).await,
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
+use super::{describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT};
 use crate::jsonrpc;
 use crate::sse;
 
@@ -37,7 +37,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     if !resp.status().is_success() {
         return Err(format!("the upstream SSE endpoint answered HTTP {}", resp.status()));
     }
-    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
     let (endpoint_tx, endpoint_rx) = oneshot::channel::<url::Url>();
@@ -105,12 +105,13 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                 _ = writer_cancel.cancelled() => return,
                 m = to_up_rx.recv() => m,
             };
-            let Some(msg) = msg else { return };
+            let Some(out) = msg else { return };
+            let bytes = out.body().to_vec();
+            let Some(msg) = out.msg else { continue }; // (this link asks for the JSON)
             let client = client.clone();
             let endpoint = endpoint.clone();
             let events = events.clone();
             let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
-            let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
             let len = bytes.len();
             let body = reqwest::Body::from(bytes);
             let post = tokio::spawn(async move {

@@ -4,14 +4,13 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{Frame, LineFramer};
-use super::{Link, LinkEvent, LinkLimits, LINK_QUEUE};
+use super::{FastPath, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE};
 
 /// How long a child gets to exit after its stdin closes before it is killed.
 const GRACE: Duration = Duration::from_millis(1500);
@@ -22,6 +21,7 @@ pub async fn connect(
     env: &[(String, String)],
     cwd: Option<&Path>,
     limits: LinkLimits,
+    fast: Option<FastPath>,
 ) -> Result<Link, String> {
     let mut cmd = Command::new(command);
     // The child gets a safe base, not our environment: API keys and our own settings stay here.
@@ -45,7 +45,7 @@ pub async fn connect(
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
 
-    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (from_up_tx, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
 
@@ -55,10 +55,17 @@ pub async fn connect(
             tokio::select! {
                 _ = writer_cancel.cancelled() => break,
                 msg = to_up_rx.recv() => {
-                    let Some(msg) = msg else { break };
-                    let mut line = serde_json::to_vec(&msg).expect("a Value serializes");
-                    line.push(b'\n');
-                    if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    let Some(first) = msg else { break };
+                    // The lines were made by their senders; whatever else is queued goes out
+                    // in the same write.
+                    let mut out = first.line;
+                    while out.len() < 256 * 1024 {
+                        match to_up_rx.try_recv() {
+                            Ok(next) => out.extend_from_slice(&next.line),
+                            Err(_) => break,
+                        }
+                    }
+                    if stdin.write_all(&out).await.is_err() || stdin.flush().await.is_err() {
                         break;
                     }
                 }
@@ -77,13 +84,13 @@ pub async fn connect(
             let frames = match stdout.read(&mut buf).await {
                 Ok(0) => {
                     let last = framer.finish();
-                    deliver(&reader_tx, last, limits).await;
+                    deliver(&reader_tx, last, limits, fast.as_ref()).await;
                     break "the upstream closed its stdout".to_string();
                 }
                 Ok(n) => framer.feed(&buf[..n]),
                 Err(e) => break format!("cannot read the upstream's stdout: {e}"),
             };
-            if !deliver(&reader_tx, frames, limits).await {
+            if !deliver(&reader_tx, frames, limits, fast.as_ref()).await {
                 return;
             }
         };
@@ -137,14 +144,22 @@ pub async fn connect(
     });
 
     tracing::info!(component = "upstream", event = "spawned", pid = pid.unwrap_or(0), command = %command, "upstream process started");
-    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
+    let mut link = Link::new(to_up_tx, from_up_rx, cancel, done_rx);
+    link.wants_json = false;
+    Ok(link)
 }
 
 /// Hands frames to the actor (waiting while it is behind). False when nobody listens any more.
-async fn deliver(tx: &mpsc::Sender<LinkEvent>, frames: Vec<Frame>, limits: LinkLimits) -> bool {
+async fn deliver(tx: &mpsc::Sender<LinkEvent>, frames: Vec<Frame>, limits: LinkLimits, fast: Option<&FastPath>) -> bool {
     for f in frames {
         let ev = match f {
-            Frame::Message(m) => LinkEvent::Message(m),
+            Frame::Message(m) => match fast {
+                Some(take) => match take(m) {
+                    Some(rest) => LinkEvent::Message(rest),
+                    None => continue,
+                },
+                None => LinkEvent::Message(m),
+            },
             Frame::Bad(why) => LinkEvent::Bad(why.to_string()),
             Frame::Oversized { id, bytes } => {
                 tracing::warn!(

@@ -15,7 +15,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, LINK_QUEUE, ORDER_WAIT};
+use super::{
+    body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT,
+};
 use crate::jsonrpc;
 use crate::modern;
 use crate::param_headers;
@@ -44,7 +46,7 @@ struct Shared {
 
 pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
     let client = http_client(&headers)?;
-    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Value>(LINK_QUEUE);
+    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
     let shared =
@@ -63,7 +65,9 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
             tokio::select! {
                 _ = s.cancel.cancelled() => break,
                 msg = to_up_rx.recv() => {
-                    let Some(msg) = msg else { break };
+                    let Some(out) = msg else { break };
+                    let bytes = out.body().to_vec();
+                    let Some(msg) = out.msg else { continue }; // (this link asks for the JSON)
                     // initialize must finish (and hand us the session id) before anything else
                     // is sent; the actor guarantees that ordering by awaiting its answer. The
                     // rest go in order: each waits until the one before has left, a
@@ -88,7 +92,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
                     }
                     let s2 = s.clone();
                     let (sent_tx, sent_rx) = tokio::sync::oneshot::channel();
-                    let task = tokio::spawn(async move { s2.post(msg, sent_tx, resp_tx).await });
+                    let task = tokio::spawn(async move { s2.post(msg, bytes, sent_tx, resp_tx).await });
                     if let Some(k) = request_key {
                         if posts.len() >= 1024 {
                             posts.retain(|_, p| !p.is_finished());
@@ -136,7 +140,13 @@ impl Shared {
     /// attempt ended), which lets the next message start.
     /// `responded` turns true once the upstream has answered the POST (its headers came) or the
     /// attempt failed.
-    async fn post(self: Arc<Self>, msg: Value, sent: tokio::sync::oneshot::Sender<()>, responded: tokio::sync::watch::Sender<bool>) {
+    async fn post(
+        self: Arc<Self>,
+        msg: Value,
+        bytes: Vec<u8>,
+        sent: tokio::sync::oneshot::Sender<()>,
+        responded: tokio::sync::watch::Sender<bool>,
+    ) {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
         let is_initialize = jsonrpc::method(&msg) == Some("initialize");
         // What the answer is to: initialize and tools/list answers teach this link something.
@@ -144,7 +154,6 @@ impl Shared {
         let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
         let id = jsonrpc::id(&msg).cloned();
         let had_session = self.state.lock().expect("state lock").session_id.is_some();
-        let bytes = serde_json::to_vec(&msg).expect("a Value serializes");
         let len = bytes.len();
         let (body, body_sent) = body_with_sent_signal(bytes);
         let mut rb = self.request(reqwest::Method::POST);
