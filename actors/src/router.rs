@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
 use crate::jsonrpc::{self, code};
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
 use crate::modern;
 use crate::routes::{Round, Routes};
-use crate::upstream::{Outgoing, LINK_QUEUE};
+use crate::upstream::{LinkTx, SendError};
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
@@ -27,8 +27,7 @@ const MAX_INPUT_ROUNDS: u32 = 32;
 
 pub struct Router {
     routes: Mutex<Routes<oneshot::Sender<Value>>>,
-    /// The link's sender, and whether its transport wants the JSON of what it sends.
-    link: RwLock<Option<(mpsc::Sender<Outgoing>, bool)>>,
+    link: RwLock<Option<LinkTx>>,
     status: watch::Sender<Arc<Status>>,
     sessions: RwLock<HashMap<SessionId, SessionPort>>,
     /// The session that most recently sent a request: where server-to-client requests go when
@@ -107,7 +106,7 @@ impl Router {
 
     // ------------------------------------------------------------ the link (installed by the actor)
 
-    pub fn set_link(&self, tx: Option<(mpsc::Sender<Outgoing>, bool)>) {
+    pub fn set_link(&self, tx: Option<LinkTx>) {
         *self.link.write().unwrap_or_else(|p| p.into_inner()) = tx;
     }
 
@@ -147,16 +146,16 @@ impl Router {
             }
         }
         let link = self.link.read().unwrap_or_else(|p| p.into_inner());
-        let Some((tx, wants_json)) = link.as_ref() else {
+        let Some(tx) = link.as_ref() else {
             return Err(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
         };
-        // Serialized here, on the sender's thread: the link's thread only writes.
-        tx.try_send(Outgoing::new(msg, *wants_json)).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => {
+        // Serialized (and, to a stdio upstream, written) here, on the sender's thread.
+        tx.send(msg).map_err(|e| match e {
+            SendError::Full => {
                 self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
-                format!("the upstream is not reading its input ({LINK_QUEUE} messages are queued); retry later")
+                "the upstream is not reading its input (its queue is full); retry later".to_string()
             }
-            mpsc::error::TrySendError::Closed(_) => "the upstream link is closed".to_string(),
+            SendError::Closed => "the upstream link is closed".to_string(),
         })
     }
 

@@ -181,8 +181,8 @@ impl UpstreamConnection {
             }
             match res {
                 Ok(link) => {
-                    let (tx, wants_json, rx, guard) = link.split();
-                    act.router.set_link(Some((tx, wants_json)));
+                    let (tx, rx, guard) = link.split();
+                    act.router.set_link(Some(tx));
                     act.guard = Some(guard);
                     // The reader side: answers and progress go straight to the router (no
                     // mailbox hop); the rest comes to this actor.

@@ -258,7 +258,7 @@ impl Fixture {
     fn link(&self) -> mpsc::Receiver<Value> {
         let (tx, mut lines) = mpsc::channel::<crate::upstream::Outgoing>(16);
         let (values, rx) = mpsc::channel(16);
-        self.router.set_link(Some((tx, false)));
+        self.router.set_link(Some(crate::upstream::LinkTx::Channel(tx)));
         // What a stdio upstream would read: the line its sender made.
         actix::spawn(async move {
             while let Some(out) = lines.recv().await {

@@ -3,6 +3,7 @@
 //! owns the link; transports know bytes and HTTP, never MCP semantics beyond what framing needs.
 
 pub mod framing;
+pub mod pipe_writer;
 mod sse_client;
 mod stdio;
 mod streamable_http;
@@ -89,6 +90,38 @@ impl Outgoing {
     }
 }
 
+/// How messages reach the upstream: a bounded channel to the transport's writer (HTTP), or
+/// the child's stdin written by the sender itself (stdio, see `pipe_writer`).
+#[derive(Clone)]
+pub enum LinkTx {
+    Channel(mpsc::Sender<Outgoing>),
+    Pipe(std::sync::Arc<pipe_writer::PipeWriter>),
+}
+
+/// Why a message did not go.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The upstream is not reading (its queue is at its bound).
+    Full,
+    Closed,
+}
+
+impl LinkTx {
+    /// Serializes `msg` on the caller's thread and hands it over.
+    pub fn send(&self, msg: Value) -> Result<(), SendError> {
+        match self {
+            LinkTx::Channel(tx) => tx.try_send(Outgoing::new(msg, true)).map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => SendError::Full,
+                mpsc::error::TrySendError::Closed(_) => SendError::Closed,
+            }),
+            LinkTx::Pipe(pipe) => pipe.send(&Outgoing::new(msg, false).line).map_err(|e| match e {
+                pipe_writer::PipeError::Full => SendError::Full,
+                pipe_writer::PipeError::Closed => SendError::Closed,
+            }),
+        }
+    }
+}
+
 /// Takes over the answers and progress among what the upstream sends, on the reader's own
 /// task (no hop through another); what it gives back goes on to the link's channel.
 pub type FastPath = std::sync::Arc<dyn Fn(Value) -> Option<Value> + Send + Sync>;
@@ -116,9 +149,7 @@ pub enum LinkEvent {
 
 /// A live connection. Dropping it ends the connection (kills the child, ends the HTTP session).
 pub struct Link {
-    pub tx: mpsc::Sender<Outgoing>,
-    /// Whether this transport needs the JSON of what it sends, not just its bytes.
-    pub wants_json: bool,
+    pub tx: LinkTx,
     pub rx: mpsc::Receiver<LinkEvent>,
     _guard: DropGuard,
     /// Fires once the connection is fully gone (the child reaped, the session deleted).
@@ -141,17 +172,12 @@ impl LinkGuard {
 
 impl Link {
     /// Splits the link so the receiver can become an actor stream while the guard stays owned.
-    pub fn split(self) -> (mpsc::Sender<Outgoing>, bool, mpsc::Receiver<LinkEvent>, LinkGuard) {
-        (self.tx, self.wants_json, self.rx, LinkGuard { guard: self._guard, done: self.done })
+    pub fn split(self) -> (LinkTx, mpsc::Receiver<LinkEvent>, LinkGuard) {
+        (self.tx, self.rx, LinkGuard { guard: self._guard, done: self.done })
     }
 
-    fn new(
-        tx: mpsc::Sender<Outgoing>,
-        rx: mpsc::Receiver<LinkEvent>,
-        cancel: CancellationToken,
-        done: tokio::sync::oneshot::Receiver<()>,
-    ) -> Self {
-        Link { tx, wants_json: true, rx, _guard: cancel.drop_guard(), done }
+    fn new(tx: LinkTx, rx: mpsc::Receiver<LinkEvent>, cancel: CancellationToken, done: tokio::sync::oneshot::Receiver<()>) -> Self {
+        Link { tx, rx, _guard: cancel.drop_guard(), done }
     }
 }
 

@@ -132,7 +132,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
         }
     });
 
-    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
+    Ok(Link::new(super::LinkTx::Channel(to_up_tx), from_up_rx, cancel, done_rx))
 }
 
 #[cfg(test)]

@@ -4,13 +4,18 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{Frame, LineFramer};
-use super::{FastPath, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE};
+use super::pipe_writer::{flush_loop, PipeWriter};
+use super::{FastPath, Link, LinkEvent, LinkLimits, LinkTx, LINK_QUEUE};
+
+/// What may wait for a stdio upstream that is slow to read its input (beyond what its pipe
+/// holds): then sending is refused with "not reading".
+const PIPE_BACKLOG: usize = 16 * 1024 * 1024;
 
 /// How long a child gets to exit after its stdin closes before it is killed.
 const GRACE: Duration = Duration::from_millis(1500);
@@ -41,38 +46,17 @@ pub async fn connect(
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| format!("cannot start upstream command {command:?}: {e}"))?;
     let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
 
-    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (from_up_tx, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
 
-    let writer_cancel = cancel.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = writer_cancel.cancelled() => break,
-                msg = to_up_rx.recv() => {
-                    let Some(first) = msg else { break };
-                    // The lines were made by their senders; whatever else is queued goes out
-                    // in the same write.
-                    let mut out = first.line;
-                    while out.len() < 256 * 1024 {
-                        match to_up_rx.try_recv() {
-                            Ok(next) => out.extend_from_slice(&next.line),
-                            Err(_) => break,
-                        }
-                    }
-                    if stdin.write_all(&out).await.is_err() || stdin.flush().await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        // Dropping stdin is the polite way to ask an MCP stdio server to exit.
-    });
+    // Senders write the child's stdin themselves; this task only flushes what did not fit.
+    let fd = stdin.into_owned_fd().map_err(|e| format!("cannot take the upstream's stdin: {e}"))?;
+    let pipe = PipeWriter::new(fd, PIPE_BACKLOG).map_err(|e| format!("cannot set up the upstream's stdin: {e}"))?;
+    tokio::spawn(flush_loop(pipe.clone(), cancel.clone()));
 
     let reader_tx = from_up_tx.clone();
     tokio::spawn(async move {
@@ -144,9 +128,7 @@ pub async fn connect(
     });
 
     tracing::info!(component = "upstream", event = "spawned", pid = pid.unwrap_or(0), command = %command, "upstream process started");
-    let mut link = Link::new(to_up_tx, from_up_rx, cancel, done_rx);
-    link.wants_json = false;
-    Ok(link)
+    Ok(Link::new(LinkTx::Pipe(pipe), from_up_rx, cancel, done_rx))
 }
 
 /// Hands frames to the actor (waiting while it is behind). False when nobody listens any more.

@@ -114,7 +114,7 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
         }
         s.end_session().await;
     });
-    Ok(Link::new(to_up_tx, from_up_rx, cancel, done_rx))
+    Ok(Link::new(super::LinkTx::Channel(to_up_tx), from_up_rx, cancel, done_rx))
 }
 
 /// The spec says 404 for an unknown session, but deployed servers (the TypeScript SDK's among
