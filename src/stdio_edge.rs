@@ -3,6 +3,7 @@
 //! error, a line over the size limit gets a 413-style error, and reading goes on.
 
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::time::Duration;
 
 use mcp_gen_ui_actors::host_session::{stateless_session_for, HostSession, StatelessTables, Transport, HOST_PROTOCOL_VERSIONS};
@@ -20,7 +21,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
     let (tx, mut rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
-        let mut out = tokio::io::stdout();
+        let mut out = host_output();
         while let Some(v) = rx.recv().await {
             let mut line = serde_json::to_vec(&v).expect("a Value serializes");
             line.push(b'\n');
@@ -29,7 +30,7 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
             }
         }
     });
-    let mut input = BufReader::new(tokio::io::stdin());
+    let mut input = BufReader::new(host_input());
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -75,6 +76,24 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
     drop(tx);
     // Answers still in flight get a moment to be written.
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+}
+
+/// The host's end of stdin. A pipe (how hosts start servers) is read without blocking on the
+/// runtime's own thread; tokio's `stdin()` would hand every read to the blocking pool and back,
+/// a thread hop per message. Anything else (a file, a terminal) keeps tokio's way.
+fn host_input() -> Box<dyn tokio::io::AsyncRead + Unpin + Send> {
+    match std::io::stdin().as_fd().try_clone_to_owned().and_then(tokio::net::unix::pipe::Receiver::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// The host's end of stdout, likewise.
+fn host_output() -> Box<dyn tokio::io::AsyncWrite + Unpin + Send> {
+    match std::io::stdout().as_fd().try_clone_to_owned().and_then(tokio::net::unix::pipe::Sender::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdout()),
+    }
 }
 
 /// MCP 2026-07-28 over stdio: each request that carries its protocol version in `_meta` is a
