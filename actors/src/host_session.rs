@@ -5,7 +5,7 @@
 //! forwards the rest to the `UpstreamConnection`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,8 @@ use crate::jsonrpc::{self, code, Kind};
 use crate::learned_shapes::LearnedShapes;
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
 use crate::messages::{
-    AttachStream, Broadcast, Close, HostEvent, Incoming, Peek, ReadUi, ServerRequest, SessionId, SessionPort, SessionRef, Status,
-    Subscribe, Unregister,
+    AttachStream, Broadcast, Close, HostEvent, Incoming, Peek, ReadUi, ServerRequest, SessionFlags, SessionId, SessionPort, SessionRef,
+    Status, Subscribe, Unregister,
 };
 use crate::metrics::{method_label, Metrics};
 use crate::modern;
@@ -91,7 +91,7 @@ pub struct HostSession {
     llm_calls: VecDeque<Instant>,
     /// True once the host declared sampling, elicitation or roots: then requests may be sent to
     /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
-    streams: Arc<AtomicBool>,
+    flags: Arc<SessionFlags>,
     /// Set when this session serves one MCP 2026-07-28 (stateless) request.
     stateless: Option<stateless::Call>,
 }
@@ -115,7 +115,7 @@ impl HostSession {
             owed: HashMap::new(),
             last_seen: Instant::now(),
             llm_calls: VecDeque::new(),
-            streams: Arc::new(AtomicBool::new(false)),
+            flags: Arc::default(),
             stateless: None,
         }
     }
@@ -123,9 +123,9 @@ impl HostSession {
     /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how
     /// an edge reaches it.
     pub fn start_session(self) -> SessionRef {
-        let streams = self.streams.clone();
+        let flags = self.flags.clone();
         let addr = self.start();
-        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), streams }
+        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags }
     }
 
     fn stream_full(&self, which: &str) {
@@ -573,7 +573,8 @@ impl HostSession {
         }
         let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
         let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
-        self.streams.store(asks, Ordering::Relaxed);
+        self.flags.streams.store(asks, Ordering::Relaxed);
+        self.flags.ui.store(ui, Ordering::Relaxed);
         self.negotiated = Some(Negotiated { ui, client_caps });
         self.with_status(ctx, id.clone(), move |act, _ctx, status| {
             let init = status.init.as_deref().cloned().unwrap_or(json!({}));
@@ -792,7 +793,11 @@ impl Actor for HostSession {
             act.owed.retain(|_, tx| !tx.is_closed());
             let stream_gone = act.transport == Transport::Sse && act.default_sink.as_ref().is_none_or(|s| s.is_closed());
             let stream_open = act.default_sink.as_ref().is_some_and(|s| !s.is_closed());
-            let idle = act.last_seen.elapsed() > act.deps.idle_limit && act.in_flight.is_empty() && !stream_open;
+            let edge_idle_ms = crate::cache_key::now_ms().saturating_sub(act.flags.edge_seen_ms.load(Ordering::Relaxed));
+            let idle = act.last_seen.elapsed() > act.deps.idle_limit
+                && u128::from(edge_idle_ms) > act.deps.idle_limit.as_millis()
+                && act.in_flight.is_empty()
+                && !stream_open;
             if stream_gone || idle {
                 tracing::info!(component = "host_session", event = "reaped", session = %act.id, stream_gone, idle, "closing host session");
                 ctx.stop();

@@ -95,9 +95,20 @@ pub struct SessionRef {
     pub incoming: Recipient<Incoming>,
     pub attach: Recipient<AttachStream>,
     pub close: Recipient<Close>,
-    /// Set once the host declared sampling, elicitation or roots: then requests may be sent to
-    /// it on a call's stream, so the edge answers POSTs with SSE rather than plain JSON.
-    pub streams: Arc<std::sync::atomic::AtomicBool>,
+    pub flags: Arc<SessionFlags>,
+}
+
+/// What an edge may know of a session without asking it (the session sets them).
+#[derive(Default)]
+pub struct SessionFlags {
+    /// The host declared sampling, elicitation or roots: then requests may be sent to it on a
+    /// call's stream, so the edge answers POSTs with SSE rather than plain JSON.
+    pub streams: std::sync::atomic::AtomicBool,
+    /// The host renders MCP Apps: the edge may answer its reads of ready `ui://` pages itself.
+    pub ui: std::sync::atomic::AtomicBool,
+    /// When the edge last answered for the session itself (ms since the epoch): the session is
+    /// not idle meanwhile.
+    pub edge_seen_ms: std::sync::atomic::AtomicU64,
 }
 
 impl SessionRef {

@@ -17,6 +17,8 @@ use crate::cache_key::now_ms;
 struct Ready {
     rev: u64,
     result: Arc<Value>,
+    /// `result` as JSON text, made once: an edge answers a read by pasting it.
+    json: Arc<str>,
     kind: &'static str,
     expires_at: Option<u64>,
 }
@@ -42,9 +44,10 @@ impl Inner {
     }
 }
 
-/// A hit: the `result` of the read and the kind of page (for metrics).
+/// A hit: the `result` of the read (also as JSON text) and the kind of page (for metrics).
 pub struct Hit {
     pub result: Arc<Value>,
+    pub json: Arc<str>,
     pub kind: &'static str,
 }
 
@@ -64,7 +67,7 @@ impl ReadyPages {
         if r.expires_at.is_some_and(|t| now_ms() >= t) || inner.rev(tool) != r.rev {
             return None;
         }
-        Some(Hit { result: r.result.clone(), kind: r.kind })
+        Some(Hit { result: r.result.clone(), json: r.json.clone(), kind: r.kind })
     }
 
     /// The revision a read starts from (hand it back to [`ReadyPages::store`]).
@@ -74,6 +77,7 @@ impl ReadyPages {
 
     /// Keeps a read's result, unless the tool's page changed since the read began at `rev`.
     pub fn store(&self, tool: &str, rev: u64, result: Value, kind: &'static str, expires_at: Option<u64>) {
+        let json: Arc<str> = serde_json::to_string(&result).unwrap_or_default().into();
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         if inner.rev(tool) != rev {
             return;
@@ -83,7 +87,7 @@ impl ReadyPages {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        inner.ready.insert(tool.to_string(), Ready { rev, result: Arc::new(result), kind, expires_at });
+        inner.ready.insert(tool.to_string(), Ready { rev, result: Arc::new(result), json, kind, expires_at });
     }
 
     /// The tool's page is changing: forget the ready result, refuse reads begun before now.
@@ -121,6 +125,7 @@ mod tests {
         let rev = p.revision("t");
         p.store("t", rev, json!({"contents": []}), "template", None);
         assert_eq!(p.get("t").unwrap().kind, "template");
+        assert_eq!(&*p.get("t").unwrap().json, r#"{"contents":[]}"#, "kept as JSON text too");
         p.invalidate("t");
         assert!(p.get("t").is_none());
     }

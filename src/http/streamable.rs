@@ -105,6 +105,11 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
             Err(r) => return r,
         }
     };
+    if let [only] = msgs.as_slice() {
+        if let Some(body) = ready_read(&edge, &session, only) {
+            return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body);
+        }
+    }
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
@@ -116,7 +121,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     // and the host takes no requests (sampling, elicitation, roots): then the answer goes as
     // plain JSON, which has no event size limit (the Python SDK refuses SSE events over 1 MB).
     let plain = initializing
-        || (!session.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
+        || (!session.flags.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
     let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
@@ -153,6 +158,24 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         .insert_header(("x-accel-buffering", "no"))
         .content_type("text/event-stream")
         .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
+}
+
+/// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
+/// serialized when it was stored, so the answer is the request's id and those bytes, with no
+/// hop to the session and nothing built. Anything else goes the usual way.
+fn ready_read(edge: &Edge, session: &SessionRef, msg: &Value) -> Option<String> {
+    use std::sync::atomic::Ordering;
+    if jsonrpc::method(msg) != Some("resources/read") || jsonrpc::kind(msg) != Kind::Request || !session.flags.ui.load(Ordering::Relaxed) {
+        return None;
+    }
+    let id = jsonrpc::id(msg)?;
+    let tool = msg.pointer("/params/uri").and_then(Value::as_str).and_then(mcp_gen_ui_actors::ui_meta::tool_of_uri)?;
+    let hit = edge.session.pages.as_ref()?.get(tool)?;
+    session.flags.edge_seen_ms.store(mcp_gen_ui_actors::cache_key::now_ms(), Ordering::Relaxed);
+    edge.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
+    edge.metrics.cache_hits.inc();
+    edge.metrics.requests.with_label_values(&["resources/read", "ok"]).inc();
+    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}", hit.json))
 }
 
 /// One MCP 2026-07-28 request: no session; what the host is comes with the request. Answered

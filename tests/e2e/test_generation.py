@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import proxy_http
+from conftest import UI_EXT, metric, proxy_http, scrape
 from fake_llm import page
 from mcpclient import session
 
@@ -248,3 +248,36 @@ def test_offline_marks_the_template(tmp_path):
     with proxy_http(["--demo"], name="proxy-offline") as (base, _):
         html, meta = read_ui(base)
         assert meta["kind"] == "template" and meta["fallbackReason"] == "offline"
+
+
+def test_a_ready_page_is_answered_at_the_edge_with_the_callers_id(fake, tmp_path):
+    """The second read of a page is answered from its stored JSON by the HTTP edge: the same
+    bytes of result, under whatever id the host used, counted as a hit."""
+    import http.client
+
+    fake.script = [{"html": page("EDGE-PAGE")}]
+    with gen_proxy(fake, "openai", name="proxy-edge-read", tmp_path=tmp_path) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+        def rpc(body, sid=None):
+            c.request("POST", "/mcp", body=json.dumps(body), headers={**headers, **({"Mcp-Session-Id": sid} if sid else {})})
+            r = c.getresponse()
+            text = r.read().decode()
+            if r.getheader("content-type", "").startswith("text/event-stream"):
+                text = [line[5:] for line in text.splitlines() if line.startswith("data:") and line[5:].strip()][-1]
+            return r.getheader("mcp-session-id"), json.loads(text)
+
+        sid, _ = rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"extensions": UI_EXT}, "clientInfo": {"name": "t", "version": "1"}}})
+        read = {"jsonrpc": "2.0", "method": "resources/read", "params": {"uri": "ui://get_forecast"}}
+        _, first = rpc({**read, "id": 1}, sid)
+        before = metric(scrape(base), "mcp_gen_ui_cache_hits_total")
+        _, second = rpc({**read, "id": "read-2"}, sid)
+        _, third = rpc({**read, "id": 3}, sid)
+        assert "EDGE-PAGE" in first["result"]["contents"][0]["text"], first
+        assert (second["id"], third["id"]) == ("read-2", 3)
+        assert second["result"] == first["result"] == third["result"]
+        assert metric(scrape(base), "mcp_gen_ui_cache_hits_total") == before + 2
+        assert len(fake.generations()) == 1, "one page made"

@@ -248,7 +248,7 @@ impl HostSession {
     /// under a new request state. Nothing happens while the host holds no open request.
     fn flush_inputs(&mut self, ctx: &mut Context<Self>) {
         let info = self.server_info();
-        let me = self_ref(ctx, self.streams.clone());
+        let me = self_ref(ctx, self.flags.clone());
         let Some(call) = self.stateless.as_mut() else { return };
         if call.inputs.is_empty() {
             return;
@@ -492,9 +492,9 @@ impl HostSession {
     }
 }
 
-fn self_ref(ctx: &mut Context<HostSession>, streams: Arc<std::sync::atomic::AtomicBool>) -> SessionRef {
+fn self_ref(ctx: &mut Context<HostSession>, flags: Arc<crate::messages::SessionFlags>) -> SessionRef {
     let addr = ctx.address();
-    SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), streams }
+    SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags }
 }
 
 /// Where stateless calls are kept track of.
