@@ -64,6 +64,19 @@ def stdio_overhead(a) -> dict:
     return {"direct": d, "proxied": p}
 
 
+def http_floor(w: Wrk, base: str, seconds: float) -> float:
+    """p50 (ms) of GET /healthz on the same proxy, 1 connection: what any HTTP round trip costs
+    here (actix, loopback, wrk), with no MCP work at all."""
+    out = subprocess.run([w.bin, "-t", "1", "-c", "1", "-d", f"{seconds:g}s", "--latency", base + "/healthz"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[:1] == ["50%"]:
+            v = parts[1]
+            return float(v[:-2]) / 1000 if v.endswith("us") else float(v[:-2]) if v.endswith("ms") else float(v[:-1]) * 1000
+    raise RuntimeError(f"wrk printed no 50% line:\n{out}")
+
+
 def http_latency(w: Wrk, a, rmcp: bool) -> dict:
     fake = FakeLLM()
     html = page("BENCH", tool="echo")
@@ -94,14 +107,16 @@ def http_latency(w: Wrk, a, rmcp: bool) -> dict:
             w.run(url, c.sid, 1, 1)
             # A host that takes server requests (sampling, roots) gets its answers on SSE streams.
             sse_sid = http_session(url, dict(UI_CAPS, sampling={}, roots={}))
-            sse = []
+            sse, floor = [], []
             for _ in range(a.rounds):
+                floor.append(http_floor(w, base, a.seconds))
                 calls.append(w.run(url, c.sid, 1, a.seconds))
                 reads.append(w.run(url, c.sid, 1, a.seconds, method="resources/read", params={"uri": "ui://echo"}))
                 sse.append(w.run(url, sse_sid, 1, a.seconds))
     finally:
         fake.stop()
-    return {"calls": calls, "reads": reads, "size": len(text), "meta": meta, "py_call": py_call, "py_read": py_read, "rmcp": rm, "sse": sse}
+    return {"calls": calls, "reads": reads, "size": len(text), "meta": meta, "py_call": py_call, "py_read": py_read, "rmcp": rm, "sse": sse,
+            "floor": statistics.median(floor)}
 
 
 def main() -> None:
@@ -171,6 +186,9 @@ def main() -> None:
         ("wrk: same, host declares sampling+roots (answers on SSE)", f"{statistics.mean(r['p50_ms'] for r in h['sse']):.3f} ms", "-", None),
         (f"cached ui:// read p50 ({h['size'] / 1024:.0f} KB page), Streamable HTTP (wrk)", f"{read50:.3f} ms", "-", None),
         ("cached read p50 / proxied tools/call p50, same session", f"{read50 / call50:.2f}x", "<= 0.5x", read50 / call50 <= 0.5),
+        # The floor says what no read can beat: an HTTP round trip that does nothing.
+        ("HTTP floor: GET /healthz p50, same proxy (wrk)", f"{h['floor']:.3f} ms", "-", None),
+        ("cached read p50 above the floor / proxied call p50 above the floor", f"{(read50 - h['floor']) / max(call50 - h['floor'], 1e-6):.2f}x", "-", None),
     ])
 
 
