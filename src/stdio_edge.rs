@@ -3,7 +3,6 @@
 //! error, a line over the size limit gets a 413-style error, and reading goes on.
 
 use std::collections::HashMap;
-use std::os::fd::AsFd;
 use std::time::Duration;
 
 use mcp_gen_ui_actors::host_session::{stateless_session_for, HostSession, StatelessTables, Transport, HOST_PROTOCOL_VERSIONS};
@@ -78,19 +77,21 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
 }
 
-/// The host's end of stdin. A pipe (how hosts start servers) is read without blocking on the
-/// runtime's own thread; tokio's `stdin()` would hand every read to the blocking pool and back,
-/// a thread hop per message. Anything else (a file, a terminal) keeps tokio's way.
+/// The host's end of stdin. A pipe (how most hosts start servers) is read without blocking on
+/// the runtime's own thread; tokio's `stdin()` would hand every read to the blocking pool and
+/// back, a thread hop per message. The pipe is opened anew through /proc, so the non-blocking
+/// mode belongs to this open alone, not to fd 0 that others (a parent shell) may share.
+/// Anything else (a socket, a file, a terminal) keeps tokio's way.
 fn host_input() -> Box<dyn tokio::io::AsyncRead + Unpin + Send> {
-    match std::io::stdin().as_fd().try_clone_to_owned().and_then(tokio::net::unix::pipe::Receiver::from_owned_fd) {
+    match tokio::net::unix::pipe::OpenOptions::new().open_receiver("/proc/self/fd/0") {
         Ok(pipe) => Box::new(pipe),
         Err(_) => Box::new(tokio::io::stdin()),
     }
 }
 
-/// The host's end of stdout, likewise.
+/// The host's end of stdout, likewise (stderr may be the same pipe: it stays blocking).
 fn host_output() -> Box<dyn tokio::io::AsyncWrite + Unpin + Send> {
-    match std::io::stdout().as_fd().try_clone_to_owned().and_then(tokio::net::unix::pipe::Sender::from_owned_fd) {
+    match tokio::net::unix::pipe::OpenOptions::new().open_sender("/proc/self/fd/1") {
         Ok(pipe) => Box::new(pipe),
         Err(_) => Box::new(tokio::io::stdout()),
     }

@@ -793,9 +793,8 @@ impl Actor for HostSession {
             act.owed.retain(|_, tx| !tx.is_closed());
             let stream_gone = act.transport == Transport::Sse && act.default_sink.as_ref().is_none_or(|s| s.is_closed());
             let stream_open = act.default_sink.as_ref().is_some_and(|s| !s.is_closed());
-            let edge_idle_ms = crate::cache_key::now_ms().saturating_sub(act.flags.edge_seen_ms.load(Ordering::Relaxed));
             let idle = act.last_seen.elapsed() > act.deps.idle_limit
-                && u128::from(edge_idle_ms) > act.deps.idle_limit.as_millis()
+                && act.flags.edge_idle() > act.deps.idle_limit
                 && act.in_flight.is_empty()
                 && !stream_open;
             if stream_gone || idle {

@@ -106,9 +106,27 @@ pub struct SessionFlags {
     pub streams: std::sync::atomic::AtomicBool,
     /// The host renders MCP Apps: the edge may answer its reads of ready `ui://` pages itself.
     pub ui: std::sync::atomic::AtomicBool,
-    /// When the edge last answered for the session itself (ms since the epoch): the session is
-    /// not idle meanwhile.
-    pub edge_seen_ms: std::sync::atomic::AtomicU64,
+    /// When the edge last answered for the session itself (ms on a monotonic clock that starts
+    /// with the process): the session is not idle meanwhile.
+    edge_seen_ms: std::sync::atomic::AtomicU64,
+}
+
+impl SessionFlags {
+    /// The edge answered for the session just now.
+    pub fn touch(&self) {
+        self.edge_seen_ms.store(monotonic_ms(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How long since the edge last answered for the session.
+    pub fn edge_idle(&self) -> std::time::Duration {
+        let seen = self.edge_seen_ms.load(std::sync::atomic::Ordering::Relaxed);
+        std::time::Duration::from_millis(monotonic_ms().saturating_sub(seen))
+    }
+}
+
+fn monotonic_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
 }
 
 impl SessionRef {

@@ -145,8 +145,10 @@ impl Router {
                 _ => {}
             }
         }
-        let link = self.link.read().unwrap_or_else(|p| p.into_inner());
-        let Some(tx) = link.as_ref() else {
+        // A copy of the sender, so that no lock is held while the message is serialized and
+        // written (a restart installs a new link meanwhile without waiting).
+        let link = self.link.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let Some(tx) = link else {
             return Err(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into()));
         };
         // Serialized (and, to a stdio upstream, written) here, on the sender's thread.

@@ -170,8 +170,14 @@ fn ready_read(edge: &Edge, session: &SessionRef, msg: &Value) -> Option<String> 
     }
     let id = jsonrpc::id(msg)?;
     let tool = msg.pointer("/params/uri").and_then(Value::as_str).and_then(mcp_gen_ui_actors::ui_meta::tool_of_uri)?;
+    // Only what the session would serve the same way: an upstream that is up and lists the tool.
+    let status = edge.router.status();
+    if !status.ready || !status.tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some(tool)) {
+        return None;
+    }
     let hit = edge.session.pages.as_ref()?.get(tool)?;
-    session.flags.edge_seen_ms.store(mcp_gen_ui_actors::cache_key::now_ms(), Ordering::Relaxed);
+    session.flags.touch();
+    tracing::debug!(component = "http", event = "ready_read", tool_name = %tool, kind = hit.kind, "ui:// read answered from the ready page");
     edge.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
     edge.metrics.cache_hits.inc();
     edge.metrics.requests.with_label_values(&["resources/read", "ok"]).inc();

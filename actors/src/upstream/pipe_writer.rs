@@ -36,7 +36,16 @@ struct Inner {
     /// must not be closed (and its number reused) while it is. `closed` stops the writing.
     file: File,
     closed: bool,
+    /// Bytes waiting for the pipe, from `sent` on (the written front is dropped now and then,
+    /// not on every write, so draining a large backlog stays linear).
     backlog: Vec<u8>,
+    sent: usize,
+}
+
+impl Inner {
+    fn waiting(&self) -> usize {
+        self.backlog.len() - self.sent
+    }
 }
 
 impl PipeWriter {
@@ -49,7 +58,7 @@ impl PipeWriter {
             return Err(std::io::Error::last_os_error());
         }
         Ok(Arc::new(PipeWriter {
-            inner: Mutex::new(Inner { file: File::from(fd), closed: false, backlog: Vec::new() }),
+            inner: Mutex::new(Inner { file: File::from(fd), closed: false, backlog: Vec::new(), sent: 0 }),
             wake: Notify::new(),
             limit,
             fd: raw,
@@ -67,27 +76,29 @@ impl PipeWriter {
         if inner.closed {
             return Err(PipeError::Closed);
         }
-        if !inner.backlog.is_empty() {
-            if inner.backlog.len() + line.len() > self.limit {
-                return Err(PipeError::Full);
-            }
+        // Decided before a byte is written: a line is never cut short.
+        if inner.waiting() + line.len() > self.limit {
+            return Err(PipeError::Full);
+        }
+        if inner.waiting() > 0 {
             inner.backlog.extend_from_slice(line);
             return Ok(());
         }
         let mut written = 0;
         while written < line.len() {
             match inner.file.write(&line[written..]) {
-                Ok(0) => break,
-                Ok(n) => written += n,
+                Ok(n) if n > 0 => written += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(_) => {
+                _ => {
                     inner.closed = true;
                     return Err(PipeError::Closed);
                 }
             }
         }
         if written < line.len() {
+            inner.backlog.clear();
+            inner.sent = 0;
             inner.backlog.extend_from_slice(&line[written..]);
             drop(g);
             self.wake.notify_one();
@@ -107,20 +118,26 @@ impl PipeWriter {
         if inner.closed {
             return Ok(true);
         }
-        while !inner.backlog.is_empty() {
-            match inner.file.write(&inner.backlog) {
-                Ok(0) => return Err(()),
-                Ok(n) => {
-                    inner.backlog.drain(..n);
-                }
+        while inner.waiting() > 0 {
+            match inner.file.write(&inner.backlog[inner.sent..]) {
+                Ok(n) if n > 0 => inner.sent += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                Err(_) => {
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if inner.sent > inner.backlog.len() / 2 {
+                        let sent = inner.sent;
+                        inner.backlog.drain(..sent);
+                        inner.sent = 0;
+                    }
+                    return Ok(false);
+                }
+                _ => {
                     inner.closed = true;
                     return Err(());
                 }
             }
         }
+        inner.backlog.clear();
+        inner.sent = 0;
         Ok(true)
     }
 }
@@ -142,10 +159,11 @@ pub async fn flush_loop(w: Arc<PipeWriter>, cancel: CancellationToken) {
     let ready = match unsafe { AsyncFd::register_with_interest(Fd(w.fd), Interest::WRITABLE) } {
         Ok(r) => r,
         Err(e) => {
+            // Without readiness nothing left over could ever go: end the link (it restarts).
             let e = e.into_parts().1;
-            tracing::warn!(component = "upstream", event = "pipe_unwatched", error = %e, "cannot watch the upstream's stdin; writes that do not fit at once fail");
-            cancel.cancelled().await;
+            tracing::warn!(component = "upstream", event = "pipe_unwatched", error = %e, "cannot watch the upstream's stdin; restarting the link");
             w.close();
+            cancel.cancel();
             return;
         }
     };
@@ -156,7 +174,10 @@ pub async fn flush_loop(w: Arc<PipeWriter>, cancel: CancellationToken) {
         }
         loop {
             match w.flush() {
-                Ok(true) | Err(()) => break,
+                Ok(true) => break,
+                // The pipe is gone (the writer is closed now, so senders hear it): the child's
+                // exit ends the link.
+                Err(()) => break,
                 Ok(false) => {}
             }
             tokio::select! {
@@ -167,7 +188,11 @@ pub async fn flush_loop(w: Arc<PipeWriter>, cancel: CancellationToken) {
                 }
                 r = ready.writable() => match r {
                     Ok(mut guard) => guard.clear_ready(),
-                    Err(_) => break,
+                    Err(_) => {
+                        w.close();
+                        cancel.cancel();
+                        break;
+                    }
                 },
             }
         }
@@ -218,10 +243,12 @@ mod tests {
     #[test]
     fn a_backlog_at_its_bound_refuses_and_a_closed_pipe_says_so() {
         let (w, _r) = pipe();
-        let writer = PipeWriter::new(w, 10_000).unwrap();
+        let writer = PipeWriter::new(w, 100_000).unwrap();
+        assert_eq!(writer.send(&[b'x'; 100_001]), Err(PipeError::Full), "refused whole, never cut");
         let big = vec![b'x'; 70_000]; // fills the pipe; the rest waits
         writer.send(&big).unwrap();
-        assert_eq!(writer.send(&[b'y'; 20_000]), Err(PipeError::Full));
+        writer.send(&[b'y'; 20_000]).unwrap();
+        assert_eq!(writer.send(&[b'y'; 80_000]), Err(PipeError::Full));
         writer.close();
         assert_eq!(writer.send(b"z"), Err(PipeError::Closed));
     }
