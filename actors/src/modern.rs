@@ -101,10 +101,10 @@ pub fn request_meta(msg: &Value, header_version: Option<&str>) -> Result<Request
     let version = get(META_VERSION).and_then(Value::as_str).unwrap_or_default().to_string();
     if let Some(h) = header_version {
         if h.trim() != version {
-            return Err(Refusal::new(
-                errors::HEADER_MISMATCH,
-                format!("the MCP-Protocol-Version header ({:?}) does not match params._meta protocolVersion ({version:?})", h.trim()),
-            ));
+            return Err(Refusal::header(format!(
+                "the MCP-Protocol-Version header ({:?}) does not match params._meta protocolVersion ({version:?})",
+                h.trim()
+            )));
         }
     }
     if version != VERSION {
@@ -141,11 +141,10 @@ pub fn header_text(value: &str) -> Result<String, Refusal> {
         return Ok(v.to_string());
     };
     use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| {
-        Refusal::new(errors::HEADER_MISMATCH, format!("the header value {v:?} is not valid base64 in its =?base64?...?= form"))
-    })?;
-    String::from_utf8(bytes)
-        .map_err(|_| Refusal::new(errors::HEADER_MISMATCH, format!("the header value {v:?} does not decode to UTF-8 text")))
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|_| Refusal::header(format!("the header value {v:?} is not valid base64 in its =?base64?...?= form")))?;
+    String::from_utf8(bytes).map_err(|_| Refusal::header(format!("the header value {v:?} does not decode to UTF-8 text")))
 }
 
 /// Checks `Mcp-Method` (case-sensitive value) and `Mcp-Name` against the body. Surrounding
@@ -155,28 +154,17 @@ pub fn check_headers(msg: &Value, method_header: Option<&str>, name_header: Opti
     let method_header = method_header.map(header_text).transpose()?;
     let name_header = name_header.map(header_text).transpose()?;
     match method_header.as_deref() {
-        None => return Err(Refusal::new(errors::HEADER_MISMATCH, format!("the Mcp-Method header is required; send Mcp-Method: {method}"))),
+        None => return Err(Refusal::header(format!("the Mcp-Method header is required; send Mcp-Method: {method}"))),
         Some(h) if h != method => {
-            return Err(Refusal::new(
-                errors::HEADER_MISMATCH,
-                format!("the Mcp-Method header ({h:?}) does not match the body's method ({method:?})"),
-            ))
+            return Err(Refusal::header(format!("the Mcp-Method header ({h:?}) does not match the body's method ({method:?})")))
         }
         Some(_) => {}
     }
     if let Some(name) = expected_name(msg) {
         match name_header.as_deref() {
-            None => {
-                return Err(Refusal::new(
-                    errors::HEADER_MISMATCH,
-                    format!("the Mcp-Name header is required for {method}; send Mcp-Name: {name}"),
-                ))
-            }
+            None => return Err(Refusal::header(format!("the Mcp-Name header is required for {method}; send Mcp-Name: {name}"))),
             Some(h) if h != name => {
-                return Err(Refusal::new(
-                    errors::HEADER_MISMATCH,
-                    format!("the Mcp-Name header ({h:?}) does not match the body's {method} target ({name:?})"),
-                ))
+                return Err(Refusal::header(format!("the Mcp-Name header ({h:?}) does not match the body's {method} target ({name:?})")))
             }
             Some(_) => {}
         }

@@ -9,6 +9,9 @@ use serde_json::Value;
 use crate::modern::{self, Refusal};
 
 pub const PREFIX: &str = "mcp-param-";
+
+/// The arguments a schema marks: each one's path of `properties` keys, and its header token.
+pub type Marked = Vec<(Vec<String>, String)>;
 /// How deep `properties` chains are followed, and how many annotations count: a schema is the
 /// upstream's input and must not make a walk unbounded.
 const MAX_DEPTH: usize = 8;
@@ -17,7 +20,7 @@ const MAX_ANNOTATIONS: usize = 64;
 /// Each argument the schema marks for a header: its path of `properties` keys and its token.
 /// Only chains of `properties` count (an annotation under `anyOf`, `items`, ... names no single
 /// argument), as the SDKs read it.
-pub fn annotations(schema: &Value) -> Vec<(Vec<String>, String)> {
+pub fn annotations(schema: &Value) -> Marked {
     let mut out = Vec::new();
     let mut stack: Vec<(Vec<String>, &Value)> = vec![(Vec::new(), schema)];
     while let Some((path, node)) = stack.pop() {
@@ -81,10 +84,15 @@ pub fn encode(v: &str) -> String {
 
 /// The `Mcp-Param-*` headers a call with `arguments` to a tool with `schema` carries.
 pub fn headers_for(schema: &Value, arguments: &Value) -> Vec<(String, String)> {
-    annotations(schema)
-        .into_iter()
+    headers_from(&annotations(schema), arguments)
+}
+
+/// [`headers_for`] from a schema's [`annotations`], found once.
+pub fn headers_from(marked: &Marked, arguments: &Value) -> Vec<(String, String)> {
+    marked
+        .iter()
         .filter_map(|(path, token)| {
-            let v = render(value_at(arguments, &path)?)?;
+            let v = render(value_at(arguments, path)?)?;
             Some((format!("Mcp-Param-{token}"), encode(&v)))
         })
         .collect()

@@ -40,8 +40,9 @@ struct Shared {
     events: mpsc::Sender<LinkEvent>,
     cancel: CancellationToken,
     limits: LinkLimits,
-    /// Input schemas of the upstream's tools that mark arguments for `Mcp-Param-*` headers.
-    tool_params: Mutex<HashMap<String, Value>>,
+    /// The arguments each of the upstream's tools marks for `Mcp-Param-*` headers (found once,
+    /// from its tools/list entry; tools that mark none are not kept).
+    tool_params: Mutex<HashMap<String, param_headers::Marked>>,
 }
 
 pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
@@ -279,10 +280,11 @@ impl Shared {
         let mut known = self.tool_params.lock().expect("tool_params lock");
         for t in tools {
             let (Some(name), Some(schema)) = (t.get("name").and_then(Value::as_str), t.get("inputSchema")) else { continue };
-            if param_headers::annotations(schema).is_empty() {
+            let marked = param_headers::annotations(schema);
+            if marked.is_empty() {
                 known.remove(name);
             } else if known.len() < 4096 || known.contains_key(name) {
-                known.insert(name.to_string(), schema.clone());
+                known.insert(name.to_string(), marked);
             }
         }
     }
@@ -296,7 +298,7 @@ impl Shared {
         let Some(name) = p.get("name").and_then(Value::as_str) else { return Vec::new() };
         let known = self.tool_params.lock().expect("tool_params lock");
         match known.get(name) {
-            Some(schema) => param_headers::headers_for(schema, p.get("arguments").unwrap_or(&Value::Null)),
+            Some(marked) => param_headers::headers_from(marked, p.get("arguments").unwrap_or(&Value::Null)),
             None => Vec::new(),
         }
     }
