@@ -124,6 +124,15 @@ impl Stateless {
             _ => return Some(msg),
         }
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        // One host: as many calls at once as a session may have in flight (a retry frees one).
+        let max = self.deps.limits.max_in_flight;
+        if jsonrpc::params(&msg).get("requestState").is_none() && self.tables.live.len() >= max {
+            let why = format!(
+                "{max} stateless calls are already in flight (limits.maxInFlightPerSession); wait for an answer before sending more"
+            );
+            let _ = out.try_send(jsonrpc::error(id, code::LIMITED, why));
+            return None;
+        }
         let meta = match modern::request_meta(&msg, None) {
             Ok(m) => m,
             Err(refusal) => {

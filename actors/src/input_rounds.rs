@@ -12,6 +12,10 @@ use crate::jsonrpc::{self, code};
 use crate::messages::ServerRequest;
 use crate::router::{InputRound, Router};
 
+/// Input requests one round may carry: each becomes a request to the host, and the answer is
+/// the upstream's to size.
+const MAX_INPUTS: usize = 64;
+
 /// Runs a round in the background: what the router is given (`Router::set_input_runner`).
 pub fn spawn(router: Arc<Router>, round: InputRound) {
     tokio::spawn(ask_host(router, round));
@@ -23,6 +27,10 @@ pub async fn ask_host(router: Arc<Router>, round: InputRound) {
     let InputRound { up_id, session, request, answer } = round;
     let result = answer.get("result").cloned().unwrap_or(Value::Null);
     let wanted = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+    if wanted.len() > MAX_INPUTS {
+        let why = format!("the upstream asked for {} inputs at once (at most {MAX_INPUTS}); the call was given up", wanted.len());
+        return router.give_up(&up_id, code::INTERNAL_ERROR, why);
+    }
     let mut asks = Vec::new();
     for (key, ask) in wanted {
         let method = ask.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
