@@ -207,6 +207,19 @@ class StdioHost:
                 return msg
         return None
 
+    def progress(self, token, timeout: float = 10.0) -> bool:
+        """Whether a progress notification for `token` comes in time (other lines are skipped)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ready, _, _ = select.select([self.p.stdout], [], [], max(0.0, deadline - time.time()))
+            line = self.p.stdout.readline() if ready else ""
+            if not line:
+                return False
+            msg = json.loads(line)
+            if msg.get("method") == "notifications/progress" and msg["params"].get("progressToken") == token:
+                return True
+        return False
+
     def close(self) -> None:
         self.p.stdin.close()
         self.p.wait(timeout=10)
@@ -254,9 +267,11 @@ def test_input_rounds_over_stdio_resume_the_2025_upstreams_call():
 def test_a_stdio_cancellation_stops_the_call_upstream():
     host = StdioHost(f"{NODE} {EVERYTHING} stdio")
     try:
-        long_call = {"name": "trigger-long-running-operation", "arguments": {"duration": 2, "steps": 2}}
-        host.call(1, "tools/call", long_call)
-        time.sleep(0.5)
+        long_call = {"name": "trigger-long-running-operation", "arguments": {"duration": 2, "steps": 4}}
+        # (No roots: server-everything asks for them once at start, which would make this call's
+        # first answer an input round.)
+        host.call(1, "tools/call", long_call, m=meta(ui=False, caps={"elicitation": {}}, progressToken="slow"))
+        assert host.progress("slow"), "the call runs upstream (its first progress came)"
         host.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "changed my mind"}})
         # Uncancelled, the answer would arrive at about 2 s.
         assert host.answer(1, timeout=3.5) is None, "a cancelled call must not be answered"
