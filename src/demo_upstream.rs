@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
+use mcp_gen_ui_actors::locks::Recover;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
@@ -143,7 +144,7 @@ impl Weather {
     }
 
     fn units(&self, asked: Option<Units>) -> Units {
-        asked.unwrap_or_else(|| *self.units.lock().unwrap_or_else(|p| p.into_inner()))
+        asked.unwrap_or_else(|| *self.units.guard())
     }
 
     /// Current conditions for a city (simulated, deterministic per city and day).
@@ -189,7 +190,7 @@ impl Weather {
     /// Sets the default units for later calls in this session.
     #[tool(title = "Set default units", annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true))]
     fn set_units(&self, Parameters(a): Parameters<UnitsArgs>) -> String {
-        *self.units.lock().unwrap_or_else(|p| p.into_inner()) = a.units;
+        *self.units.guard() = a.units;
         format!("Default units set to {}.", a.units.as_str())
     }
 

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use mcp_gen_ui_actors::file_names::file_stem;
 use mcp_gen_ui_actors::messages::ReadUi;
-use mcp_gen_ui_actors::router::READY_WAIT;
-use mcp_gen_ui_actors::session_deps::SessionDeps;
+use mcp_gen_ui_actors::proxy::router::READY_WAIT;
+use mcp_gen_ui_actors::session::deps::SessionDeps;
+use mcp_gen_ui_actors::store::file_names::file_stem;
 use serde_json::Value;
 
 pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
@@ -18,12 +18,7 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
         if deps.enabled_tools.as_ref().is_some_and(|s| !s.contains(&name)) {
             continue;
         }
-        let read = ReadUi {
-            tool: tool.clone(),
-            refinements: deps.refinements.feedback(&name).await,
-            request_id: uuid::Uuid::new_v4().simple().to_string(),
-            force: false,
-        };
+        let read = ReadUi { tool: tool.clone(), request_id: uuid::Uuid::new_v4().simple().to_string(), force: false };
         let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;

@@ -18,7 +18,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, EnvFilter, Layer};
 
-use crate::config::LogFormat;
+use crate::config::file::LogFormat;
 
 type Sink = Arc<Mutex<Box<dyn Write + Send>>>;
 

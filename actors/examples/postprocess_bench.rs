@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use mcp_gen_ui_actors::postprocess;
+use mcp_gen_ui_actors::generation::postprocess;
 
 fn page(target: usize) -> String {
     let mut rows = String::new();

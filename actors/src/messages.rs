@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::cache_key::UiEntry;
-use crate::tool_refresh::ToolsDiff;
+use crate::page::UiEntry;
+use crate::servers::tool_refresh::ToolsDiff;
+use crate::upstream::UpstreamError;
 
 pub type SessionId = String;
 
@@ -149,9 +150,21 @@ pub struct Status {
     pub describe: String,
 }
 
+impl Status {
+    /// The upstream's tool named `name`, as it lists it.
+    pub fn tool(&self, name: &str) -> Option<&Value> {
+        self.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    }
+
+    /// The names of the upstream's tools, in its order.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str))
+    }
+}
+
 /// Re-lists the upstream's tools now; answers what changed.
 #[derive(Message)]
-#[rtype(result = "Result<ToolsDiff, String>")]
+#[rtype(result = "Result<ToolsDiff, UpstreamError>")]
 pub struct RefreshTools;
 
 /// The tool list changed (refresh, list_changed, reconnect).
@@ -190,7 +203,7 @@ pub struct Subscribe {
 pub struct Shutdown;
 
 /// How sessions and the `_ui_*` tools reach the upstream connection's actor (the proxy path
-/// itself goes through the shared [`crate::router::Router`], not through these).
+/// itself goes through the shared [`crate::proxy::router::Router`], not through these).
 #[derive(Clone)]
 pub struct UpstreamPort {
     pub refresh: Recipient<RefreshTools>,
@@ -201,12 +214,12 @@ pub struct UpstreamPort {
 
 // ---------------------------------------------------------------- generation queue
 
-/// Read (or make) the page for a tool. `force` skips the cache lookup (regenerate).
+/// Read (or make) the page for a tool, with its refinements as they are now (the queue asks
+/// for them). `force` skips the cache lookup (regenerate).
 #[derive(Message)]
 #[rtype(result = "Arc<UiEntry>")]
 pub struct ReadUi {
     pub tool: Value,
-    pub refinements: Vec<String>,
     pub request_id: String,
     pub force: bool,
 }
@@ -218,20 +231,20 @@ pub struct ForgetTool {
     pub tool: Value,
 }
 
-/// The cached page for a tool, if any, without generating one.
+/// The cached page for a tool (with its refinements as they are now), if any, without
+/// generating one.
 #[derive(Message)]
 #[rtype(result = "Option<Arc<UiEntry>>")]
 pub struct Peek {
     pub tool: Value,
-    pub refinements: Vec<String>,
 }
 
-/// The cache key a read would use (for `_ui_inspect`).
+/// The cache key a read of the tool would use now (for `_ui_inspect`, and the key a
+/// refinement replaces).
 #[derive(Message)]
 #[rtype(result = "String")]
 pub struct KeyFor {
     pub tool: Value,
-    pub refinements: Vec<String>,
 }
 
 /// How many reads are waiting on a lookup or generation (shutdown drains to zero).

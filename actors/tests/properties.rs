@@ -4,10 +4,10 @@
 //!
 //! Case counts are bounded so the whole file runs in a few seconds in a debug build.
 
-use mcp_gen_ui_actors::jsonrpc;
-use mcp_gen_ui_actors::llm::{classify_status, parse_retry_after};
-use mcp_gen_ui_actors::postprocess;
-use mcp_gen_ui_actors::sse;
+use mcp_gen_ui_actors::generation::llm::{classify_status, parse_retry_after};
+use mcp_gen_ui_actors::generation::postprocess;
+use mcp_gen_ui_actors::mcp::jsonrpc;
+use mcp_gen_ui_actors::mcp::sse;
 use mcp_gen_ui_actors::upstream::framing::{Frame, LineFramer};
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::{self, Kind};
+use crate::mcp::jsonrpc::{self, Kind};
 
 /// How much of the start of an oversized line is kept (to find its `"id"`).
 pub const HEAD_BYTES: usize = 4096;

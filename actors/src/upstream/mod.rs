@@ -2,6 +2,7 @@
 //! carry raw JSON-RPC messages to and from the upstream server. The `UpstreamConnection` actor
 //! owns the link; transports know bytes and HTTP, never MCP semantics beyond what framing needs.
 
+mod error;
 pub mod framing;
 pub mod pipe_writer;
 mod sse_client;
@@ -9,6 +10,8 @@ mod stdio;
 mod streamable_http;
 
 use std::path::PathBuf;
+
+pub use error::UpstreamError;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -50,9 +53,9 @@ pub fn origin_of(url: &url::Url) -> String {
     url.origin().ascii_serialization()
 }
 
-/// Messages waiting in either direction of a link. The upstream's reader waits when the actor
-/// is behind (so a flooding upstream is slowed by its own pipe or TCP window); a full outgoing
-/// queue refuses the request with an error (`UpstreamConnection`).
+/// Messages waiting in either direction of a link. The upstream's reader waits when the
+/// supervisor is behind (so a flooding upstream is slowed by its own pipe or TCP window); a
+/// full outgoing queue refuses the request with an error (the router's `send`).
 pub const LINK_QUEUE: usize = 1024;
 
 /// Limits a transport enforces on what the upstream sends.
@@ -182,12 +185,13 @@ impl Link {
 }
 
 /// Opens a link. Errors name the cause in words fit for a host.
-pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits, fast: Option<FastPath>) -> Result<Link, String> {
-    match spec {
+pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits, fast: Option<FastPath>) -> Result<Link, UpstreamError> {
+    let link = match spec {
         UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref(), limits, fast).await,
         UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone(), limits).await,
         UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone(), limits).await,
-    }
+    };
+    link.map_err(UpstreamError::Connect)
 }
 
 /// The error for a message over the limit, fit for a host.

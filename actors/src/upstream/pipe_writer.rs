@@ -9,6 +9,7 @@ use std::io::{ErrorKind, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::locks::Recover;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::sync::Notify;
@@ -66,7 +67,7 @@ impl PipeWriter {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.guard()
     }
 
     /// Writes `line` now if the pipe takes it, else queues what is left behind the backlog.

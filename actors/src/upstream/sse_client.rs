@@ -10,8 +10,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT};
-use crate::jsonrpc;
-use crate::sse;
+use crate::mcp::jsonrpc;
+use crate::mcp::sse;
 
 /// The POST URL an `endpoint` event names, if it is on `base`'s origin.
 fn endpoint_url(base: &url::Url, data: &str) -> Result<url::Url, String> {

@@ -18,10 +18,11 @@ use tokio_util::sync::CancellationToken;
 use super::{
     body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT,
 };
-use crate::jsonrpc;
-use crate::modern;
-use crate::param_headers;
-use crate::sse;
+use crate::locks::Recover;
+use crate::mcp::jsonrpc;
+use crate::mcp::param_headers;
+use crate::mcp::revision_2026;
+use crate::mcp::sse;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -126,7 +127,7 @@ fn session_rejected(status: StatusCode, body: &str) -> bool {
 
 impl Shared {
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        let st = self.state.lock().expect("state lock");
+        let st = self.state.guard();
         let mut rb = self.client.request(method, self.url.clone());
         if let Some(id) = &st.session_id {
             rb = rb.header(SESSION_HEADER, id);
@@ -154,18 +155,18 @@ impl Shared {
         let asked = jsonrpc::method(&msg).filter(|_| jsonrpc::id(&msg).is_some()).map(str::to_string);
         let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
         let id = jsonrpc::id(&msg).cloned();
-        let had_session = self.state.lock().expect("state lock").session_id.is_some();
+        let had_session = self.state.guard().session_id.is_some();
         let len = bytes.len();
         let (body, body_sent) = body_with_sent_signal(bytes);
         let mut rb = self.request(reqwest::Method::POST);
         // MCP 2026-07-28 routes by headers that repeat the body; older servers ignore them.
-        if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(modern::META_VERSION)).and_then(Value::as_str) {
+        if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(revision_2026::META_VERSION)).and_then(Value::as_str) {
             rb = rb.header(VERSION_HEADER, v);
         }
         if let Some(m) = jsonrpc::method(&msg) {
             rb = rb.header("mcp-method", param_headers::encode(m));
         }
-        if let Some(n) = modern::expected_name(&msg) {
+        if let Some(n) = revision_2026::expected_name(&msg) {
             rb = rb.header("mcp-name", param_headers::encode(n));
         }
         for (name, value) in self.param_headers_for(&msg) {
@@ -208,7 +209,7 @@ impl Shared {
         };
         let status = resp.status();
         if is_initialize {
-            let mut st = self.state.lock().expect("state lock");
+            let mut st = self.state.guard();
             st.session_id = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
         }
         if status == StatusCode::NOT_FOUND && had_session {
@@ -320,7 +321,7 @@ impl Shared {
         }
         if asked == Some("initialize") {
             if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
-                self.state.lock().expect("state lock").protocol_version = Some(v.to_string());
+                self.state.guard().protocol_version = Some(v.to_string());
             }
         }
         let ev = match stream_of {
@@ -381,7 +382,7 @@ impl Shared {
     /// The GET stream carries server-initiated messages; servers may answer 405 (none offered).
     fn open_get_stream(self: Arc<Self>) {
         {
-            let mut st = self.state.lock().expect("state lock");
+            let mut st = self.state.guard();
             if st.get_stream_started || st.session_id.is_none() {
                 return;
             }
@@ -420,7 +421,7 @@ impl Shared {
 
     /// Best effort: tell the upstream the session is over (DELETE), as the spec asks.
     async fn end_session(&self) {
-        if self.state.lock().expect("state lock").session_id.is_none() {
+        if self.state.guard().session_id.is_none() {
             return;
         }
         let req = self.request(reqwest::Method::DELETE).send();

@@ -1,0 +1,14 @@
+//! How pages are made: the queue every `ui://` read goes through (single flight, slots, the
+//! budget, leases across replicas), and the pipeline it runs (classify, prompt, LLM,
+//! post-process, template fallback), with the providers in `llm/`.
+
+pub mod cache_key;
+pub mod classified_hook;
+pub mod lease;
+pub mod llm;
+pub mod pipeline;
+pub mod postprocess;
+pub mod prompts;
+pub mod queue;
+pub mod template_form;
+pub mod templates;

@@ -1,0 +1,152 @@
+//! Renders the pages served for `ui://` resources: the template UI (Handlebars for the shell,
+//! with the View runtime and the page script inlined, and the tool's input schema embedded as
+//! JSON; the page builds its form from it) and the emergency page. Templates are compiled into
+//! the binary so that a deployed service cannot lose them.
+
+use handlebars::Handlebars;
+use serde_json::{json, Value};
+
+use crate::generation::template_form;
+
+pub const TEMPLATE_VERSION: &str = "3";
+pub const RUNTIME_JS: &str = include_str!("../../../templates/runtime.js");
+const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
+/// The template page's script: the form built from the schema, the JSON view, the confirmation
+/// and the result rendering.
+pub const MINIMAL_JS: &str = include_str!("../../../templates/minimal.js");
+const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
+
+pub struct UiPages {
+    hb: Handlebars<'static>,
+}
+
+/// JSON safe inside a `<script>` element: `</script>` and `<!--` cannot appear.
+pub fn script_safe_json(v: &Value) -> String {
+    serde_json::to_string(v).expect("a Value serializes").replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+impl UiPages {
+    pub fn new() -> Self {
+        let mut hb = Handlebars::new();
+        hb.set_strict_mode(false);
+        hb.register_template_string("minimal", MINIMAL).expect("templates/minimal.hbs is valid Handlebars");
+        UiPages { hb }
+    }
+
+    /// The template UI, or why it could not be rendered.
+    pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
+        let schema = template_form::form_schema(tool);
+        let confirm = template_form::needs_confirmation(tool);
+        let meta = json!({
+            "name": name,
+            "templateVersion": TEMPLATE_VERSION,
+            "confirm": confirm,
+            "schemaTooLarge": schema.is_none(),
+            "inputSchema": schema.unwrap_or(Value::Null),
+        });
+        let data = json!({
+            "tool_name": name,
+            "title": template_form::title(tool),
+            "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
+            "confirm": confirm,
+            "runtime": RUNTIME_JS,
+            "page_js": MINIMAL_JS,
+            "tool_meta_json": script_safe_json(&meta),
+            "template_version": TEMPLATE_VERSION,
+        });
+        self.hb.render("minimal", &data).map_err(|e| e.to_string())
+    }
+
+    /// The last resort: a static page that still connects and can call the tool with JSON.
+    pub fn emergency_page(&self, tool_name: &str) -> String {
+        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", RUNTIME_JS)
+    }
+}
+
+impl Default for UiPages {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo_tool() -> Value {
+        json!({"name": "get_forecast", "description": "Forecast <b>days</b>", "inputSchema": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14, "default": 7},
+            "units": {"type": "string", "enum": ["metric", "imperial"]}}, "required": ["city"]}})
+    }
+
+    fn meta_of(html: &str) -> Value {
+        let start = html.find(r#"<script type="application/json" id="tool-meta">"#).expect("meta script") + 47;
+        let end = start + html[start..].find("</script>").expect("meta ends");
+        serde_json::from_str(&html[start..end]).expect("meta is JSON")
+    }
+
+    #[test]
+    fn template_embeds_the_schema_the_runtime_and_the_page_script() {
+        let tool = demo_tool();
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        let meta = meta_of(&html);
+        assert_eq!(meta["inputSchema"], tool["inputSchema"]);
+        assert_eq!(meta["name"], "get_forecast");
+        assert_eq!(meta["templateVersion"], TEMPLATE_VERSION);
+        assert_eq!(meta["confirm"], true, "no annotations: the page asks first");
+        assert!(html.contains("globalThis.McpGenUiRuntime = ") && html.contains(MINIMAL_JS));
+        assert!(!html.contains("@modelcontextprotocol/ext-apps"));
+        assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
+        assert!(html.contains("<form"));
+        crate::generation::postprocess::servable(&html).expect("the template page is servable");
+    }
+
+    #[test]
+    fn read_only_tools_do_not_ask_and_say_nothing_about_it() {
+        let mut tool = demo_tool();
+        tool["annotations"] = json!({"readOnlyHint": true});
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        assert_eq!(meta_of(&html)["confirm"], false);
+        assert!(!html.contains("asks before running"));
+    }
+
+    #[test]
+    fn inlined_scripts_cannot_end_their_script_element() {
+        for (name, js) in [("runtime.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS)] {
+            let lower = js.to_ascii_lowercase();
+            assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");
+            assert!(!js.contains("innerHTML") && !js.contains("insertAdjacentHTML"), "{name} must not build HTML from strings");
+        }
+    }
+
+    #[test]
+    fn hostile_schemas_stay_data() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {
+            "a</script><script>alert(1)</script>": {"type": "string", "description": "<!-- x --> {{runtime}}"}}}});
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        assert!(!html.contains("</script><script>alert(1)"));
+        assert!(!html.contains("<!-- x -->"));
+        assert_eq!(meta_of(&html)["inputSchema"], tool["inputSchema"]);
+    }
+
+    #[test]
+    fn too_large_schemas_get_a_json_editor() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object", "description": "x".repeat(template_form::MAX_SCHEMA_BYTES)}});
+        let meta = meta_of(&UiPages::new().try_template_page(&tool).unwrap());
+        assert_eq!((meta["schemaTooLarge"].clone(), meta["inputSchema"].clone()), (json!(true), Value::Null));
+    }
+
+    #[test]
+    fn hostile_names_cannot_break_out_of_the_meta_script() {
+        let tool = json!({"name": "x</script><script>alert(1)</script>", "inputSchema": {}});
+        let html = UiPages::new().try_template_page(&tool).unwrap();
+        assert!(!html.contains("</script><script>alert(1)"));
+    }
+
+    #[test]
+    fn emergency_page_names_the_tool() {
+        let html = UiPages::new().emergency_page("t");
+        assert!(html.contains("\"t\"") && html.contains("McpGenUiRuntime"));
+    }
+}

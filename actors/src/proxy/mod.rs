@@ -1,0 +1,7 @@
+//! The proxy path: the shared route table between host sessions and one upstream server
+//! (ids, progress tokens, cancellations, server-to-client requests, deadlines), and the input
+//! rounds of a 2026 upstream.
+
+pub mod input_rounds;
+pub mod router;
+pub mod routes;

@@ -1,0 +1,424 @@
+//! The proxy path, shared by every thread: host sessions (on the HTTP workers) forward through
+//! it directly, and the upstream link's reader delivers answers and progress through it, so no
+//! single actor's mailbox sits in the middle of every call. It holds the route table (ids,
+//! progress tokens, server-to-client requests; see `routes`), the link's sender, the published
+//! upstream status and the sessions' ports. Locks are held for map operations only, never
+//! across I/O or an await. The `UpstreamConnection` actor keeps supervision: it connects,
+//! initializes, publishes the status, and installs or removes the link here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::sync::{oneshot, watch};
+
+use crate::locks::{Recover, RecoverRw};
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::revision_2026;
+use crate::messages::{HostEvent, SessionId, SessionPort, Status};
+use crate::metrics::{method_label, Metrics};
+use crate::proxy::input_rounds::{self, Asked, InputPath, InputRound};
+use crate::proxy::routes::{Round, Routes};
+use crate::upstream::{LinkTx, SendError, UpstreamError};
+
+/// How long a host request waits for a (re)starting upstream before it is answered with an error.
+pub const READY_WAIT: Duration = Duration::from_secs(10);
+/// Input rounds one call may take with a 2026 upstream (each needs the host's answers).
+const MAX_INPUT_ROUNDS: u32 = 32;
+
+pub struct Router {
+    routes: Mutex<Routes<oneshot::Sender<Value>>>,
+    link: RwLock<Option<LinkTx>>,
+    status: watch::Sender<Arc<Status>>,
+    sessions: RwLock<HashMap<SessionId, SessionPort>>,
+    /// The session that most recently sent a request: where server-to-client requests go when
+    /// no request is in flight.
+    last_active: Mutex<Option<SessionId>>,
+    metrics: Arc<Metrics>,
+    /// Set while the upstream speaks MCP 2026-07-28: the `_meta` every request to it carries.
+    upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
+}
+
+/// Where a server-to-client request goes.
+pub struct Target {
+    pub session: SessionId,
+    pub port: SessionPort,
+    /// The host request it relates to (its stream carries the request).
+    pub related: Option<Value>,
+}
+
+impl Router {
+    pub fn new(request_timeout: Duration, describe: String, metrics: Arc<Metrics>) -> Arc<Self> {
+        let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
+        Arc::new(Router {
+            routes: Mutex::new(Routes::with_timeout(request_timeout)),
+            link: RwLock::new(None),
+            status,
+            sessions: RwLock::new(HashMap::new()),
+            last_active: Mutex::new(None),
+            metrics,
+            upstream_meta: RwLock::new(None),
+        })
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes<oneshot::Sender<Value>>> {
+        // A panic while holding the lock leaves plain maps behind: still usable.
+        self.routes.guard()
+    }
+
+    // ------------------------------------------------------------ status (published by the actor)
+
+    pub fn publish(&self, status: Status) {
+        self.status.send_replace(Arc::new(status));
+    }
+
+    /// The upstream as last published.
+    pub fn status(&self) -> Arc<Status> {
+        self.status.borrow().clone()
+    }
+
+    /// The status once the upstream is ready, or why it is not after `limit`.
+    pub async fn ready(&self, limit: Duration) -> Result<Arc<Status>, UpstreamError> {
+        let mut rx = self.status.subscribe();
+        let waited = tokio::time::timeout(limit, rx.wait_for(|s| s.ready)).await;
+        match waited {
+            Ok(Ok(s)) => Ok(s.clone()),
+            _ => {
+                let why = self.status().last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
+                Err(UpstreamError::NotReady(why))
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ the link (installed by the actor)
+
+    pub fn set_link(&self, tx: Option<LinkTx>) {
+        *self.link.writing() = tx;
+    }
+
+    /// The upstream speaks MCP 2026-07-28 (`Some`: what each request declares in `_meta`), or
+    /// the session era (`None`, also while it is being probed).
+    pub fn set_upstream_meta(&self, meta: Option<serde_json::Map<String, Value>>) {
+        *self.upstream_meta.writing() = meta;
+    }
+
+    pub fn upstream_is_modern(&self) -> bool {
+        self.upstream_meta.reading().is_some()
+    }
+
+    /// Queues a message for the upstream. Refuses when the link is down or its queue is full
+    /// (an upstream that stopped reading); the error says which, for the host.
+    pub fn send(&self, mut msg: Value) -> Result<(), UpstreamError> {
+        if let Some(meta) = self.upstream_meta.reading().as_ref() {
+            match jsonrpc::kind(&msg) {
+                // Every 2026 request says who is asking; the proxy is the upstream's client.
+                // (The capabilities a host session set for its own request stay.)
+                jsonrpc::Kind::Request => {
+                    for (k, v) in meta {
+                        let set = msg.pointer("/params/_meta").and_then(|m| m.get(k)).is_some();
+                        if !(set && k == revision_2026::META_CAPS) {
+                            revision_2026::set_request_meta(&mut msg, k, v.clone());
+                        }
+                    }
+                }
+                // 2026 keeps only cancellation among client notifications.
+                jsonrpc::Kind::Notification if jsonrpc::method(&msg) != Some("notifications/cancelled") => return Ok(()),
+                _ => {}
+            }
+        }
+        // A copy of the sender, so that no lock is held while the message is serialized and
+        // written (a restart installs a new link meanwhile without waiting).
+        let link = self.link.reading().clone();
+        let Some(tx) = link else {
+            return Err(UpstreamError::Down(self.status().last_error.clone().unwrap_or_else(|| "the upstream link is closed".into())));
+        };
+        // Serialized (and, to a stdio upstream, written) here, on the sender's thread.
+        tx.send(msg).map_err(|e| match e {
+            SendError::Full => {
+                self.metrics.dropped_messages.with_label_values(&["upstream_queue_full"]).inc();
+                UpstreamError::QueueFull
+            }
+            SendError::Closed => UpstreamError::LinkClosed,
+        })
+    }
+
+    /// A request of the proxy's own (initialize, tools/list pages, subscriptions).
+    pub fn internal_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
+        let (tx, rx) = oneshot::channel();
+        let id = self.routes().internal(method, tx);
+        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
+            // Answered at once, so the caller does not wait for a timeout.
+            if let Some(p) = self.routes().abandon(id) {
+                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why.to_string()));
+            }
+        }
+        rx
+    }
+
+    /// A lasting request of the proxy's own (`subscriptions/listen` to a 2026 upstream): no
+    /// deadline; the receiver resolves when the upstream ends it. Returns its id too, to cancel.
+    pub fn lasting_request(&self, method: &str, params: Value) -> (Value, oneshot::Receiver<Value>) {
+        let (tx, rx) = oneshot::channel();
+        let id = self.routes().internal_lasting(method, tx);
+        if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
+            if let Some(p) = self.routes().abandon(id) {
+                let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why.to_string()));
+            }
+        }
+        (json!(id), rx)
+    }
+
+    /// Stops or restarts the deadline of a host's request (see `Routes::hold`).
+    pub fn hold_route(&self, session: &SessionId, host_req: &Value, hold: bool) {
+        self.routes().hold(session, host_req, hold);
+    }
+
+    /// Ends a lasting request: forgotten here, cancelled upstream.
+    pub fn end_lasting(&self, id: &Value) {
+        if self.routes().give_up(id).is_some() {
+            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": id, "reason": "resubscribing"})));
+        }
+    }
+
+    // ------------------------------------------------------------ sessions
+
+    pub fn register(&self, session: SessionId, port: SessionPort) {
+        self.sessions.writing().insert(session, port);
+    }
+
+    /// A session left: its requests are no longer answered.
+    pub fn unregister(&self, session: &SessionId) {
+        self.sessions.writing().remove(session);
+        let mut last = self.last_active.guard();
+        if last.as_ref() == Some(session) {
+            *last = None;
+        }
+        drop(last);
+        self.routes().drop_session(session);
+    }
+
+    /// Whether `session` is still connected (a session that stopped has left).
+    pub fn is_registered(&self, session: &SessionId) -> bool {
+        self.sessions.reading().contains_key(session)
+    }
+
+    pub fn broadcast(&self, ev: HostEvent) {
+        for port in self.sessions.reading().values() {
+            port.event.do_send(ev.clone());
+        }
+    }
+
+    fn port(&self, session: &SessionId) -> Option<SessionPort> {
+        self.sessions.reading().get(session).cloned()
+    }
+
+    // ------------------------------------------------------------ host -> upstream
+
+    /// Sends a host request now, if the upstream is ready: its route is in the table before this
+    /// returns, so a cancellation the host sends next (even in the same batch) finds it. The
+    /// receiver resolves to the answer with the host's own id (an error when the request could
+    /// not be sent; closed when the host cancelled it). `Err(msg)`: not ready, nothing was sent.
+    pub fn try_forward(&self, session: &SessionId, mut msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
+        if !self.status.borrow().ready {
+            return Err(msg);
+        }
+        let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        *self.last_active.guard() = Some(session.clone());
+        let (tx, rx) = oneshot::channel();
+        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_modern();
+        let up_id = self.routes().outgoing_kept(session, &mut msg, tx, keep);
+        if let Err(why) = self.send(msg) {
+            if let Some(p) = self.routes().abandon(up_id) {
+                let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why.to_string()));
+            }
+        }
+        Ok(rx)
+    }
+
+    /// [`Router::try_forward`], waiting (bounded) for a (re)starting upstream first. Resolves to
+    /// the answer, or Null when the host cancelled it (nothing is to be sent).
+    pub async fn forward(self: &Arc<Self>, session: SessionId, msg: Value) -> Value {
+        let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let msg = match self.try_forward(&session, msg) {
+            Ok(rx) => return rx.await.unwrap_or(Value::Null),
+            Err(msg) => msg,
+        };
+        if let Err(why) = self.ready(READY_WAIT).await {
+            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"));
+        }
+        match self.try_forward(&session, msg) {
+            Ok(rx) => rx.await.unwrap_or(Value::Null),
+            Err(_) => jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, "the upstream restarted again; retry shortly"),
+        }
+    }
+
+    /// A host notification to pass on (cancelled, roots/list_changed, ...); a cancellation's
+    /// request id is translated to the upstream's.
+    pub fn forward_notification(&self, session: &SessionId, mut msg: Value) {
+        if jsonrpc::method(&msg) == Some("notifications/cancelled") {
+            let Some(host_req) = msg.pointer("/params/requestId").cloned() else {
+                return;
+            };
+            let Some(up_id) = self.routes().cancel(session, &host_req) else {
+                return;
+            };
+            msg["params"]["requestId"] = up_id;
+        }
+        let _ = self.send(msg);
+    }
+
+    // ------------------------------------------------------------ upstream -> host
+
+    /// An answer from the upstream: to whoever waits for it, its id set back to theirs. A 2026
+    /// upstream's `input_required` answer is not for the host as such: its questions go to the
+    /// host as server requests, and the request goes again with the answers.
+    pub fn on_response(self: &Arc<Self>, mut msg: Value) {
+        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_modern() {
+            if let Some(up_id) = jsonrpc::id(&msg).cloned() {
+                let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
+                match round {
+                    Round::Ask { session, request } => {
+                        let round = InputRound { up_id: up_id.clone(), session, request, answer: msg };
+                        return input_rounds::spawn(self.clone() as Arc<dyn InputPath>, round);
+                    }
+                    Round::TooMany => {
+                        let why =
+                            format!("the upstream asked for input more than {MAX_INPUT_ROUNDS} times in one call; the call was given up");
+                        return self.give_up(&up_id, code::INTERNAL_ERROR, why);
+                    }
+                    Round::NotKept | Round::Unknown => {} // delivered as it is, below
+                }
+            }
+        }
+        let Some(p) = self.routes().answered(&mut msg) else {
+            tracing::debug!(
+                component = "upstream",
+                event = "late_response",
+                "answer to a request no longer waited for (cancelled or timed out)"
+            );
+            return;
+        };
+        self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
+        let _ = p.reply.send(msg);
+    }
+
+    /// Whether the upstream request `up_id` still waits for its answer.
+    pub fn is_pending(&self, up_id: &Value) -> bool {
+        self.routes().is_pending(up_id)
+    }
+
+    /// Answers the host waiting on `up_id` with an error (and forgets the route).
+    pub fn give_up(&self, up_id: &Value, code: i64, why: String) {
+        if let Some(p) = self.routes().give_up(up_id) {
+            let _ = p.reply.send(jsonrpc::error(p.host_id.unwrap_or(Value::Null), code, why));
+        }
+    }
+
+    /// A notification about the upstream request `up_id`: to that request's host, on its
+    /// stream. False when no host request is behind it.
+    pub fn notify_host_of(&self, up_id: &Value, msg: &Value) -> bool {
+        let Some((session, host_req)) = self.routes().host_of(up_id) else { return false };
+        let Some(port) = self.port(&session) else { return false };
+        port.event.do_send(HostEvent::Notify { msg: msg.clone(), related: Some(host_req) });
+        true
+    }
+
+    /// A progress notification: to the host that asked for it, with its own token back.
+    pub fn on_progress(&self, msg: &Value) {
+        let Some(p) = self.routes().progress(msg) else { return };
+        if let Some(port) = self.port(&p.session) {
+            port.event.do_send(HostEvent::Notify { msg: p.msg, related: Some(p.related) });
+        }
+    }
+
+    /// The upstream withdrew a request it sent to a host: forward it under the host's id.
+    pub fn on_server_request_cancelled(&self, msg: &Value) {
+        let Some(up_id) = msg.pointer("/params/requestId") else { return };
+        let Some((session, host_side_id)) = self.routes().server_request_cancelled(up_id) else { return };
+        if let Some(port) = self.port(&session) {
+            let mut out = msg.clone();
+            out["params"]["requestId"] = json!(host_side_id);
+            port.event.do_send(HostEvent::Notify { msg: out, related: None });
+        }
+    }
+
+    /// Where a server-to-client request goes: the host whose request's stream carried it
+    /// (`stream_of`, an upstream id); else the one with a request in flight (newest tools/call
+    /// first); else the last active. With the id the host will see it under.
+    pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Option<(Target, String)> {
+        let mut routes = self.routes();
+        let on_stream = stream_of.and_then(|r| routes.host_of(r));
+        let in_flight = on_stream.or_else(|| routes.target()).and_then(|(s, related)| Some((self.port(&s)?, s, Some(related))));
+        let target = in_flight.or_else(|| {
+            let s = self.last_active.guard().clone()?;
+            Some((self.port(&s)?, s, None))
+        });
+        let (port, session, related) = target?;
+        let host_side_id = routes.server_request(&session, up_id);
+        Some((Target { session, port, related }, host_side_id))
+    }
+
+    pub fn server_request_done(&self, host_side_id: &str) {
+        self.routes().server_request_done(host_side_id);
+    }
+
+    // ------------------------------------------------------------ failure and time
+
+    /// The link is gone: every request in flight is answered with `why` at once.
+    pub fn fail_all(&self, why: &str) {
+        self.set_link(None);
+        let describe = self.status().describe.clone();
+        let failed = self.routes().fail_all();
+        for p in failed {
+            let id = p.host_id.unwrap_or(Value::Null);
+            let _ = p.reply.send(jsonrpc::error_with_data(id, code::UPSTREAM_UNAVAILABLE, why.to_string(), json!({"upstream": describe})));
+        }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.routes().timeout()
+    }
+
+    /// Requests past `upstream.requestTimeoutMs` (progress restarts the wait): the host gets an
+    /// error naming the timeout, the upstream a cancellation.
+    pub fn expire(&self) {
+        let timeout = self.timeout();
+        let expired = self.routes().expired(Instant::now());
+        for e in expired {
+            self.metrics.upstream_timeouts.inc();
+            tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");
+            let reason = format!(
+                "the upstream did not answer {} within {} ms (upstream.requestTimeoutMs); the request was cancelled",
+                e.pending.method,
+                timeout.as_millis()
+            );
+            let _ = self.send(jsonrpc::notification("notifications/cancelled", json!({"requestId": e.up_id, "reason": reason})));
+            let id = e.pending.host_id.unwrap_or(Value::Null);
+            let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
+        }
+    }
+}
+
+impl InputPath for Router {
+    fn ask_target(&self, up_id: &Value, key: &str) -> Option<Asked> {
+        let (target, host_side_id) = self.server_request_target(json!(format!("input:{key}")), Some(up_id))?;
+        Some(Asked { session: target.session, port: target.port.request, related: target.related, host_side_id })
+    }
+
+    fn server_request_done(&self, host_side_id: &str) {
+        Router::server_request_done(self, host_side_id)
+    }
+
+    fn give_up(&self, up_id: &Value, code: i64, why: String) {
+        Router::give_up(self, up_id, code, why)
+    }
+
+    fn is_pending(&self, up_id: &Value) -> bool {
+        Router::is_pending(self, up_id)
+    }
+
+    fn send(&self, msg: Value) -> Result<(), UpstreamError> {
+        Router::send(self, msg)
+    }
+}

@@ -1,0 +1,424 @@
+//! Pure request routing between many host sessions and one upstream: the proxy's own ids for
+//! requests (so ids from different hosts never collide upstream), progress tokens made unique
+//! upstream and mapped back, cancellations translated, and the ids of server-to-client requests
+//! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::mcp::jsonrpc;
+
+pub type SessionId = String;
+
+pub struct Pending<T> {
+    pub reply: T,
+    /// The host's own id, restored on the answer; None for the proxy's own requests.
+    pub host_id: Option<Value>,
+    pub session: Option<SessionId>,
+    pub method: String,
+    pub started: Instant,
+    /// When the request is given up (`upstream.requestTimeoutMs`); progress moves it on.
+    pub deadline: Instant,
+    progress_key: Option<String>,
+    /// The request as sent, kept when a 2026 upstream may answer it `input_required` (then it
+    /// is sent again with the host's answers).
+    resend: Option<Value>,
+    /// Input rounds so far (bounded: an upstream cannot keep a call asking forever).
+    pub rounds: u32,
+}
+
+struct ProgressRoute {
+    session: SessionId,
+    host_token: Value,
+    host_request: Value,
+    /// The key of the pending request it reports on (progress resets its deadline).
+    pending_key: String,
+}
+
+/// What an `input_required` answer from a 2026 upstream leads to.
+pub enum Round {
+    /// Ask `session`'s host, then send `request` again with the answers (the route stays).
+    Ask { session: SessionId, request: Value },
+    /// A request not kept for rounds (the proxy's own, or a method that cannot ask): the
+    /// answer goes to whoever waits, as it is.
+    NotKept,
+    /// The request has asked too often: give up.
+    TooMany,
+    /// No such request (cancelled, timed out).
+    Unknown,
+}
+
+/// A request given up at its deadline: answer the host, cancel it upstream.
+pub struct Expired<T> {
+    pub pending: Pending<T>,
+    /// The id the upstream knows it by (for `notifications/cancelled`).
+    pub up_id: Value,
+}
+
+/// A progress notification translated for the host that asked for it.
+pub struct ProgressForHost {
+    pub session: SessionId,
+    pub msg: Value,
+    /// The host request it belongs to (its stream carries the notification).
+    pub related: Value,
+}
+
+pub struct Routes<T> {
+    /// How long a request may wait for its answer without progress.
+    timeout: Duration,
+    next_id: u64,
+    pending: HashMap<String, Pending<T>>,
+    progress: HashMap<String, ProgressRoute>,
+    /// Server-to-client requests handed to a host: our host-side id -> (session, upstream id).
+    server_requests: HashMap<String, (SessionId, Value)>,
+}
+
+impl<T> Default for Routes<T> {
+    fn default() -> Self {
+        Routes::with_timeout(Duration::from_secs(120))
+    }
+}
+
+impl<T> Routes<T> {
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Routes { timeout, next_id: 1, pending: HashMap::new(), progress: HashMap::new(), server_requests: HashMap::new() }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Takes out every request whose deadline has passed at `now`.
+    pub fn expired(&mut self, now: Instant) -> Vec<Expired<T>> {
+        let keys: Vec<String> = self.pending.iter().filter(|(_, p)| p.deadline <= now).map(|(k, _)| k.clone()).collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                let up_id = id_of_key(&k)?;
+                Some(Expired { pending: self.take(&k)?, up_id })
+            })
+            .collect()
+    }
+
+    /// The host session and host request behind the upstream request `up_id`, if still pending.
+    pub fn host_of(&self, up_id: &Value) -> Option<(SessionId, Value)> {
+        let p = self.pending.get(&jsonrpc::id_key(up_id))?;
+        Some((p.session.clone()?, p.host_id.clone()?))
+    }
+
+    /// How many requests are waiting (for tests and metrics).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+/// The JSON id back from an `id_key`.
+fn id_of_key(key: &str) -> Option<Value> {
+    serde_json::from_str(key.trim_start_matches("n:")).ok()
+}
+
+impl<T> Routes<T> {
+    fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// A request of the proxy's own; returns the id to send it with.
+    pub fn internal(&mut self, method: &str, reply: T) -> u64 {
+        let id = self.internal_lasting(method, reply);
+        let deadline = Instant::now() + self.timeout;
+        if let Some(p) = self.pending.get_mut(&jsonrpc::id_key(&json!(id))) {
+            p.deadline = deadline;
+        }
+        id
+    }
+
+    /// A request of the proxy's own that is answered only when it ends (a subscription
+    /// stream): it never times out.
+    pub fn internal_lasting(&mut self, method: &str, reply: T) -> u64 {
+        let id = self.fresh_id();
+        let now = Instant::now();
+        let p = Pending {
+            reply,
+            host_id: None,
+            session: None,
+            method: method.to_string(),
+            started: now,
+            deadline: now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + self.timeout),
+            progress_key: None,
+            resend: None,
+            rounds: 0,
+        };
+        self.pending.insert(jsonrpc::id_key(&json!(id)), p);
+        id
+    }
+
+    /// A host request: rewrites its id (and progress token) in `msg` and remembers how to map
+    /// the answer back. Returns the upstream id.
+    pub fn outgoing(&mut self, session: &SessionId, msg: &mut Value, reply: T) -> u64 {
+        self.outgoing_kept(session, msg, reply, false)
+    }
+
+    /// [`Routes::outgoing`], keeping the request as sent when `keep` (see `resend`).
+    pub fn outgoing_kept(&mut self, session: &SessionId, msg: &mut Value, reply: T, keep: bool) -> u64 {
+        let host_id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+        let method = jsonrpc::method(msg).unwrap_or_default().to_string();
+        let up_id = self.fresh_id();
+        msg["id"] = json!(up_id);
+        let pending_key = jsonrpc::id_key(&json!(up_id));
+        let progress_key = jsonrpc::progress_token(msg).cloned().map(|host_token| {
+            let up_token = json!(format!("p{up_id}"));
+            jsonrpc::set_progress_token(msg, up_token.clone());
+            let key = jsonrpc::id_key(&up_token);
+            let route =
+                ProgressRoute { session: session.clone(), host_token, host_request: host_id.clone(), pending_key: pending_key.clone() };
+            self.progress.insert(key.clone(), route);
+            key
+        });
+        let now = Instant::now();
+        let p = Pending {
+            reply,
+            host_id: Some(host_id),
+            session: Some(session.clone()),
+            method,
+            started: now,
+            deadline: now + self.timeout,
+            progress_key,
+            resend: keep.then(|| msg.clone()),
+            rounds: 0,
+        };
+        self.pending.insert(pending_key, p);
+        up_id
+    }
+
+    /// A 2026 upstream asked for input on `up_id`: what to do with that answer.
+    pub fn input_round(&mut self, up_id: &Value, max_rounds: u32) -> Round {
+        let timeout = self.timeout;
+        let Some(p) = self.pending.get_mut(&jsonrpc::id_key(up_id)) else { return Round::Unknown };
+        let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return Round::NotKept };
+        if p.rounds >= max_rounds {
+            return Round::TooMany;
+        }
+        p.rounds += 1;
+        p.deadline = Instant::now() + timeout;
+        Round::Ask { session, request }
+    }
+
+    /// Stops (`hold`) or restarts the deadline of `session`'s request `host_req`: a call waiting
+    /// for its host's answers is not the upstream's delay.
+    pub fn hold(&mut self, session: &SessionId, host_req: &Value, hold: bool) {
+        let timeout = self.timeout;
+        if let Some(p) = self.pending.values_mut().find(|p| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req)) {
+            let now = Instant::now();
+            p.deadline =
+                if hold { now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + timeout) } else { now + timeout };
+        }
+    }
+
+    /// Whether `up_id` still waits for its answer (the host may have cancelled it meanwhile).
+    pub fn is_pending(&self, up_id: &Value) -> bool {
+        self.pending.contains_key(&jsonrpc::id_key(up_id))
+    }
+
+    /// Gives up on `up_id`: the waiting host is answered by the caller.
+    pub fn give_up(&mut self, up_id: &Value) -> Option<Pending<T>> {
+        self.take(&jsonrpc::id_key(up_id))
+    }
+
+    /// Forgets a request that could not be sent.
+    pub fn abandon(&mut self, up_id: u64) -> Option<Pending<T>> {
+        self.take(&jsonrpc::id_key(&json!(up_id)))
+    }
+
+    fn take(&mut self, key: &str) -> Option<Pending<T>> {
+        let p = self.pending.remove(key)?;
+        if let Some(k) = &p.progress_key {
+            self.progress.remove(k);
+        }
+        Some(p)
+    }
+
+    /// The upstream answered: the waiting request, with `msg`'s id set back to the host's.
+    pub fn answered(&mut self, msg: &mut Value) -> Option<Pending<T>> {
+        let p = self.take(&jsonrpc::id_key(jsonrpc::id(msg)?))?;
+        if let Some(host_id) = &p.host_id {
+            msg["id"] = host_id.clone();
+        }
+        Some(p)
+    }
+
+    /// A progress notification from the upstream, with the host's own token put back. The
+    /// request it reports on is alive: its deadline starts again.
+    pub fn progress(&mut self, msg: &Value) -> Option<ProgressForHost> {
+        let token = msg.pointer("/params/progressToken")?;
+        let route = self.progress.get(&jsonrpc::id_key(token))?;
+        if let Some(p) = self.pending.get_mut(&route.pending_key) {
+            p.deadline = Instant::now() + self.timeout;
+        }
+        let mut out = msg.clone();
+        out["params"]["progressToken"] = route.host_token.clone();
+        Some(ProgressForHost { session: route.session.clone(), msg: out, related: route.host_request.clone() })
+    }
+
+    /// A host cancelled its request `host_req`: forget it, and give the upstream id to cancel.
+    pub fn cancel(&mut self, session: &SessionId, host_req: &Value) -> Option<Value> {
+        let key = self
+            .pending
+            .iter()
+            .find(|(_, p)| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req))
+            .map(|(k, _)| k.clone())?;
+        self.take(&key)?;
+        id_of_key(&key)
+    }
+
+    /// Where a server-to-client request goes: the session with the newest tools/call in flight,
+    /// else the session with the newest request in flight. With the host request it relates to.
+    pub fn target(&self) -> Option<(SessionId, Value)> {
+        // A stdio upstream does not say which request a server request belongs to. Best guess:
+        // the newest request that can ask (a call, a prompt, a read), else the newest. (A call
+        // waiting for its host's answers is older than any that asks after it.)
+        let p = self
+            .pending
+            .values()
+            .filter(|p| p.session.is_some())
+            .max_by_key(|p| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started))?;
+        Some((p.session.clone()?, p.host_id.clone()?))
+    }
+
+    /// Hands a server-to-client request to `session`: the id the host will see.
+    pub fn server_request(&mut self, session: &SessionId, up_id: Value) -> String {
+        let host_side_id = format!("mcp-gen-ui-{}", self.fresh_id());
+        self.server_requests.insert(host_side_id.clone(), (session.clone(), up_id));
+        host_side_id
+    }
+
+    pub fn server_request_done(&mut self, host_side_id: &str) {
+        self.server_requests.remove(host_side_id);
+    }
+
+    /// The upstream withdrew a server-to-client request: which host, under which id.
+    pub fn server_request_cancelled(&self, up_id: &Value) -> Option<(SessionId, String)> {
+        self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (s.clone(), k.clone()))
+    }
+
+    /// A session left: its requests are no longer answered.
+    pub fn drop_session(&mut self, session: &SessionId) {
+        self.pending.retain(|_, p| p.session.as_ref() != Some(session));
+        self.progress.retain(|_, r| &r.session != session);
+        self.server_requests.retain(|_, (s, _)| s != session);
+    }
+
+    /// The link is gone: every request in flight, to be answered with an error.
+    pub fn fail_all(&mut self) -> Vec<Pending<T>> {
+        self.progress.clear();
+        self.server_requests.clear();
+        self.pending.drain().map(|(_, p)| p).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: Value, token: Option<&str>) -> Value {
+        let mut m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "x"}});
+        if let Some(t) = token {
+            m["params"]["_meta"] = json!({"progressToken": t});
+        }
+        m
+    }
+
+    #[test]
+    fn same_host_ids_from_two_sessions_never_collide_and_map_back() {
+        let mut r: Routes<u8> = Routes::default();
+        let (mut a, mut b) = (call(json!(1), None), call(json!(1), None));
+        let ua = r.outgoing(&"A".into(), &mut a, 1);
+        let ub = r.outgoing(&"B".into(), &mut b, 2);
+        assert_ne!(ua, ub);
+        let mut answer = json!({"jsonrpc": "2.0", "id": ub, "result": {}});
+        let p = r.answered(&mut answer).unwrap();
+        assert_eq!((p.reply, p.session.as_deref(), &answer["id"]), (2, Some("B"), &json!(1)));
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": ub, "result": {}})).is_none(), "answered once");
+    }
+
+    #[test]
+    fn progress_tokens_are_unique_upstream_and_restored() {
+        let mut r: Routes<()> = Routes::default();
+        let (mut a, mut b) = (call(json!("q"), Some("tok")), call(json!("q"), Some("tok")));
+        r.outgoing(&"A".into(), &mut a, ());
+        r.outgoing(&"B".into(), &mut b, ());
+        let (ta, tb) = (a["params"]["_meta"]["progressToken"].clone(), b["params"]["_meta"]["progressToken"].clone());
+        assert_ne!(ta, tb);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tb, "progress": 5}});
+        let p = r.progress(&note).unwrap();
+        assert_eq!((p.session.as_str(), &p.msg["params"]["progressToken"], &p.related), ("B", &json!("tok"), &json!("q")));
+        r.answered(&mut json!({"jsonrpc": "2.0", "id": b["id"], "result": {}}));
+        assert!(r.progress(&note).is_none(), "no progress after the answer");
+    }
+
+    #[test]
+    fn cancellation_names_the_upstream_id() {
+        let mut r: Routes<()> = Routes::default();
+        let mut a = call(json!(7), Some("t"));
+        let up = r.outgoing(&"A".into(), &mut a, ());
+        assert_eq!(r.cancel(&"B".into(), &json!(7)), None, "another session cannot cancel it");
+        assert_eq!(r.cancel(&"A".into(), &json!(7)), Some(json!(up)));
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none(), "a late answer is dropped");
+    }
+
+    #[test]
+    fn server_requests_go_to_the_newest_tool_call() {
+        let mut r: Routes<()> = Routes::default();
+        r.internal("tools/list", ());
+        let mut a = call(json!(1), None);
+        r.outgoing(&"A".into(), &mut a, ());
+        let mut ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+        r.outgoing(&"B".into(), &mut ping, ());
+        assert_eq!(r.target(), Some(("A".to_string(), json!(1))), "a tools/call wins over a newer ping");
+        let id = r.server_request(&"A".into(), json!("up-5"));
+        assert_eq!(r.server_request_cancelled(&json!("up-5")), Some(("A".to_string(), id.clone())));
+        r.server_request_done(&id);
+        assert_eq!(r.server_request_cancelled(&json!("up-5")), None);
+    }
+
+    #[test]
+    fn a_lost_link_fails_everything_once() {
+        let mut r: Routes<u8> = Routes::default();
+        r.internal("initialize", 1);
+        r.outgoing(&"A".into(), &mut call(json!(1), Some("t")), 2);
+        let failed: Vec<u8> = r.fail_all().into_iter().map(|p| p.reply).collect();
+        assert_eq!(failed.len(), 2);
+        assert!(r.fail_all().is_empty() && r.target().is_none());
+    }
+
+    #[test]
+    fn requests_expire_unless_progress_keeps_them_alive() {
+        let mut r: Routes<u8> = Routes::with_timeout(Duration::from_millis(100));
+        let mut quiet = call(json!(1), None);
+        let quiet_up = r.outgoing(&"A".into(), &mut quiet, 1);
+        let mut busy = call(json!(2), Some("t"));
+        r.outgoing(&"A".into(), &mut busy, 2);
+        let later = Instant::now() + Duration::from_millis(150);
+        assert!(r.expired(Instant::now()).is_empty());
+        std::thread::sleep(Duration::from_millis(60));
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": busy["params"]["_meta"]["progressToken"], "progress": 1}});
+        assert!(r.progress(&note).is_some());
+        let gone = r.expired(later);
+        assert_eq!(gone.len(), 1, "only the request without progress expires");
+        assert_eq!((gone[0].pending.reply, &gone[0].up_id), (1, &json!(quiet_up)));
+        assert_eq!(r.host_of(&json!(quiet_up)), None);
+        assert_eq!(r.host_of(&busy["id"]), Some(("A".to_string(), json!(2))));
+        assert_eq!(r.pending_len(), 1);
+    }
+
+    #[test]
+    fn a_leaving_session_takes_its_routes() {
+        let mut r: Routes<()> = Routes::default();
+        let mut a = call(json!(1), Some("t"));
+        let up = r.outgoing(&"A".into(), &mut a, ());
+        r.drop_session(&"A".into());
+        assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none());
+    }
+}

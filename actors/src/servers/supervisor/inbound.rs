@@ -1,0 +1,152 @@
+//! What the upstream sends. The link's reader hands answers and progress straight to the
+//! router, on its own task ([`to_router`], the one rule for that); everything else comes to
+//! the supervisor as a message: server requests for hosts, notifications, list changes.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::handshake::list_all_tools;
+use super::subscriptions::without_subscription;
+use super::{LinkMsg, ServerSupervisor};
+use crate::mcp::jsonrpc::{self, code, Kind};
+use crate::messages::{HostEvent, ServerRequest};
+use crate::proxy::router::Router;
+use crate::upstream::LinkEvent;
+
+impl ServerSupervisor {
+    pub(super) fn on_message(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
+        match jsonrpc::kind(&msg) {
+            // Answers normally go straight to the router; one that reaches here is handled alike.
+            Kind::Response => self.router.on_response(msg),
+            Kind::Request => self.on_server_request(ctx, msg, stream_of),
+            Kind::Notification => self.on_notification(ctx, msg, stream_of),
+            Kind::Invalid(why) => {
+                self.metrics.upstream_bad_frames.inc();
+                tracing::warn!(component = "upstream", event = "invalid_message", error = %why, "upstream sent an invalid JSON-RPC message; ignored")
+            }
+        }
+    }
+
+    /// sampling, elicitation, roots, ping: go to the host whose request is in flight.
+    pub(super) fn on_server_request(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
+        let Some(up_id) = jsonrpc::id(&msg).cloned() else { return };
+        let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
+        if method == "ping" {
+            let _ = self.router.send(jsonrpc::result(up_id, json!({})));
+            return;
+        }
+        let Some((target, host_side_id)) = self.router.server_request_target(up_id.clone(), stream_of.as_ref()) else {
+            let answer = if method == "roots/list" {
+                jsonrpc::result(up_id, json!({"roots": []}))
+            } else {
+                jsonrpc::error(up_id, code::METHOD_NOT_FOUND, format!("no connected host can answer {method} right now"))
+            };
+            let _ = self.router.send(answer);
+            return;
+        };
+        let mut out = msg;
+        out["id"] = json!(host_side_id);
+        let gen = self.generation;
+        let fut = target.port.request.send(ServerRequest { msg: out, related: target.related, key: None });
+        ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
+            act.router.server_request_done(&host_side_id);
+            if gen != act.generation {
+                return;
+            }
+            let mut answer = match res {
+                Ok(a) => a,
+                Err(_) => jsonrpc::error(Value::Null, code::INTERNAL_ERROR, "the host session closed before it answered"),
+            };
+            answer["id"] = up_id;
+            let _ = act.router.send(answer);
+        }));
+    }
+
+    pub(super) fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
+        match jsonrpc::method(&msg).unwrap_or_default() {
+            "notifications/progress" => self.router.on_progress(&msg),
+            // A log message on a request's stream is that request's host's (the only way a
+            // 2026 host hears logs); others go to every host, as before.
+            "notifications/message" if stream_of.as_ref().is_some_and(|up| self.router.notify_host_of(up, &msg)) => {}
+            "notifications/cancelled" => self.router.on_server_request_cancelled(&msg),
+            "notifications/tools/list_changed" => self.refresh_tools(ctx),
+            "notifications/resources/updated" => {
+                let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
+                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg: without_subscription(msg) });
+            }
+            // Our own listen stream says what it honours; nothing for hosts.
+            "notifications/subscriptions/acknowledged" => {
+                tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
+            }
+            m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::Notify { msg: without_subscription(msg), related: None }),
+            _ => self.router.broadcast(HostEvent::Notify { msg, related: None }),
+        }
+    }
+
+    /// Re-lists tools; hosts hear `tools/list_changed` once the new list is in place.
+    pub(super) fn refresh_tools(&mut self, ctx: &mut Context<Self>) {
+        let router = self.router.clone();
+        let gen = self.generation;
+        ctx.spawn(async move { list_all_tools(&router).await }.into_actor(self).map(move |res, act, _| {
+            if gen != act.generation {
+                return;
+            }
+            match res {
+                Ok(tools) => {
+                    act.apply_tools(tools);
+                }
+                Err(why) => {
+                    tracing::warn!(component = "upstream", event = "tools_refresh_failed", error = %why, "could not re-list upstream tools")
+                }
+            }
+        }));
+    }
+}
+
+/// The link's reader side, on this actor's arbiter: answers and progress go to the router
+/// directly; everything else becomes a message to the actor.
+pub(super) async fn dispatch(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>, router: Arc<Router>, addr: Addr<ServerSupervisor>, gen: u64) {
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            LinkEvent::Message(msg) => route(msg, None, &router, &addr, gen),
+            LinkEvent::OnStream { msg, request } => route(msg, Some(request), &router, &addr, gen),
+            ev => addr.do_send(LinkMsg { gen, ev }),
+        }
+    }
+}
+
+/// What the router takes on the reader's own task: answers and progress. Anything else is
+/// given back, for the supervisor.
+pub(super) fn to_router(router: &Arc<Router>, msg: Value) -> Option<Value> {
+    match jsonrpc::kind(&msg) {
+        Kind::Response => {
+            router.on_response(msg);
+            None
+        }
+        _ if jsonrpc::method(&msg) == Some("notifications/progress") => {
+            router.on_progress(&msg);
+            None
+        }
+        _ => Some(msg),
+    }
+}
+
+fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, addr: &Addr<ServerSupervisor>, gen: u64) {
+    match msg {
+        Value::Array(batch) => {
+            for m in batch {
+                route(m, stream_of.clone(), router, addr, gen);
+            }
+        }
+        msg => {
+            let Some(msg) = to_router(router, msg) else { return };
+            let ev = match stream_of {
+                Some(request) => LinkEvent::OnStream { msg, request },
+                None => LinkEvent::Message(msg),
+            };
+            addr.do_send(LinkMsg { gen, ev });
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! `ServerSupervisor`: supervises one upstream server. It connects (and reconnects with
+//! backoff), runs the handshake (`handshake`), lists the tools and keeps the registry, holds
+//! upstream subscriptions on behalf of hosts (`subscriptions`), and answers what the upstream
+//! asks of hosts (`inbound`). The proxy path does not pass through it: it installs the link in
+//! the shared [`Router`], whose route table host sessions use directly, and the link's reader
+//! hands answers and progress straight to the router. Everything else the upstream says
+//! comes here as a typed message.
+//!
+//! It runs on an arbiter of its own (see `wiring`), so the link's I/O tasks have a thread that
+//! nothing else routes messages on.
+
+mod handshake;
+mod inbound;
+mod subscriptions;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use handshake::list_all_tools;
+pub use handshake::UPSTREAM_PROTOCOL_VERSION;
+
+use crate::contain;
+use crate::mcp::jsonrpc::{self, code};
+use crate::messages::{Broadcast, HostEvent, RefreshTools, SessionId, Shutdown, Status, ToolsUpdated, UpstreamPort};
+use crate::metrics::Metrics;
+use crate::proxy::router::Router;
+use crate::servers::tool_refresh::{self, ToolsDiff};
+use crate::store::ready_pages::ReadyPages;
+use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamError, UpstreamSpec};
+
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// An upstream that stayed up this long is healthy again: the next failure starts at 1 s.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum State {
+    Connecting,
+    Ready,
+    Down,
+    Stopped,
+}
+
+pub struct ServerSupervisor {
+    spec: UpstreamSpec,
+    router: Arc<Router>,
+    metrics: Arc<Metrics>,
+    limits: LinkLimits,
+    state: State,
+    generation: u64,
+    guard: Option<LinkGuard>,
+    last_error: Option<String>,
+    backoff: Duration,
+    ready_since: Option<Instant>,
+    restarts: u64,
+    init: Option<Arc<Value>>,
+    tools: Arc<Vec<Value>>,
+    /// Upstream resource subscriptions held on behalf of hosts: uri -> the sessions holding it
+    /// (a set, so a session leaving releases exactly what it held, however often it asked).
+    subscriptions: HashMap<String, HashSet<SessionId>>,
+    /// A 2026 upstream's `subscriptions/listen` the proxy holds (its id), carrying list changes
+    /// and updates of the subscribed resources.
+    listen: Option<Value>,
+    self_addr: Option<Addr<ServerSupervisor>>,
+    /// Told about every change to the tool list (the generation queue drops stale pages).
+    listeners: Vec<Recipient<ToolsUpdated>>,
+    /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
+    refresh_interval: Option<Duration>,
+    /// Ready ui:// results: a changed or removed tool's goes before the new list is published,
+    /// so no read of the new list is answered with the old page.
+    pages: Option<Arc<ReadyPages>>,
+}
+
+impl ServerSupervisor {
+    pub fn new(spec: UpstreamSpec, router: Arc<Router>, metrics: Arc<Metrics>) -> Self {
+        ServerSupervisor {
+            spec,
+            router,
+            metrics,
+            limits: LinkLimits::default(),
+            state: State::Connecting,
+            generation: 0,
+            guard: None,
+            last_error: None,
+            backoff: Duration::from_secs(1),
+            ready_since: None,
+            restarts: 0,
+            init: None,
+            tools: Arc::new(Vec::new()),
+            subscriptions: HashMap::new(),
+            listen: None,
+            self_addr: None,
+            listeners: Vec::new(),
+            refresh_interval: None,
+            pages: None,
+        }
+    }
+
+    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    /// Someone to tell about tool list changes.
+    pub fn with_listener(mut self, r: Recipient<ToolsUpdated>) -> Self {
+        self.listeners.push(r);
+        self
+    }
+
+    /// `upstream.maxMessageBytes` (the request timeout lives in the router's table).
+    pub fn with_limits(mut self, limits: LinkLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Periodic re-listing of the tools (`toolRefresh.enabled`).
+    pub fn with_refresh_interval(mut self, every: Option<Duration>) -> Self {
+        self.refresh_interval = every;
+        self
+    }
+
+    /// The port sessions use to reach this actor.
+    pub fn port(addr: &Addr<Self>) -> UpstreamPort {
+        UpstreamPort {
+            refresh: addr.clone().recipient(),
+            broadcast: addr.clone().recipient(),
+            unregister: addr.clone().recipient(),
+            subscribe: addr.clone().recipient(),
+        }
+    }
+
+    /// Tells the router (and so every session and the edge) what the upstream looks like now.
+    pub(super) fn publish(&self) {
+        self.router.publish(Status {
+            ready: self.state == State::Ready,
+            tools: self.tools.clone(),
+            init: self.init.clone(),
+            last_error: self.last_error.clone(),
+            restarts: self.restarts,
+            describe: self.spec.describe(),
+        });
+    }
+
+    /// Installs a new tool list: diff, broadcast, tell listeners.
+    pub(super) fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
+        let d = tool_refresh::diff(&self.tools, &tools);
+        self.tools = Arc::new(tools);
+        if let Some(p) = &self.pages {
+            for name in d.removed.iter().chain(d.changed.iter()) {
+                p.invalidate(name);
+            }
+        }
+        self.publish();
+        if d.is_change() {
+            tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
+            self.router.broadcast(HostEvent::ToolsChanged);
+            for l in &self.listeners {
+                l.do_send(ToolsUpdated { diff: d.clone(), tools: self.tools.clone() });
+            }
+        }
+        d
+    }
+
+    pub(super) fn connect(&mut self, ctx: &mut Context<Self>) {
+        self.state = State::Connecting;
+        self.generation += 1;
+        let gen = self.generation;
+        let spec = self.spec.clone();
+        tracing::info!(component = "upstream", event = "connecting", upstream = %spec.describe(), "connecting to the upstream");
+        let limits = self.limits;
+        // Answers and progress are routed on the link's reader task itself (no hop).
+        let router = self.router.clone();
+        let fast: upstream::FastPath = Arc::new(move |msg| inbound::to_router(&router, msg));
+        let fut = async move { upstream::connect(&spec, limits, Some(fast)).await };
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
+            if gen != act.generation || act.state == State::Stopped {
+                return;
+            }
+            match res {
+                Ok(link) => {
+                    let (tx, rx, guard) = link.split();
+                    act.router.set_link(Some(tx));
+                    act.guard = Some(guard);
+                    // The reader side: answers and progress go straight to the router (no
+                    // mailbox hop); the rest comes to this actor.
+                    let (router, addr) = (act.router.clone(), ctx.address());
+                    tokio::spawn(inbound::dispatch(rx, router, addr, gen));
+                    act.initialize(ctx, gen);
+                }
+                Err(why) => act.lost(ctx, why.to_string()),
+            }
+        }));
+    }
+
+    pub(super) fn became_ready(&mut self, init: Value, tools: Vec<Value>) {
+        let name = init.pointer("/serverInfo/name").and_then(Value::as_str).unwrap_or("?").to_string();
+        self.init = Some(Arc::new(init));
+        self.state = State::Ready;
+        self.ready_since = Some(Instant::now());
+        self.last_error = None;
+        // The first listing just fills the registry; after a restart, hosts hear of changes.
+        if self.restarts == 0 && self.tools.is_empty() {
+            self.tools = Arc::new(tools);
+            self.publish();
+        } else {
+            self.apply_tools(tools);
+        }
+        self.metrics.upstream_connected.set(1);
+        tracing::info!(component = "upstream", event = "ready", server = %name, tools = self.tools.len(), restarts = self.restarts, "upstream initialized and tools listed");
+        // Subscriptions die with the old connection: take them out again.
+        self.listen = None;
+        if self.router.upstream_is_modern() {
+            self.listen_upstream();
+            return;
+        }
+        for uri in self.subscriptions.keys() {
+            drop(self.router.internal_request("resources/subscribe", json!({"uri": uri})));
+        }
+    }
+
+    /// The link is gone or could not be set up: fail what is in flight, schedule a restart.
+    pub(super) fn lost(&mut self, ctx: &mut Context<Self>, why: String) {
+        if self.state == State::Stopped {
+            return;
+        }
+        tracing::warn!(component = "upstream", event = "lost", error = %why, retry_in_ms = self.backoff.as_millis() as u64, "upstream connection lost");
+        self.generation += 1;
+        self.guard = None;
+        self.state = State::Down;
+        self.metrics.upstream_connected.set(0);
+        self.last_error = Some(why.clone());
+        self.publish();
+        self.router.fail_all(&format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
+        if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
+            self.backoff = Duration::from_secs(1);
+        }
+        self.ready_since = None;
+        let delay = self.backoff;
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        ctx.run_later(delay, |act, ctx| {
+            if act.state == State::Down {
+                act.restarts += 1;
+                act.metrics.upstream_restarts.inc();
+                act.connect(ctx);
+            }
+        });
+    }
+}
+
+impl Actor for ServerSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.self_addr = Some(ctx.address());
+        // A supervisor restarts an actor that stopped; after Shutdown there is nothing to start.
+        if self.state == State::Stopped {
+            return;
+        }
+        self.publish();
+        self.connect(ctx);
+        // Deadlines are checked a few times per timeout (at most every 250 ms).
+        let tick = (self.router.timeout() / 4).clamp(Duration::from_millis(20), Duration::from_millis(250));
+        ctx.run_interval(tick, |act, _| act.router.expire());
+        if let Some(every) = self.refresh_interval {
+            let addr = ctx.address();
+            let refresher = tool_refresh::periodic(every, move || {
+                let addr = addr.clone();
+                async move {
+                    match addr.send(RefreshTools).await {
+                        Ok(Ok(_)) => true,
+                        Ok(Err(why)) => {
+                            tracing::warn!(component = "upstream", event = "periodic_refresh_failed", error = %why, "periodic tool refresh failed; backing off");
+                            false
+                        }
+                        Err(_) => false,
+                    }
+                }
+            });
+            ctx.spawn(refresher.into_actor(self));
+        }
+    }
+}
+
+impl Supervised for ServerSupervisor {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        // A fresh start: the old link goes (its guard ends it) and what waited on it fails.
+        if self.state == State::Stopped {
+            return; // stopped on purpose (Shutdown): not a failure
+        }
+        self.generation += 1;
+        self.guard = None;
+        self.state = State::Connecting;
+        self.router.fail_all("mcp-gen-ui restarted its upstream connection; retry shortly");
+        contain::note_restart("upstream_connection", &self.metrics);
+    }
+}
+
+impl Handler<RefreshTools> for ServerSupervisor {
+    type Result = ResponseActFuture<Self, Result<ToolsDiff, UpstreamError>>;
+
+    fn handle(&mut self, _: RefreshTools, _ctx: &mut Self::Context) -> Self::Result {
+        let ready = self.state == State::Ready;
+        let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
+        let router = self.router.clone();
+        let gen = self.generation;
+        Box::pin(
+            async move {
+                if !ready {
+                    return Err(UpstreamError::NotReady(why));
+                }
+                list_all_tools(&router).await
+            }
+            .into_actor(self)
+            .map(move |res, act, _| {
+                let tools = res?;
+                if gen != act.generation {
+                    return Err(UpstreamError::Restarted("refresh"));
+                }
+                Ok(act.apply_tools(tools))
+            }),
+        )
+    }
+}
+
+impl Handler<Broadcast> for ServerSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, b: Broadcast, _ctx: &mut Self::Context) {
+        self.router.broadcast(b.0);
+    }
+}
+
+/// Something the link's reader passes on (see `inbound::dispatch`); stale after a reconnect.
+struct LinkMsg {
+    gen: u64,
+    ev: LinkEvent,
+}
+
+impl Message for LinkMsg {
+    type Result = ();
+}
+
+impl Handler<LinkMsg> for ServerSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, item: LinkMsg, ctx: &mut Self::Context) {
+        if item.gen != self.generation {
+            return;
+        }
+        match item.ev {
+            LinkEvent::Message(m) => self.on_message(ctx, m, None),
+            LinkEvent::OnStream { msg, request } => self.on_message(ctx, msg, Some(request)),
+            LinkEvent::Bad(why) => {
+                self.metrics.upstream_bad_frames.inc();
+                tracing::warn!(component = "upstream", event = "bad_frame", error = %why, "skipped something the upstream sent that is not JSON-RPC");
+            }
+            LinkEvent::Oversized { id, bytes } => {
+                self.metrics.upstream_bad_frames.inc();
+                let limit = self.limits.max_message_bytes;
+                match id {
+                    // Goes the way the real answer would have: mapped back to its host.
+                    Some(id) => {
+                        self.router.on_response(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, upstream::oversized_message(bytes, limit)))
+                    }
+                    None => tracing::warn!(
+                        component = "upstream",
+                        event = "oversized_unmatched",
+                        bytes,
+                        limit,
+                        "an oversized upstream message named no request; dropped"
+                    ),
+                }
+            }
+            LinkEvent::Closed(why) => self.lost(ctx, why),
+        }
+    }
+}
+
+impl Handler<Shutdown> for ServerSupervisor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) -> Self::Result {
+        self.state = State::Stopped;
+        self.generation += 1;
+        self.router.set_link(None);
+        self.metrics.upstream_connected.set(0);
+        let guard = self.guard.take();
+        ctx.stop();
+        tracing::info!(component = "upstream", event = "shutdown", "closing the upstream connection");
+        // The child gets its stdin closed and a grace period, then its process group is killed.
+        Box::pin(async move {
+            if let Some(g) = guard {
+                g.close(Duration::from_secs(2)).await;
+            }
+        })
+    }
+}

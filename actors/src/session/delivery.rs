@@ -1,0 +1,232 @@
+//! Where a session's messages go: each request's own stream (while it is open), else the
+//! session stream, else a bounded backlog until one opens; answers end their request's
+//! stream once what waits in it has gone out. Outlets hold what a stream cannot take yet and
+//! the pump moves it as the host reads (see `outlet`).
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::{Era, HostSession};
+use crate::mcp::jsonrpc;
+use crate::messages::{AttachStream, STREAM_BOUND};
+use crate::session::outlet::{self, Outlet, Pump, Sent};
+
+/// Messages kept for a Streamable HTTP session that has no stream open right now.
+const BACKLOG_LIMIT: usize = 1000;
+
+impl HostSession {
+    pub(super) fn stream_full(&self, which: &str) {
+        self.metrics.dropped_messages.with_label_values(&["host_stream_full"]).inc();
+        tracing::warn!(component = "host_session", event = "stream_full", session = %self.id, stream = which, bound = STREAM_BOUND + outlet::OVERFLOW_MAX, "the host is not reading its stream; closing that stream");
+    }
+
+    /// A stream has messages waiting for room: pump them soon (not in this turn, so the edge
+    /// gets to write what the channel holds).
+    pub(super) fn schedule_pump(&mut self) {
+        self.schedule_pump_in(Duration::from_millis(2));
+    }
+
+    pub(super) fn schedule_pump_in(&mut self, delay: Duration) {
+        if self.pump_scheduled {
+            return;
+        }
+        if let Some(addr) = self.self_addr.clone() {
+            self.pump_scheduled = true;
+            actix::spawn(async move {
+                tokio::time::sleep(delay).await;
+                addr.do_send(PumpStreams);
+            });
+        }
+    }
+
+    /// Messages waiting in all of this session's outlets.
+    pub(super) fn waiting(&self) -> usize {
+        let request = self.in_flight.values().filter_map(|f| f.sink.as_ref()).map(Outlet::waiting).sum::<usize>();
+        self.default_sink.as_ref().map_or(0, Outlet::waiting) + request + self.draining.iter().map(Outlet::waiting).sum::<usize>()
+    }
+
+    /// Hands `msg` to an outlet; what the caller must do next comes back.
+    pub(super) fn push(&mut self, outlet: &mut Outlet, msg: Value, which: &str) -> Option<Value> {
+        match outlet.send(msg) {
+            Sent::Delivered => None,
+            Sent::Queued => {
+                self.schedule_pump();
+                None
+            }
+            Sent::Closed(m) => Some(m),
+            Sent::Overflowed => {
+                self.stream_full(which);
+                Some(Value::Null)
+            }
+        }
+    }
+
+    /// To the session stream; kept in a bounded backlog while none is open. A session stream
+    /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
+    pub(super) fn send_session(&mut self, msg: Value) {
+        if let Era::Stateless(call) = &self.era {
+            // A stateless host has no session stream: only a listener hears of changes, on
+            // its listen request's stream.
+            if let Some((msg, id)) = call.for_listener(msg) {
+                self.send_related(msg, Some(&id));
+            }
+            return;
+        }
+        let msg = match self.default_sink.take() {
+            Some(mut o) => {
+                let back = self.push(&mut o, msg.clone(), "session");
+                match back {
+                    None => {
+                        self.default_sink = Some(o);
+                        return;
+                    }
+                    Some(Value::Null) => msg, // overflowed: the stream is dropped, the message kept
+                    Some(m) => m,             // closed by the host
+                }
+            }
+            None => msg,
+        };
+        self.backlog.push_back(msg);
+        while self.backlog.len() > BACKLOG_LIMIT {
+            self.backlog.pop_front();
+        }
+    }
+
+    /// To the stream of the host request `related` if it is still open, else the session stream.
+    /// Progress for a request already answered is dropped: it must never follow the answer.
+    pub(super) fn send_related(&mut self, msg: Value, related: Option<&Value>) {
+        if self.call().is_some_and(|c| !c.allows(&msg)) {
+            return;
+        }
+        let Some(r) = related else {
+            return self.send_session(msg);
+        };
+        let key = jsonrpc::id_key(r);
+        let Some(f) = self.in_flight.get_mut(&key) else {
+            if jsonrpc::method(&msg) == Some("notifications/progress") {
+                self.metrics.dropped_messages.with_label_values(&["late_progress"]).inc();
+                return;
+            }
+            return self.send_session(msg);
+        };
+        let Some(mut outlet) = f.sink.take() else {
+            return self.send_session(msg);
+        };
+        let Some(back) = self.push(&mut outlet, msg.clone(), "request") else {
+            if let Some(f) = self.in_flight.get_mut(&key) {
+                f.sink = Some(outlet);
+            }
+            return;
+        };
+        match self.call_mut() {
+            // A stateless host has only this stream: it going means the host hung up.
+            Some(call) => call.hung_up = true,
+            None if back.is_null() => self.send_session(msg),
+            None => self.send_session(back),
+        }
+    }
+
+    /// Sends the answer for a host request and closes that request's stream (once whatever
+    /// waits in it has gone out).
+    pub(super) fn answer(&mut self, answer: Value) {
+        let Some(id) = jsonrpc::id(&answer).cloned() else {
+            return;
+        };
+        let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
+            return; // cancelled meanwhile: the host asked us not to answer
+        };
+        let stateless = self.call().is_some();
+        if f.sink.is_none() && self.call_mut().is_some_and(|c| c.hold(&answer)) {
+            return; // parked: the host's retry gets it
+        }
+        let answer = if stateless { self.stateless_answer(answer) } else { answer };
+        let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
+        self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
+        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
+        let Some(mut outlet) = f.sink else {
+            return self.send_session(answer);
+        };
+        match self.push(&mut outlet, answer.clone(), "request") {
+            None if outlet.backlogged() => self.draining.push(outlet),
+            None => {} // dropping the outlet ends the stream after the answer
+            Some(Value::Null) => self.send_session(answer),
+            Some(m) => self.send_session(m),
+        }
+        if stateless {
+            // The call is over; the session goes once its answer has left.
+            self.stateless_finish();
+        }
+    }
+}
+
+impl Handler<AttachStream> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, a: AttachStream, _ctx: &mut Self::Context) {
+        self.last_seen = Instant::now();
+        let mut outlet = Outlet::new(a.sink);
+        let backlog: Vec<Value> = self.backlog.drain(..).collect();
+        for m in backlog {
+            if self.push(&mut outlet, m, "session").is_some() {
+                return;
+            }
+        }
+        self.default_sink = Some(outlet);
+    }
+}
+
+/// Moves what waits in the session's streams into them as the host reads (see `outlet`).
+struct PumpStreams;
+
+impl Message for PumpStreams {
+    type Result = ();
+}
+
+impl Handler<PumpStreams> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, _: PumpStreams, _ctx: &mut Self::Context) {
+        self.pump_scheduled = false;
+        let before = self.waiting();
+        let mut waiting = false;
+        let mut gone = 0;
+        // A stream that stalled past its limit is dropped (which ends it).
+        let mut pump = |slot: &mut Option<Outlet>| match slot.as_mut().map(Outlet::pump) {
+            Some(Pump::Waiting) => waiting = true,
+            Some(Pump::Gone) => {
+                *slot = None;
+                gone += 1;
+            }
+            Some(Pump::Drained) | None => {}
+        };
+        pump(&mut self.default_sink);
+        for f in self.in_flight.values_mut() {
+            pump(&mut f.sink);
+        }
+        self.draining.retain_mut(|o| match o.pump() {
+            Pump::Waiting => {
+                waiting = true;
+                true
+            }
+            Pump::Drained => false,
+            Pump::Gone => {
+                gone += 1;
+                false
+            }
+        });
+        for _ in 0..gone {
+            self.stream_full("stalled");
+        }
+        if self.draining.is_empty() {
+            self.stateless_drained();
+        }
+        if waiting {
+            // A host that is reading gets the rest soon; one that is not is checked rarely
+            // (until the stall limit closes its stream), not hundreds of times a second.
+            let moved = self.waiting() < before;
+            self.schedule_pump_in(Duration::from_millis(if moved { 2 } else { 100 }));
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! What every host session is given: ports, shared tables and immutable settings, nothing with
+//! state of its own. Kept apart from `messages` so that the message types depend on nothing.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::messages::{QueuePort, RefinementsPort, UpstreamPort};
+use crate::metrics::Metrics;
+use crate::proxy::router::Router;
+use crate::session::table::SessionTable;
+use crate::store::learned_shapes::LearnedShapes;
+use crate::store::ready_pages::ReadyPages;
+
+/// What every host session needs from the rest of the service: ports, shared tables and
+/// immutable settings, nothing with state of its own.
+#[derive(Clone)]
+pub struct SessionDeps {
+    pub router: Arc<Router>,
+    pub upstream: UpstreamPort,
+    pub queue: QueuePort,
+    pub refinements: RefinementsPort,
+    /// The edge's table of HTTP sessions (the session leaves it when it stops).
+    pub sessions: Option<Arc<SessionTable>>,
+    pub metrics: Arc<Metrics>,
+    /// A session idle this long with no stream open is closed.
+    pub idle_limit: Duration,
+    /// `generation.enabledTools`: only these get `_meta.ui` and a `ui://` page (None: all).
+    pub enabled_tools: Option<Arc<HashSet<String>>>,
+    /// Ready ui:// read results (None with the cache off: then every read makes a page).
+    pub pages: Option<Arc<ReadyPages>>,
+    pub limits: SessionLimits,
+    /// The window stateless calls share for `limits.llmCallsPerMinute`.
+    pub stateless_llm_calls: LlmWindow,
+    /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model
+    /// (hosts that render MCP Apps only).
+    pub shape_artifacts: bool,
+    /// `generation.learnResultShape`: where the shapes of results are learnt.
+    pub shapes: Option<Arc<LearnedShapes>>,
+    /// `ui.domain`: the sandbox domain a host requires for this server's pages, passed through.
+    pub ui_domain: Option<Arc<str>>,
+}
+
+impl SessionDeps {
+    /// Whether the tool named `name` gets a UI (`generation.enabledTools`).
+    pub fn ui_enabled(&self, name: &str) -> bool {
+        self.enabled_tools.as_ref().is_none_or(|set| set.contains(name))
+    }
+
+    /// [`SessionDeps::ui_enabled`] for a tool as the upstream lists it.
+    pub fn ui_enabled_for(&self, tool: &serde_json::Value) -> bool {
+        self.ui_enabled(tool.get("name").and_then(serde_json::Value::as_str).unwrap_or_default())
+    }
+}
+
+/// `limits.*` that one session enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLimits {
+    /// Requests in flight at once.
+    pub max_in_flight: usize,
+    /// `_ui_refine` / `_ui_regenerate` calls per minute (0: no limit).
+    pub llm_calls_per_minute: u32,
+}
+
+/// When recent calls that ask the LLM were made. Stateless (2026) hosts have no session to
+/// count in, so they all count in one window shared by the process.
+pub type LlmWindow = Arc<std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>>;
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10 }
+    }
+}

@@ -1,0 +1,238 @@
+//! What the session does with each message from its host: requests by method (answered
+//! here, shaped, or forwarded), notifications (cancellation first), and the host's answers to
+//! server requests.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::ui_reads::upstream_has;
+use super::{Era, HostSession, InFlight, Negotiated, HOST_PROTOCOL_VERSIONS};
+use crate::mcp::jsonrpc::{self, code, Kind};
+use crate::mcp::{revision_2026, ui_meta};
+use crate::messages::{Incoming, Sink};
+use crate::metrics::method_label;
+use crate::session::outlet::Outlet;
+use crate::ui_tools;
+
+impl HostSession {
+    /// Answers a request refused before it was taken in: on its own stream, else the session's.
+    fn refuse(&mut self, sink: Option<Sink>, err: Value) {
+        match sink {
+            Some(s) => drop(s.try_send(err)),
+            None => self.send_session(err),
+        }
+    }
+
+    pub(super) fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>, request_id: String) {
+        let (msg, sink) = match self.era {
+            Era::Stateless(_) => match self.stateless_request(ctx, msg, sink, &request_id) {
+                Some(first) => first,
+                None => return, // a retry: it resumed the parked call
+            },
+            Era::Session => (msg, sink),
+        };
+        let id = jsonrpc::id(&msg).cloned().expect("requests have ids");
+        let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
+        let key = jsonrpc::id_key(&id);
+        if self.in_flight.contains_key(&key) {
+            let err = jsonrpc::error(id, code::INVALID_REQUEST, "a request with this id is still in flight in this session; use a new id");
+            return self.refuse(sink, err);
+        }
+        let max = self.deps.limits.max_in_flight;
+        if self.in_flight.len() >= max {
+            self.metrics.refusals.with_label_values(&["max_in_flight"]).inc();
+            let why = format!(
+                "this session already has {max} requests in flight (limits.maxInFlightPerSession); wait for an answer before sending more"
+            );
+            return self.refuse(sink, jsonrpc::error(id, code::LIMITED, why));
+        }
+        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
+        self.in_flight
+            .insert(key, InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now() });
+
+        if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
+            // Hosts must initialize first; tolerate the ones that don't by treating them as
+            // plain (no UI) hosts rather than refusing: the upstream decides what is valid.
+            tracing::debug!(component = "host_session", event = "no_initialize", session = %self.id, method = %method, "request before initialize");
+        }
+        if let Era::Stateless(_) = self.era {
+            match method.as_str() {
+                "server/discover" => return self.discover(ctx, id),
+                "subscriptions/listen" => return self.listen(msg),
+                m if revision_2026::REMOVED_METHODS.contains(&m) => {
+                    let why = format!("Method not found: {m} is not part of MCP {} (stateless)", revision_2026::VERSION);
+                    return self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
+                }
+                _ => {}
+            }
+        }
+        match method.as_str() {
+            "initialize" => self.initialize(ctx, msg),
+            "tools/list" => self.tools_list(ctx, id),
+            "resources/list" => self.resources_list(ctx, msg),
+            "resources/templates/list" => self.forward_if_capable(ctx, msg, "resources", json!({"resourceTemplates": []})),
+            "resources/read" => self.resources_read(ctx, msg),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
+            "tools/call"
+                if self.ui()
+                    && jsonrpc::params(&msg).get("name").and_then(Value::as_str).is_some_and(|n| n.starts_with(ui_tools::PREFIX)) =>
+            {
+                self.ui_tool_call(ctx, msg)
+            }
+            "tools/call" if self.deps.shape_artifacts || self.deps.shapes.is_some() => self.tool_call(ctx, msg),
+            // A 2026 upstream has neither: a session host's keep-alive and log level are
+            // answered here (log messages then come only with a request that asks for them).
+            "ping" | "logging/setLevel" if self.deps.router.upstream_is_modern() => self.answer(jsonrpc::result(id, json!({}))),
+            "server/discover" => {
+                // The 2026-07-28 stateless handshake: answer "not found" so that clients in
+                // auto mode fall back to initialize, which this proxy speaks.
+                self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize"));
+            }
+            _ => self.forward(ctx, msg),
+        }
+    }
+
+    pub(super) fn on_notification(&mut self, msg: Value) {
+        match jsonrpc::method(&msg).unwrap_or_default() {
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                let msg = match self.call() {
+                    Some(call) => call.cancellation(msg),
+                    None => msg,
+                };
+                if let Some(req) = msg.pointer("/params/requestId") {
+                    if let Some(f) = self.in_flight.remove(&jsonrpc::id_key(req)) {
+                        self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
+                    }
+                }
+                self.deps.router.forward_notification(&self.id, msg);
+            }
+            _ => self.deps.router.forward_notification(&self.id, msg),
+        }
+    }
+
+    pub(super) fn on_response(&mut self, msg: Value) {
+        let key = jsonrpc::id_key(jsonrpc::id(&msg).expect("responses have ids"));
+        match self.owed.remove(&key) {
+            Some(tx) => drop(tx.send(msg)),
+            None => {
+                tracing::debug!(component = "host_session", event = "unexpected_response", session = %self.id, "host answered a request we did not send (or already timed out)")
+            }
+        }
+    }
+
+    pub(super) fn initialize(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let params = jsonrpc::params(&msg).clone();
+        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
+        let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) { requested } else { HOST_PROTOCOL_VERSIONS[0] }.to_string();
+        let ui = ui_meta::host_supports_ui(&params);
+        if !ui {
+            tracing::info!(component = "host_session", event = "pass_through", session = %self.id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
+        }
+        let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
+        let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
+        self.flags.streams.store(asks, Ordering::Relaxed);
+        self.flags.ui.store(ui, Ordering::Relaxed);
+        self.negotiated = Some(Negotiated { ui, client_caps });
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui);
+            let mut result = json!({
+                "protocolVersion": version,
+                "capabilities": caps,
+                "serverInfo": init.get("serverInfo").cloned().unwrap_or(json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")})),
+            });
+            if let Some(instr) = init.get("instructions") {
+                result["instructions"] = instr.clone();
+            }
+            act.answer(jsonrpc::result(id, result));
+        });
+    }
+
+    /// `server/discover` (2026-07-28): what initialize would have said, for a stateless host.
+    pub(super) fn discover(&mut self, ctx: &mut Context<Self>, id: Value) {
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
+            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), act.ui());
+            let result = revision_2026::discover_result(caps, &act.server_info(), init.get("instructions"));
+            act.answer(jsonrpc::result(id, result));
+        });
+    }
+
+    pub(super) fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
+        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
+            let ui = act.ui();
+            let mut tools: Vec<Value> =
+                status.tools.iter().map(|t| if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(t) } else { t.clone() }).collect();
+            if ui {
+                tools.extend(ui_tools::definitions());
+            }
+            act.answer(jsonrpc::result(id, json!({"tools": tools})));
+        });
+    }
+
+    pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            let ours: Vec<Value> = if act.ui() {
+                let domain = act.deps.ui_domain.clone();
+                status
+                    .tools
+                    .iter()
+                    .filter(|t| act.deps.ui_enabled_for(t))
+                    .filter_map(|t| ui_meta::ui_resource(t, domain.as_deref()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !upstream_has(&status, "resources") {
+                act.answer(jsonrpc::result(id, json!({"resources": ours})));
+                return;
+            }
+            act.forward_then(ctx, msg, move |act, _ctx, mut answer| {
+                // Ours go on the last page, so that paging clients see each exactly once.
+                let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
+                if last_page {
+                    if let Some(list) = answer.pointer_mut("/result/resources").and_then(Value::as_array_mut) {
+                        list.extend(ours);
+                    }
+                }
+                act.answer(answer);
+            });
+        });
+    }
+
+    /// Forwards when the upstream declared `capability`; otherwise answers `empty` itself.
+    pub(super) fn forward_if_capable(&mut self, ctx: &mut Context<Self>, msg: Value, capability: &'static str, empty: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            if upstream_has(&status, capability) {
+                act.forward(ctx, msg);
+            } else {
+                act.answer(jsonrpc::result(id, empty));
+            }
+        });
+    }
+}
+
+impl Handler<Incoming> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, m: Incoming, ctx: &mut Self::Context) {
+        self.last_seen = Instant::now();
+        match jsonrpc::kind(&m.msg) {
+            Kind::Request => self.on_request(ctx, m.msg, m.sink, m.request_id),
+            Kind::Notification => self.on_notification(m.msg),
+            Kind::Response => self.on_response(m.msg),
+            Kind::Invalid(why) => {
+                let id = m.msg.get("id").filter(|i| i.is_string() || i.is_number()).cloned().unwrap_or(Value::Null);
+                let err = jsonrpc::error(id, code::INVALID_REQUEST, format!("invalid JSON-RPC message: {why}"));
+                self.refuse(m.sink, err);
+            }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! `HostSession`: one actor per connected host. It owns what the host negotiated (protocol
+//! version, capabilities, whether it renders MCP Apps), its resource subscriptions, where its
+//! messages go (per-request streams and the session stream), and the server-to-client requests
+//! it still owes an answer to. Edges hand it raw JSON-RPC; it answers what the proxy adds and
+//! forwards the rest upstream through the shared router (`proxy::router`).
+//!
+//! The actor is split by job: `dispatch` (what each method does), `forward` (the way to the
+//! upstream), `delivery` (streams, backlog, answers), `ui_reads` (`ui://` reads and
+//! subscriptions), `ui_calls` (the `_ui_*` tools), `results` (result shaping),
+//! `server_requests` (sampling, elicitation, roots for the host), and `stateless` (the MCP
+//! 2026-07-28 era, one request per session).
+
+mod delivery;
+pub mod deps;
+mod dispatch;
+mod forward;
+pub mod llm_window;
+pub mod outlet;
+mod results;
+mod server_requests;
+mod stateless;
+pub mod table;
+mod ui_calls;
+mod ui_reads;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::mcp::jsonrpc;
+pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
+use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef, Unregister};
+use crate::metrics::Metrics;
+use crate::session::deps::SessionDeps;
+use crate::session::outlet::Outlet;
+pub use stateless::{session_for as stateless_session_for, StatelessTables};
+pub use ui_reads::ready_page;
+
+/// Protocol revisions this proxy speaks to hosts, newest first.
+pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Sse,
+    StreamableHttp,
+}
+
+impl Transport {
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Sse => "sse",
+            Transport::StreamableHttp => "streamable-http",
+        }
+    }
+}
+
+/// Which protocol era the session serves. What only the stateless era has lives in its
+/// variant, so code for that era reaches it by matching, never by unwrapping.
+enum Era {
+    /// The session era (2024-11-05 to 2025-11-25): initialize, a session stream, a backlog.
+    Session,
+    /// One MCP 2026-07-28 request (see `stateless`).
+    Stateless(Box<stateless::Call>),
+}
+
+#[derive(Debug, Clone)]
+struct Negotiated {
+    ui: bool,
+    client_caps: Value,
+}
+
+struct InFlight {
+    method: &'static str,
+    sink: Option<Outlet>,
+    request_id: String,
+    started: Instant,
+}
+
+pub struct HostSession {
+    id: SessionId,
+    transport: Transport,
+    era: Era,
+    deps: SessionDeps,
+    metrics: Arc<Metrics>,
+    negotiated: Option<Negotiated>,
+    subscriptions: HashSet<String>,
+    ui_subscriptions: HashSet<String>,
+    default_sink: Option<Outlet>,
+    /// Request streams whose answer went out while part of a burst still waited: kept until
+    /// drained, then dropped (which ends them).
+    draining: Vec<Outlet>,
+    /// A `PumpStreams` is on its way.
+    pump_scheduled: bool,
+    self_addr: Option<Addr<HostSession>>,
+    backlog: VecDeque<Value>,
+    in_flight: HashMap<String, InFlight>,
+    owed: HashMap<String, oneshot::Sender<Value>>,
+    last_seen: Instant,
+    /// When this session's recent `_ui_refine` / `_ui_regenerate` calls were made (last minute).
+    llm_calls: VecDeque<Instant>,
+    /// What the edge may know without asking (see `SessionFlags`).
+    flags: Arc<SessionFlags>,
+}
+
+impl HostSession {
+    pub fn new(id: SessionId, transport: Transport, deps: SessionDeps) -> Self {
+        HostSession {
+            id,
+            transport,
+            era: Era::Session,
+            metrics: deps.metrics.clone(),
+            deps,
+            negotiated: None,
+            subscriptions: HashSet::new(),
+            ui_subscriptions: HashSet::new(),
+            default_sink: None,
+            draining: Vec::new(),
+            pump_scheduled: false,
+            self_addr: None,
+            backlog: VecDeque::new(),
+            in_flight: HashMap::new(),
+            owed: HashMap::new(),
+            last_seen: Instant::now(),
+            llm_calls: VecDeque::new(),
+            flags: Arc::default(),
+        }
+    }
+
+    /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how
+    /// an edge reaches it.
+    pub fn start_session(self) -> SessionRef {
+        let flags = self.flags.clone();
+        let addr = self.start();
+        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags }
+    }
+
+    /// The stateless call this session serves, if it serves one.
+    fn call(&self) -> Option<&stateless::Call> {
+        match &self.era {
+            Era::Stateless(c) => Some(c),
+            Era::Session => None,
+        }
+    }
+
+    fn call_mut(&mut self) -> Option<&mut stateless::Call> {
+        match &mut self.era {
+            Era::Stateless(c) => Some(c),
+            Era::Session => None,
+        }
+    }
+
+    /// The `host_sessions` label: the transport, or "stateless" for a 2026 call.
+    fn label(&self) -> &'static str {
+        match self.era {
+            Era::Stateless(_) => "stateless",
+            Era::Session => self.transport.label(),
+        }
+    }
+
+    fn ui(&self) -> bool {
+        self.negotiated.as_ref().is_some_and(|n| n.ui)
+    }
+
+    /// Session era: reaps a legacy SSE session whose stream is gone, or any session idle past
+    /// the limit with nothing in flight and no stream open.
+    fn reap(&mut self, ctx: &mut Context<Self>) {
+        // Server requests the host never answered: their waiter timed out and went away.
+        self.owed.retain(|_, tx| !tx.is_closed());
+        let stream_gone = self.transport == Transport::Sse && self.default_sink.as_ref().is_none_or(|s| s.is_closed());
+        let stream_open = self.default_sink.as_ref().is_some_and(|s| !s.is_closed());
+        let idle = self.last_seen.elapsed() > self.deps.idle_limit
+            && self.flags.edge_idle() > self.deps.idle_limit
+            && self.in_flight.is_empty()
+            && !stream_open;
+        if stream_gone || idle {
+            tracing::info!(component = "host_session", event = "reaped", session = %self.id, stream_gone, idle, "closing host session");
+            ctx.stop();
+        }
+    }
+}
+
+impl Actor for HostSession {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.metrics.host_sessions.with_label_values(&[self.label()]).inc();
+        let addr = ctx.address();
+        self.self_addr = Some(addr.clone());
+        self.deps.router.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
+        match self.era {
+            // One call: checked often, since a host that hangs up means "cancel".
+            Era::Stateless(_) => drop(ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx))),
+            Era::Session => {
+                tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
+                ctx.run_interval(Duration::from_secs(5), |act, ctx| act.reap(ctx));
+            }
+        }
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.metrics.host_sessions.with_label_values(&[self.label()]).dec();
+        self.deps.router.unregister(&self.id);
+        self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone() });
+        if let Some(t) = &self.deps.sessions {
+            t.remove(&self.id);
+        }
+        match &mut self.era {
+            Era::Stateless(call) => call.leave_parked(),
+            Era::Session => tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed"),
+        }
+    }
+}
+
+impl Handler<Close> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, _: Close, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+impl Handler<HostEvent> for HostSession {
+    type Result = ();
+
+    fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
+        match ev {
+            HostEvent::Notify { msg, related } => self.send_related(msg, related.as_ref()),
+            HostEvent::ToolsChanged => {
+                self.send_session(jsonrpc::notification("notifications/tools/list_changed", Value::Null));
+                if self.ui() {
+                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
+                }
+            }
+            HostEvent::UiResourcesChanged => {
+                if self.ui() {
+                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
+                }
+            }
+            HostEvent::ResourceUpdated { uri, msg } => {
+                if self.subscriptions.contains(&uri) || self.ui_subscriptions.contains(&uri) {
+                    self.send_session(msg);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

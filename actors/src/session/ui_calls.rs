@@ -1,0 +1,78 @@
+//! The `_ui_*` tools, called by a UI host: answered here (see `ui_tools::actions`), never
+//! forwarded, with progress on the call's own stream; the ones that ask the LLM count
+//! against `limits.llmCallsPerMinute`.
+
+use std::time::Instant;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::{llm_window, Era, HostSession};
+use crate::locks::Recover;
+use crate::mcp::jsonrpc;
+use crate::messages::HostEvent;
+use crate::ui_tools::{self, actions};
+
+impl HostSession {
+    /// `_ui_*` tools: answered here (see `ui_tools::actions`), never forwarded.
+    pub(super) fn ui_tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let params = jsonrpc::params(&msg).clone();
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let progress = params.pointer("/_meta/progressToken").cloned();
+        if matches!(name.as_str(), "_ui_refine" | "_ui_regenerate") {
+            if let Err(why) = self.take_llm_call() {
+                return self.answer(jsonrpc::result(id, ui_tools::error_result(&why)));
+            }
+        }
+        let deps = self.deps.clone();
+        self.with_status(ctx, id.clone(), move |act, ctx, status| {
+            let known: Vec<String> = status.tool_names().map(str::to_string).collect();
+            let call = match ui_tools::parse(&name, &args, &known) {
+                Ok(c) => c,
+                Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
+            };
+            // Progress for long calls (refine, regenerate) goes on this request's stream.
+            let (ptx, mut prx) = mpsc::unbounded_channel::<Value>();
+            let addr = ctx.address();
+            let req_id = id.clone();
+            if let Some(token) = progress {
+                actix::spawn(async move {
+                    while let Some(p) = prx.recv().await {
+                        let mut params = p;
+                        params["progressToken"] = token.clone();
+                        addr.do_send(HostEvent::Notify {
+                            msg: jsonrpc::notification("notifications/progress", params),
+                            related: Some(req_id.clone()),
+                        });
+                    }
+                });
+            }
+            let fut = actions::run(call, status.clone(), deps, ptx, act.request_id_of(&id));
+            ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
+        });
+    }
+
+    /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute),
+    /// or says when the next one may be made.
+    pub(super) fn take_llm_call(&mut self) -> Result<(), String> {
+        let limit = self.deps.limits.llm_calls_per_minute;
+        let now = Instant::now();
+        let (who, taken) = match self.era {
+            // Stateless hosts have no session to count in: they share one window.
+            Era::Stateless(_) => {
+                ("stateless (2026-07-28) hosts together", llm_window::take(&mut self.deps.stateless_llm_calls.guard(), limit, now))
+            }
+            Era::Session => ("this session", llm_window::take(&mut self.llm_calls, limit, now)),
+        };
+        taken.map_err(|wait| {
+            self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();
+            format!(
+                "{who} made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {} s",
+                wait.as_secs() + 1
+            )
+        })
+    }
+}

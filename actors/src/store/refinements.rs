@@ -1,0 +1,185 @@
+//! `Refinements`: owns each tool's refinement history (what the user asked to change, when, and
+//! which cached page it replaced). The feedback texts, in order, go into the cache key and the
+//! most recent ones into the prompt. With a cache folder the histories persist
+//! (`state/refinements.json`), so refined pages on disk stay reachable after a restart. Shared
+//! (`cache.type: redis`): the histories live in Redis, one list per tool, so a refinement made
+//! through any replica changes what every replica serves; the actor keeps the last history it
+//! read as a local copy, answered while Redis is away.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use crate::contain;
+pub use crate::messages::Refinement;
+use crate::messages::{Append, Clear, History, RefinementsPort};
+use crate::metrics::Metrics;
+use crate::store::ready_pages::ReadyPages;
+use crate::store::redis_store::{Event, RedisStore};
+use crate::store::snapshot_file::{self, Writer};
+
+type ByTool = HashMap<String, Vec<Refinement>>;
+
+pub struct Refinements {
+    by_tool: ByTool,
+    file: Option<PathBuf>,
+    writer: Option<Writer<ByTool>>,
+    metrics: Arc<Metrics>,
+    /// A tool's refinements change its page: its ready read result goes.
+    pages: Option<Arc<ReadyPages>>,
+    /// The replicas' shared histories (None: this process alone).
+    shared: Option<RedisStore>,
+}
+
+impl Refinements {
+    /// `cache_dir`: persist the histories there (None: memory only).
+    pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
+        let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
+        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None, shared: None }
+    }
+
+    /// Keeps the histories in Redis, shared by every replica.
+    pub fn with_shared(mut self, shared: Option<RedisStore>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    fn changed(&self, tool: &str) {
+        if let Some(p) = &self.pages {
+            p.invalidate(tool);
+        }
+        self.persist();
+    }
+
+    pub fn port(addr: &Addr<Self>) -> RefinementsPort {
+        RefinementsPort { append: addr.clone().recipient(), history: addr.clone().recipient(), clear: addr.clone().recipient() }
+    }
+
+    fn persist(&self) {
+        if let Some(w) = &self.writer {
+            w.save(self.by_tool.clone());
+        }
+    }
+}
+
+impl Actor for Refinements {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(file) = self.file.clone() else { return };
+        if self.writer.is_none() {
+            self.writer = Some(Writer::start(file.clone()));
+        }
+        // `wait` holds the mailbox until the histories are back: no read misses one.
+        ctx.wait(snapshot_file::load::<ByTool>(file).into_actor(self).map(|loaded, act, _| {
+            if let Some(h) = loaded {
+                tracing::info!(component = "refinements", event = "restored", tools = h.len(), "refinement histories restored");
+                act.by_tool = h;
+            }
+        }));
+    }
+}
+
+impl Supervised for Refinements {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        contain::note_restart("refinements", &self.metrics);
+    }
+}
+
+fn feedback_of(list: &[Refinement]) -> Vec<String> {
+    list.iter().map(|r| r.feedback.clone()).collect()
+}
+
+impl Handler<Append> for Refinements {
+    type Result = ResponseActFuture<Self, Vec<String>>;
+
+    fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
+        let at = crate::page::now_ms();
+        let r = Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key };
+        let list = self.by_tool.entry(m.tool.clone()).or_default();
+        list.push(r.clone());
+        let local = feedback_of(list);
+        self.changed(&m.tool);
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
+        let tool = m.tool;
+        Box::pin(
+            async move {
+                let res = shared.push_refinement(&tool, &r).await;
+                if res.is_ok() {
+                    // Every other replica drops its ready page for the tool: its next read asks Redis.
+                    let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+                }
+                (tool, res)
+            }
+            .into_actor(self)
+            .map(move |(tool, res), act, _| match res {
+                Ok(all) => {
+                    let answer = feedback_of(&all);
+                    act.by_tool.insert(tool, all);
+                    answer
+                }
+                // Redis is away: the refinement lives here only (until its history is read from Redis again).
+                Err(_) => local,
+            }),
+        )
+    }
+}
+
+impl Handler<History> for Refinements {
+    type Result = ResponseActFuture<Self, Vec<Refinement>>;
+
+    fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
+        let local = self.by_tool.get(&m.tool).cloned().unwrap_or_default();
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
+        let tool = m.tool;
+        Box::pin(async move { (shared.refinements(&tool).await, tool) }.into_actor(self).map(move |(res, tool), act, _| match res {
+            Ok(all) => {
+                if all.is_empty() {
+                    act.by_tool.remove(&tool);
+                } else {
+                    act.by_tool.insert(tool, all.clone());
+                }
+                all
+            }
+            Err(_) => local,
+        }))
+    }
+}
+
+impl Handler<Clear> for Refinements {
+    type Result = ResponseActFuture<Self, usize>;
+
+    fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> Self::Result {
+        let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
+        if n > 0 {
+            self.changed(&m.tool);
+        }
+        let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(n)) };
+        let tool = m.tool;
+        Box::pin(
+            async move {
+                match shared.clear_refinements(&tool).await {
+                    Ok(had) => {
+                        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+                        (had, tool)
+                    }
+                    Err(_) => (n, tool),
+                }
+            }
+            .into_actor(self)
+            .map(move |(had, tool), act, _| {
+                if had > 0 && n == 0 {
+                    act.changed(&tool);
+                }
+                had.max(n)
+            }),
+        )
+    }
+}

@@ -1,0 +1,77 @@
+//! What another replica's change means here (`cache.type: redis`). One task reads the shared
+//! store's events and applies those of other replicas to this process's tables, through ports:
+//!
+//! - `refined` (a refinement appended or cleared): the tool's ready read result goes, so the
+//!   next read here asks for the history again and finds the new page;
+//! - `toolInvalidated` (regenerate, refine, a tool changed): our L1 copies of its pages go too;
+//! - `stored`: our L1 copy of that key goes (it may be a fallback made here while Redis was
+//!   away) and so does the ready result; a `forced` store (regenerate, refine) also tells the
+//!   hosts here, as `_ui_refine` tells its own: `resources/updated` to subscribers of
+//!   `ui://<tool>`, `resources/list_changed` to UI hosts;
+//! - the subscription re-opened (events may have been missed): every ready result goes.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::mcp::jsonrpc;
+use crate::mcp::ui_meta::ui_uri;
+use crate::messages::{Broadcast, ForgetLocal, HostEvent};
+use crate::store::ready_pages::ReadyPages;
+use crate::store::redis_store::{Event, RedisStore};
+
+/// Where remote changes land.
+pub struct Targets {
+    pub pages: Option<Arc<ReadyPages>>,
+    pub forget: actix::Recipient<ForgetLocal>,
+    pub broadcast: actix::Recipient<Broadcast>,
+}
+
+/// Starts applying other replicas' events (needs a Tokio runtime).
+pub fn start(store: &RedisStore, targets: Targets) {
+    let mut events = store.events();
+    let me = store.replica().to_string();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(ev) => apply(&me, &targets, ev),
+                Err(RecvError::Lagged(_)) => apply(&me, &targets, Event::Resubscribed),
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
+fn apply(me: &str, t: &Targets, ev: Event) {
+    if ev.origin() == Some(me) {
+        return;
+    }
+    let invalidate = |tool: &str| {
+        if let Some(p) = &t.pages {
+            p.invalidate(tool);
+        }
+    };
+    match ev {
+        Event::Refined { tool, .. } => invalidate(&tool),
+        Event::ToolInvalidated { tool, .. } => {
+            t.forget.do_send(ForgetLocal { tool_name: tool.clone(), key: None });
+            invalidate(&tool);
+        }
+        Event::Stored { key, tool, forced, .. } => {
+            t.forget.do_send(ForgetLocal { tool_name: tool.clone(), key: Some(key) });
+            invalidate(&tool);
+            if forced {
+                let uri = ui_uri(&tool);
+                let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
+                t.broadcast.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
+                t.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+            }
+        }
+        Event::Resubscribed => {
+            if let Some(p) = &t.pages {
+                p.invalidate_all();
+            }
+        }
+    }
+}

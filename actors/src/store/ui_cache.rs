@@ -1,0 +1,276 @@
+//! `UiCache`: owns the generated pages. In memory: moka, LRU, weighed in bytes. On disk
+//! (`cache.type: filesystem`): one JSON file per entry, written through with an atomic rename,
+//! restored at start; a corrupt or old-format file is skipped with a warning. Shared
+//! (`cache.type: redis`): moka stays in front as the L1, a miss reads through to Redis, every
+//! page is written through to it, and dropping a tool's pages drops them for every replica.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use moka::future::Cache;
+use moka::policy::EvictionPolicy;
+
+use crate::contain;
+use crate::messages::{CachePort, ForgetLocal, Get, InvalidateTool, Put};
+use crate::metrics::Metrics;
+use crate::page::{now_ms, UiEntry, ENTRY_FORMAT};
+use crate::store::redis_store::{self, Event, RedisStore};
+
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    pub max_entries: u64,
+    pub max_entry_bytes: u64,
+    pub max_total_bytes: u64,
+    pub ttl: Option<Duration>,
+    pub dir: Option<PathBuf>,
+}
+
+pub struct UiCache {
+    mem: Cache<String, Arc<UiEntry>>,
+    settings: CacheSettings,
+    metrics: Arc<Metrics>,
+    /// The replicas' shared store, behind the L1 (None: this process alone).
+    shared: Option<RedisStore>,
+}
+
+fn file_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.json"))
+}
+
+impl UiCache {
+    pub fn new(settings: CacheSettings, metrics: Arc<Metrics>) -> Self {
+        // One weight bounds both totals: each entry weighs at least total/maxEntries, so no
+        // more than maxEntries fit, and big pages count by their size.
+        let floor = (settings.max_total_bytes / settings.max_entries.max(1)).max(1);
+        let dir = settings.dir.clone();
+        let mut builder = Cache::builder()
+            .eviction_policy(EvictionPolicy::lru())
+            .max_capacity(settings.max_total_bytes)
+            .weigher(move |_k: &String, v: &Arc<UiEntry>| (v.html.len() as u64).max(floor).min(u32::MAX as u64) as u32)
+            .eviction_listener(move |key: Arc<String>, _v, cause| {
+                // Replaced entries keep their (rewritten) file; evicted ones lose it.
+                if cause.was_evicted() {
+                    if let Some(d) = &dir {
+                        let _ = std::fs::remove_file(file_of(d, &key));
+                    }
+                }
+            });
+        if let Some(ttl) = settings.ttl {
+            builder = builder.time_to_live(ttl);
+        }
+        UiCache { mem: builder.build(), settings, metrics, shared: None }
+    }
+
+    /// Shares pages with the other replicas through Redis (the L1 stays in front).
+    pub fn with_shared(mut self, shared: Option<RedisStore>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    pub fn port(addr: &Addr<Self>) -> CachePort {
+        CachePort { get: addr.clone().recipient(), put: addr.clone().recipient(), invalidate: addr.clone().recipient() }
+    }
+
+    fn update_gauges(&self) {
+        self.metrics.cache_entries.set(self.mem.entry_count() as i64);
+        self.metrics.cache_bytes.set(self.mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+    }
+}
+
+impl Actor for UiCache {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // `wait` holds the mailbox until the restore is done: no read misses a restored entry.
+        let fut = restore(self.mem.clone(), self.settings.dir.clone());
+        ctx.wait(fut.into_actor(self).map(|(loaded, skipped), act, _| {
+            if act.settings.dir.is_some() {
+                tracing::info!(component = "ui_cache", event = "restored", loaded, skipped, "UI cache restored from disk");
+            }
+            act.update_gauges();
+        }));
+    }
+}
+
+impl Supervised for UiCache {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        contain::note_restart("ui_cache", &self.metrics);
+    }
+}
+
+/// Reads every entry file of the cache folder into `mem`. Returns (loaded, skipped).
+async fn restore(mem: Cache<String, Arc<UiEntry>>, dir: Option<PathBuf>) -> (usize, usize) {
+    let Some(dir) = dir else { return (0, 0) };
+    let files = tokio::task::spawn_blocking(move || {
+        let _ = std::fs::create_dir_all(&dir);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.extension().and_then(|e| e.to_str()) == Some("json") {
+                out.push((p.clone(), std::fs::read(&p)));
+            }
+        }
+        out
+    })
+    .await
+    .unwrap_or_default();
+    let (mut loaded, mut skipped) = (0, 0);
+    for (path, bytes) in files {
+        let parsed = bytes.map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<UiEntry>(&b).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(e) if e.format == ENTRY_FORMAT && e.expired(now_ms()) => {
+                skipped += 1;
+                let _ = std::fs::remove_file(&path);
+            }
+            Ok(e) if e.format == ENTRY_FORMAT => {
+                mem.insert(e.key.clone(), Arc::new(e)).await;
+                loaded += 1;
+            }
+            Ok(e) => {
+                skipped += 1;
+                tracing::warn!(component = "ui_cache", event = "old_format", file = %path.display(), format = e.format, "skipping a cache file of an older format");
+            }
+            Err(err) => {
+                skipped += 1;
+                tracing::warn!(component = "ui_cache", event = "corrupt_file", file = %path.display(), error = %err, "skipping a corrupt cache file");
+            }
+        }
+    }
+    (loaded, skipped)
+}
+
+impl Handler<Get> for UiCache {
+    type Result = ResponseFuture<Option<Arc<UiEntry>>>;
+
+    fn handle(&mut self, g: Get, ctx: &mut Self::Context) -> Self::Result {
+        contain::contain::<Self, _, _>(
+            "ui_cache",
+            ctx,
+            |_| {
+                if crate::faults::take_ui_cache_panic() {
+                    panic!("injected fault: ui_cache_panic_once");
+                }
+                let mem = self.mem.clone();
+                let dir = self.settings.dir.clone();
+                let (shared, metrics) = (self.shared.clone(), self.metrics.clone());
+                let fut: Self::Result = Box::pin(async move {
+                    let Some(hit) = mem.get(&g.key).await else {
+                        // L1 miss: another replica may have made it.
+                        let found = shared?.get_page(&g.key).await.ok().flatten().filter(|e| !e.expired(now_ms()))?;
+                        let found = Arc::new(found);
+                        mem.insert(g.key.clone(), found.clone()).await;
+                        metrics.cache_entries.set(mem.entry_count() as i64);
+                        return Some(found);
+                    };
+                    if !hit.expired(now_ms()) {
+                        return Some(hit);
+                    }
+                    // A page served for a passing failure has had its time: make it again.
+                    mem.invalidate(&g.key).await;
+                    if let Some(d) = dir {
+                        let _ = tokio::task::spawn_blocking(move || std::fs::remove_file(file_of(&d, &g.key))).await;
+                    }
+                    None
+                });
+                fut
+            },
+            || Box::pin(async { None }),
+        )
+    }
+}
+
+impl Handler<Put> for UiCache {
+    type Result = ResponseFuture<bool>;
+
+    fn handle(&mut self, p: Put, _ctx: &mut Self::Context) -> Self::Result {
+        if p.entry.html.len() as u64 > self.settings.max_entry_bytes {
+            tracing::warn!(component = "ui_cache", event = "too_large", tool_name = %p.entry.tool_name, bytes = p.entry.html.len(), "page larger than cache.maxEntrySizeBytes: served, not cached");
+            return Box::pin(async { false });
+        }
+        let mem = self.mem.clone();
+        let dir = self.settings.dir.clone();
+        let metrics = self.metrics.clone();
+        let (shared, ttl) = (self.shared.clone(), self.settings.ttl);
+        Box::pin(async move {
+            mem.insert(p.entry.key.clone(), p.entry.clone()).await;
+            if let Some(s) = shared {
+                // Failing here only means the other replicas do not get this page.
+                if let Some(ttl) = redis_store::page_ttl(&p.entry, ttl, now_ms()) {
+                    let _ = s.put_page(p.entry.clone(), ttl).await;
+                }
+            }
+            if let Some(dir) = dir {
+                let entry = p.entry.clone();
+                let res = tokio::task::spawn_blocking(move || write_atomic(&dir, &entry)).await;
+                if let Ok(Err(e)) | Err(e) = res.map_err(|e| std::io::Error::other(e.to_string())) {
+                    tracing::warn!(component = "ui_cache", event = "write_failed", error = %e, "could not persist a cache entry");
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
+            metrics.cache_bytes.set(mem.iter().map(|(_, v)| v.html.len() as i64).sum());
+            true
+        })
+    }
+}
+
+fn write_atomic(dir: &Path, entry: &UiEntry) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.tmp-{}", entry.key, std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec(entry).map_err(std::io::Error::other)?)?;
+    std::fs::rename(&tmp, file_of(dir, &entry.key))
+}
+
+impl Handler<InvalidateTool> for UiCache {
+    type Result = ResponseFuture<usize>;
+
+    fn handle(&mut self, m: InvalidateTool, _ctx: &mut Self::Context) -> Self::Result {
+        let mem = self.mem.clone();
+        let dir = self.settings.dir.clone();
+        let metrics = self.metrics.clone();
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            let keys: Vec<Arc<String>> = mem.iter().filter(|(_, v)| v.tool_name == m.tool_name).map(|(k, _)| k).collect();
+            for k in &keys {
+                mem.invalidate(k.as_str()).await;
+                if let Some(d) = &dir {
+                    let _ = std::fs::remove_file(file_of(d, k));
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
+            let mut dropped = keys.len();
+            if let Some(s) = shared {
+                if let Ok(n) = s.delete_tool_pages(&m.tool_name).await {
+                    dropped = dropped.max(n);
+                    let _ = s.publish(&Event::ToolInvalidated { origin: s.replica().to_string(), tool: m.tool_name.clone() }).await;
+                }
+            }
+            dropped
+        })
+    }
+}
+
+/// Another replica replaced or dropped pages in the shared store: forget our copies.
+impl Handler<ForgetLocal> for UiCache {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, m: ForgetLocal, _ctx: &mut Self::Context) -> Self::Result {
+        let (mem, metrics) = (self.mem.clone(), self.metrics.clone());
+        Box::pin(async move {
+            match m.key {
+                Some(k) => mem.invalidate(&k).await,
+                None => {
+                    let keys: Vec<Arc<String>> = mem.iter().filter(|(_, v)| v.tool_name == m.tool_name).map(|(k, _)| k).collect();
+                    for k in keys {
+                        mem.invalidate(k.as_str()).await;
+                    }
+                }
+            }
+            mem.run_pending_tasks().await;
+            metrics.cache_entries.set(mem.entry_count() as i64);
+        })
+    }
+}

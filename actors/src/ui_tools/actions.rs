@@ -1,0 +1,167 @@
+//! What the `_ui_*` tools do. Plain async functions over actor addresses: the host session
+//! spawns one per call and answers with its result.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::mcp::jsonrpc;
+use crate::mcp::ui_meta::ui_uri;
+use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, Status};
+use crate::session::deps::SessionDeps;
+use crate::ui_tools::{error_result, ok_result, UiCall};
+
+async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
+    deps.refinements.feedback(tool).await
+}
+
+/// Tells every host that `ui://tool` changed (subscribers get resources/updated, UI hosts
+/// resources/list_changed).
+fn announce(deps: &SessionDeps, tool: &str) {
+    let uri = ui_uri(tool);
+    let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
+    deps.upstream.broadcast.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
+    deps.upstream.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+}
+
+pub async fn run(
+    call: UiCall,
+    status: Arc<Status>,
+    deps: SessionDeps,
+    progress: mpsc::UnboundedSender<Value>,
+    request_id: String,
+) -> Value {
+    let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
+    match call {
+        UiCall::List => {
+            let mut out = Vec::new();
+            for t in status.tools.iter() {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let on = deps.ui_enabled(&name);
+                let fb = feedback_of(&deps, &name).await;
+                let entry = if on { deps.queue.peek.send(Peek { tool: t.clone() }).await.ok().flatten() } else { None };
+                out.push(json!({
+                    "name": name,
+                    "enabled": on,
+                    "uiType": entry.as_ref().and_then(|e| e.ui_type),
+                    "kind": entry.as_ref().map(|e| e.kind),
+                    "cached": entry.is_some(),
+                    "refinements": fb.len(),
+                    "fallbackReason": entry.as_ref().and_then(|e| e.fallback_reason.clone()),
+                }));
+            }
+            ok_result(json!({"tools": out}))
+        }
+        UiCall::Inspect { tool } => {
+            if !deps.ui_enabled(&tool) {
+                return not_enabled(&tool);
+            }
+            let t = status.tool(&tool).cloned().unwrap_or(Value::Null);
+            let history = deps.refinements.history.send(History { tool: tool.clone() }).await.unwrap_or_default();
+            let key = deps.queue.key_for.send(KeyFor { tool: t.clone() }).await.unwrap_or_default();
+            let e = deps.queue.peek.send(Peek { tool: t.clone() }).await.ok().flatten();
+            ok_result(json!({
+                "toolName": tool,
+                "cacheKey": key,
+                "cached": e.is_some(),
+                "kind": e.as_ref().map(|e| e.kind),
+                "uiType": e.as_ref().and_then(|e| e.ui_type),
+                "generatedAt": e.as_ref().map(|e| e.generated_at),
+                "durationMs": e.as_ref().map(|e| e.duration_ms),
+                "provider": e.as_ref().map(|e| e.provider.clone()),
+                "model": e.as_ref().map(|e| e.model.clone()),
+                "promptVersion": e.as_ref().map(|e| e.prompt_version.clone()),
+                "templateVersion": e.as_ref().map(|e| e.template_version.clone()),
+                "fallbackReason": e.as_ref().and_then(|e| e.fallback_reason.clone()),
+                "expiresAt": e.as_ref().and_then(|e| e.expires_at),
+                "validationWarnings": e.as_ref().map(|e| e.warnings.clone()).unwrap_or_default(),
+                "repairs": e.as_ref().map(|e| e.repairs.clone()).unwrap_or_default(),
+                "requestId": e.as_ref().map(|e| e.request_id.clone()),
+                "tokens": e.as_ref().map(|e| json!({"input": e.input_tokens, "output": e.output_tokens})),
+                "refinements": history,
+                "inputSchema": t.get("inputSchema").cloned().unwrap_or(Value::Null),
+            }))
+        }
+        UiCall::RefreshTools => match deps.upstream.refresh.send(RefreshTools).await {
+            Ok(Ok(diff)) => ok_result(serde_json::to_value(diff).unwrap_or_default()),
+            Ok(Err(why)) => error_result(&format!("could not list the upstream's tools: {why}")),
+            Err(_) => error_result("the upstream actor stopped"),
+        },
+        UiCall::Regenerate { tool, clear_refinements } => {
+            if !deps.ui_enabled(&tool) {
+                return not_enabled(&tool);
+            }
+            let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
+            // Starting over includes the rich/minimal decision.
+            if let Some(t) = status.tool(&tool) {
+                deps.queue.forget.do_send(ForgetTool { tool: t.clone() });
+            }
+            regenerate(&deps, &status, &tool, &progress, json!({"refinementsCleared": cleared}), request_id).await
+        }
+        UiCall::Refine { tool, feedback } => {
+            if !deps.ui_enabled(&tool) {
+                return not_enabled(&tool);
+            }
+            let t = status.tool(&tool).cloned().unwrap_or(Value::Null);
+            let replaced = deps.queue.key_for.send(KeyFor { tool: t }).await.ok();
+            let fb =
+                deps.refinements.append.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
+            let n = fb.len();
+            regenerate(&deps, &status, &tool, &progress, json!({"refinements": n}), request_id).await
+        }
+    }
+}
+
+/// Makes the page again (bypassing the cache) with the tool's refinements as they are now,
+/// announces it, and says what happened.
+async fn regenerate(
+    deps: &SessionDeps,
+    status: &Status,
+    tool: &str,
+    progress: &mpsc::UnboundedSender<Value>,
+    extra: Value,
+    request_id: String,
+) -> Value {
+    let Some(t) = status.tool(tool).cloned() else {
+        return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
+    };
+    let started = Instant::now();
+    let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
+    let read = deps.queue.read.send(ReadUi { tool: t, request_id, force: true });
+    tokio::pin!(read);
+    // A tick each second while the LLM works; none after the answer (the spec forbids it).
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + std::time::Duration::from_secs(1), std::time::Duration::from_secs(1));
+    let entry = loop {
+        tokio::select! {
+            res = &mut read => match res {
+                Ok(e) => break e,
+                Err(_) => return error_result("the generation queue stopped"),
+            },
+            _ = ticks.tick() => {
+                let secs = started.elapsed().as_secs();
+                let _ = progress.send(json!({"progress": secs, "message": format!("still generating the UI for {tool} ({secs} s)")}));
+            }
+        }
+    };
+    announce(deps, tool);
+    let took = started.elapsed().as_millis() as u64;
+    let summary = match &entry.fallback_reason {
+        None => format!("The UI for {tool} was regenerated ({}) in {took} ms.", entry.kind.as_str()),
+        Some(r) => format!("The UI for {tool} is the template UI ({r}); it took {took} ms."),
+    };
+    let mut data = json!({
+        "toolName": tool,
+        "uri": ui_uri(tool),
+        "kind": entry.kind,
+        "fallbackReason": entry.fallback_reason,
+        "durationMs": took,
+        "message": summary,
+    });
+    if let (Some(d), Some(x)) = (data.as_object_mut(), extra.as_object()) {
+        d.extend(x.clone());
+    }
+    ok_result(data)
+}

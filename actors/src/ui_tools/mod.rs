@@ -1,0 +1,136 @@
+//! Pure: the `_ui_*` tools this service adds (seed design 7.1.2): their definitions, and the
+//! checking of their arguments into a typed call. Errors say what is valid.
+
+pub mod actions;
+
+use serde_json::{json, Value};
+
+pub const PREFIX: &str = "_ui_";
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum UiCall {
+    List,
+    Inspect { tool: String },
+    Regenerate { tool: String, clear_refinements: bool },
+    RefreshTools,
+    Refine { tool: String, feedback: String },
+}
+
+pub fn definitions() -> Vec<Value> {
+    let tool_name = json!({"type": "string", "description": "Name of an upstream tool (see _ui_list)"});
+    let meta = json!({"ui": {"visibility": ["model"]}});
+    vec![
+        json!({"name": "_ui_list", "title": "List tool UIs", "description": "Lists every upstream tool with its UI: type, whether it is cached, refinement count, and whether UIs are enabled for it.",
+            "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
+        json!({"name": "_ui_inspect", "title": "Inspect a tool UI", "description": "Shows how a tool's UI was made: cache key, when, how long, model, prompt and template versions, refinement history, input schema, fallback reason and validation warnings.",
+            "inputSchema": {"type": "object", "properties": {"toolName": tool_name}, "required": ["toolName"]}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
+        json!({"name": "_ui_regenerate", "title": "Regenerate a tool UI", "description": "Makes a tool's UI again, bypassing and replacing the cached one. clearRefinements also forgets the refinements.",
+            "inputSchema": {"type": "object", "properties": {"toolName": tool_name, "clearRefinements": {"type": "boolean", "default": false}}, "required": ["toolName"]},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false}, "_meta": meta}),
+        json!({"name": "_ui_refresh_tools", "title": "Refresh tools", "description": "Lists the upstream's tools again and reports which were added, removed, changed or unchanged.",
+            "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": false, "idempotentHint": true}, "_meta": meta}),
+        json!({"name": "_ui_refine", "title": "Refine a tool UI", "description": "Changes a tool's UI as described in plain words (for example \"show the forecast as a table, hottest day first\"). The UI is regenerated at once with every refinement so far.",
+            "inputSchema": {"type": "object", "properties": {"toolName": tool_name, "feedback": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to change, in plain words"}}, "required": ["toolName", "feedback"]},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false}, "_meta": meta}),
+    ]
+}
+
+fn string_arg(args: &Value, name: &str) -> Result<String, String> {
+    match args.get(name) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+        Some(Value::String(_)) => Err(format!("{name} must not be empty")),
+        Some(other) => Err(format!("{name} must be a string, not {other}")),
+        None => Err(format!("{name} is required")),
+    }
+}
+
+/// Parses a call; `known` are the upstream's tool names, for the "did you mean" list.
+pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, String> {
+    let tool = || -> Result<String, String> {
+        let t = string_arg(args, "toolName")?;
+        if known.contains(&t) {
+            Ok(t)
+        } else {
+            Err(format!(
+                "unknown tool {t:?}; valid tool names: {}",
+                if known.is_empty() { "(the upstream has no tools)".into() } else { known.join(", ") }
+            ))
+        }
+    };
+    match name {
+        "_ui_list" => Ok(UiCall::List),
+        "_ui_refresh_tools" => Ok(UiCall::RefreshTools),
+        "_ui_inspect" => Ok(UiCall::Inspect { tool: tool()? }),
+        "_ui_regenerate" => {
+            let clear = match args.get("clearRefinements") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => return Err(format!("clearRefinements must be true or false, not {other}")),
+            };
+            Ok(UiCall::Regenerate { tool: tool()?, clear_refinements: clear })
+        }
+        "_ui_refine" => {
+            let t = tool()?;
+            let feedback = string_arg(args, "feedback")?;
+            if feedback.chars().count() > 2000 {
+                return Err("feedback is longer than 2000 characters; say it shorter".into());
+            }
+            Ok(UiCall::Refine { tool: t, feedback })
+        }
+        other => Err(format!(
+            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools and _ui_refine"
+        )),
+    }
+}
+
+/// A tool result with one text block and the same data as structuredContent.
+pub fn ok_result(data: Value) -> Value {
+    json!({"content": [{"type": "text", "text": serde_json::to_string_pretty(&data).unwrap_or_default()}], "structuredContent": data})
+}
+
+pub fn error_result(message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<String> {
+        vec!["get_forecast".into(), "set_units".into()]
+    }
+
+    #[test]
+    fn parses_each_call() {
+        assert_eq!(parse("_ui_list", &json!({}), &known()), Ok(UiCall::List));
+        assert_eq!(parse("_ui_inspect", &json!({"toolName": "set_units"}), &known()), Ok(UiCall::Inspect { tool: "set_units".into() }));
+        assert_eq!(
+            parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": true}), &known()),
+            Ok(UiCall::Regenerate { tool: "set_units".into(), clear_refinements: true })
+        );
+        assert_eq!(
+            parse("_ui_refine", &json!({"toolName": "get_forecast", "feedback": " a table "}), &known()),
+            Ok(UiCall::Refine { tool: "get_forecast".into(), feedback: "a table".into() })
+        );
+    }
+
+    #[test]
+    fn errors_say_what_is_valid() {
+        let e = parse("_ui_inspect", &json!({"toolName": "nope"}), &known()).unwrap_err();
+        assert!(e.contains("get_forecast, set_units"), "{e}");
+        assert!(parse("_ui_inspect", &json!({}), &known()).unwrap_err().contains("toolName is required"));
+        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known()).unwrap_err().contains("must be a string"));
+        assert!(parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": "yes"}), &known())
+            .unwrap_err()
+            .contains("true or false"));
+        assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().contains("_ui_refine"));
+    }
+
+    #[test]
+    fn definitions_are_well_formed() {
+        for d in definitions() {
+            assert!(d["name"].as_str().unwrap().starts_with(PREFIX));
+            assert_eq!(d["inputSchema"]["type"], "object");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Why something sent to an upstream server failed. Callers decide on the kind (a listing
+//! that ends at "method not found", a refusal that says "retry later", a handshake that falls
+//! back to initialize); the text is written for the host that reads it in an error.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UpstreamError {
+    /// No link right now; the text is what happened to the last one.
+    #[error("{0}")]
+    Down(String),
+    /// Not ready within the wait; the text says what it is doing or what failed last.
+    #[error("the upstream is not connected ({0})")]
+    NotReady(String),
+    /// The link could not be set up (spawning the program, connecting, the first exchange).
+    #[error("{0}")]
+    Connect(String),
+    /// The link's outgoing queue is at its bound: the upstream stopped reading.
+    #[error("the upstream is not reading its input (its queue is full); retry later")]
+    QueueFull,
+    #[error("the upstream link is closed")]
+    LinkClosed,
+    #[error("the upstream did not answer {what} within {} s", .limit.as_secs())]
+    Timeout { what: &'static str, limit: Duration },
+    /// The connection went while a request of ours waited.
+    #[error("the upstream connection closed during {what}")]
+    ClosedDuring { what: &'static str },
+    /// The upstream answered with a JSON-RPC error.
+    #[error("the upstream answered {what} with an error: {message}")]
+    Remote { what: &'static str, code: i64, message: String },
+    /// The upstream broke the protocol (endless paging, ...).
+    #[error("{0}")]
+    Protocol(String),
+    /// The upstream restarted while a request of ours was under way.
+    #[error("the upstream restarted during the {0}")]
+    Restarted(&'static str),
+}
+
+impl UpstreamError {
+    /// The upstream does not implement the method (JSON-RPC -32601).
+    pub fn is_method_not_found(&self) -> bool {
+        matches!(self, UpstreamError::Remote { code: crate::mcp::jsonrpc::code::METHOD_NOT_FOUND, .. })
+    }
+}

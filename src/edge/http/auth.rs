@@ -1,0 +1,444 @@
+//! Who may use the HTTP edge. Static bearer tokens (flags, MCP_GEN_UI_AUTH_TOKEN, the config
+//! file, a tokens file read again on SIGHUP) and OAuth 2.1 access tokens (`oauth.rs`); either
+//! kind is accepted when both are configured.
+//!
+//! `require` is the middleware on the protected resources (/mcp, /sse, /messages, /metrics):
+//! a request without a valid token gets 401 (403 when an access token lacks a scope) with
+//! `WWW-Authenticate: Bearer` (naming the protected-resource metadata when OAuth is on) and a
+//! JSON-RPC error that says what is missing and how to send it. Tokens are compared in constant
+//! time (SHA-256 digests, `subtle`) and never logged: a log line names the token by where it
+//! was configured (`--auth-token[0]`, `server.auth.tokensFile:3`) or a JWT by its subject.
+//!
+//! The preview page and its sandbox proxy (/preview, /preview/sandbox) are not wrapped: a
+//! browser navigation cannot carry a bearer header, and both are fixed shells with no data in
+//! them. The page reads the token from `location.hash` (`/preview#token=...`, never sent over
+//! the network) and sends it on every /mcp request, which is where the data is.
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
+use actix_web::http::StatusCode;
+use actix_web::middleware::Next;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::json_error;
+use super::oauth::{OAuth, Refusal};
+use crate::config::settings::AuthSettings;
+use crate::config::tokens::{read_tokens_file, Secret, StaticToken};
+
+/// JSON-RPC error code of a refused request (implementation-defined range).
+pub const UNAUTHORIZED: i64 = -32003;
+
+/// Whether an address is reachable only from this machine (127.0.0.0/8, ::1, and ::ffff:127.x).
+pub fn is_loopback(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+    }
+}
+
+/// Who made a request, for logs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Principal {
+    /// Authentication is off.
+    Anonymous,
+    /// A static token, by its label.
+    Token(String),
+    /// An OAuth access token, by its subject.
+    Jwt(String),
+}
+
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Principal::Anonymous => f.write_str("anonymous"),
+            Principal::Token(label) => write!(f, "token {label}"),
+            Principal::Jwt(sub) => write!(f, "jwt sub={sub}"),
+        }
+    }
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Denied {
+    /// No bearer token (no Authorization header, or another scheme).
+    Missing,
+    /// `Bearer` without a usable token.
+    Malformed(&'static str),
+    /// A token that is not accepted, and why.
+    Invalid(String),
+    /// A valid access token without these scopes.
+    MissingScopes(Vec<String>),
+}
+
+impl Denied {
+    fn tag(&self) -> &'static str {
+        match self {
+            Denied::Missing => "missing",
+            Denied::Malformed(_) => "malformed",
+            Denied::Invalid(_) => "invalid",
+            Denied::MissingScopes(_) => "insufficient_scope",
+        }
+    }
+}
+
+struct Digested {
+    label: String,
+    digest: [u8; 32],
+}
+
+fn digest(t: &str) -> [u8; 32] {
+    Sha256::digest(t.as_bytes()).into()
+}
+
+fn digested(tokens: &[StaticToken]) -> Vec<Digested> {
+    tokens.iter().map(|t| Digested { label: t.label.clone(), digest: digest(&t.value.0) }).collect()
+}
+
+/// The edge's authentication state: immutable but for the tokens file (SIGHUP) and the JWKS
+/// cache (inside `OAuth`).
+pub struct Auth {
+    on: bool,
+    fixed: Vec<Digested>,
+    file: Option<PathBuf>,
+    from_file: RwLock<Vec<Digested>>,
+    oauth: Option<OAuth>,
+    /// What to send, for refusals: which tokens this service takes.
+    hint: String,
+}
+
+impl Auth {
+    /// No authentication: every request passes as `Anonymous`.
+    pub fn off() -> Auth {
+        Auth { on: false, fixed: Vec::new(), file: None, from_file: RwLock::new(Vec::new()), oauth: None, hint: String::new() }
+    }
+
+    /// From the settings, plus the token generated for this run when there is one.
+    pub fn new(s: &AuthSettings, generated: Option<&Secret>) -> Auth {
+        if s.disabled || (!s.configured() && generated.is_none()) {
+            return Auth::off();
+        }
+        let mut fixed = digested(&s.tokens);
+        if let Some(g) = generated {
+            fixed.push(Digested { label: "generated-at-start".into(), digest: digest(&g.0) });
+        }
+        let has_static = !fixed.is_empty() || s.tokens_file.is_some();
+        let mut hint = Vec::new();
+        if generated.is_some() {
+            hint.push("the token mcp-gen-ui printed when it started".to_string());
+        } else if has_static {
+            hint.push(
+                "one of the service's tokens (--auth-token, MCP_GEN_UI_AUTH_TOKEN, server.auth.tokens or server.auth.tokensFile)".into(),
+            );
+        }
+        if let Some(o) = &s.oauth {
+            hint.push(format!("an OAuth access token from {} (audience {:?})", o.issuer, o.audience));
+        }
+        Auth {
+            on: true,
+            fixed,
+            file: s.tokens_file.clone(),
+            from_file: RwLock::new(digested(&s.file_tokens)),
+            oauth: s.oauth.clone().map(OAuth::new),
+            hint: hint.join(", or "),
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    pub fn oauth(&self) -> Option<&OAuth> {
+        self.oauth.as_ref()
+    }
+
+    pub fn tokens_file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// How many static tokens are accepted now.
+    pub fn static_count(&self) -> usize {
+        self.fixed.len() + self.from_file.read().expect("tokens lock").len()
+    }
+
+    /// Reads the tokens file again; on any error the tokens it gave before stay in force.
+    pub fn reload(&self) -> Result<usize, String> {
+        let Some(path) = &self.file else { return Ok(0) };
+        let tokens = read_tokens_file(path)?;
+        let n = tokens.len();
+        *self.from_file.write().expect("tokens lock") = digested(&tokens);
+        Ok(n)
+    }
+
+    /// The label of the static token equal to `presented`, comparing digests in constant time.
+    fn match_static(&self, presented: &str) -> Option<String> {
+        let d = digest(presented);
+        let file = self.from_file.read().expect("tokens lock");
+        let mut found = None;
+        for t in self.fixed.iter().chain(file.iter()) {
+            if bool::from(t.digest.ct_eq(&d)) && found.is_none() {
+                found = Some(t.label.clone());
+            }
+        }
+        found
+    }
+
+    /// Checks an Authorization header value.
+    pub async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Principal, Denied> {
+        if !self.on {
+            return Ok(Principal::Anonymous);
+        }
+        let Some(raw) = header else { return Err(Denied::Missing) };
+        let Ok(raw) = raw.to_str() else { return Err(Denied::Malformed("the Authorization header is not ASCII")) };
+        let raw = raw.trim();
+        let (scheme, rest) = raw.split_once(' ').unwrap_or((raw, ""));
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(Denied::Missing);
+        }
+        let token = rest.trim();
+        if token.is_empty() {
+            return Err(Denied::Malformed("Bearer is followed by no token"));
+        }
+        if let Some(label) = self.match_static(token) {
+            return Ok(Principal::Token(label));
+        }
+        match &self.oauth {
+            Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
+                Ok(sub) => Ok(Principal::Jwt(sub.0)),
+                Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
+                Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
+            },
+            Some(_) => Err(Denied::Invalid("it is neither one of the service's tokens nor a JWT access token".into())),
+            None => Err(Denied::Invalid("it is not one of the service's tokens".into())),
+        }
+    }
+
+    /// Where clients find the protected-resource metadata: under the configured resource's
+    /// origin, else the origin the request came to.
+    fn metadata_url(&self, origin: &str) -> String {
+        let origin = self
+            .oauth
+            .as_ref()
+            .and_then(|o| o.settings.resource.as_deref())
+            .and_then(|r| url::Url::parse(r).ok())
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_else(|| origin.to_string());
+        format!("{origin}/.well-known/oauth-protected-resource")
+    }
+
+    /// 401 (403 for missing scopes) with the challenge and a JSON-RPC error saying what to send.
+    pub fn refusal(&self, d: &Denied, origin: &str) -> HttpResponse {
+        let quote = |s: &str| s.replace(['"', '\\'], "'");
+        let mut challenge = vec!["Bearer realm=\"mcp-gen-ui\"".to_string()];
+        let (status, message) = match d {
+            Denied::Missing => (
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "Unauthorized: this MCP server needs a bearer token and the request has none. Send the header `Authorization: Bearer <token>` with {}.",
+                    self.hint
+                ),
+            ),
+            Denied::Malformed(why) => {
+                challenge.push("error=\"invalid_request\"".into());
+                challenge.push(format!("error_description=\"{}\"", quote(why)));
+                (StatusCode::UNAUTHORIZED, format!("Unauthorized: {why}. Send the header `Authorization: Bearer <token>` with {}.", self.hint))
+            }
+            Denied::Invalid(why) => {
+                challenge.push("error=\"invalid_token\"".into());
+                challenge.push(format!("error_description=\"{}\"", quote(why)));
+                (StatusCode::UNAUTHORIZED, format!("Unauthorized: the bearer token was refused: {why}. Send `Authorization: Bearer <token>` with {}.", self.hint))
+            }
+            Denied::MissingScopes(missing) => {
+                challenge.push("error=\"insufficient_scope\"".into());
+                challenge.push(format!("error_description=\"{}\"", quote(&format!("missing scope: {}", missing.join(" ")))));
+                let issuer = self.oauth.as_ref().map(|o| o.settings.issuer.as_str()).unwrap_or("the authorization server");
+                (
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "Forbidden: the access token lacks the scope {}; ask {issuer} for a token with the scope \"{}\".",
+                        missing.join(" "),
+                        self.oauth.as_ref().map(|o| o.settings.required_scopes.join(" ")).unwrap_or_default()
+                    ),
+                )
+            }
+        };
+        if let Some(o) = &self.oauth {
+            if !o.settings.required_scopes.is_empty() {
+                challenge.push(format!("scope=\"{}\"", quote(&o.settings.required_scopes.join(" "))));
+            }
+            challenge.push(format!("resource_metadata=\"{}\"", quote(&self.metadata_url(origin))));
+        }
+        let mut res = json_error(status, UNAUTHORIZED, message);
+        if let Ok(v) = HeaderValue::from_str(&challenge.join(", ")) {
+            res.headers_mut().insert(WWW_AUTHENTICATE, v);
+        }
+        res
+    }
+}
+
+fn origin_of(info: &actix_web::dev::ConnectionInfo) -> String {
+    format!("{}://{}", info.scheme(), info.host())
+}
+
+/// The middleware on protected resources (`from_fn(auth::require)`). Fails closed: without an
+/// `Auth` in the app data every request is refused.
+pub async fn require<B: MessageBody + 'static>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    let Some(auth) = req.app_data::<web::Data<Auth>>().cloned() else {
+        let res = json_error(StatusCode::INTERNAL_SERVER_ERROR, UNAUTHORIZED, "authentication is not set up on this listener");
+        return Ok(req.into_response(res).map_into_right_body());
+    };
+    let path = req.path().to_string();
+    match auth.authenticate(req.headers().get(AUTHORIZATION)).await {
+        Ok(Principal::Anonymous) => Ok(next.call(req).await?.map_into_left_body()),
+        Ok(who) => {
+            // A session starts with GET /sse or a POST /mcp without a session id (initialize):
+            // worth a line at info; every other request at debug.
+            let opens = path == "/sse"
+                || (path == "/mcp" && req.method() == actix_web::http::Method::POST && !req.headers().contains_key("mcp-session-id"));
+            if opens {
+                tracing::info!(component = "auth", event = "authenticated", principal = %who, path = %path, "{who} authenticated on {path}");
+            } else {
+                tracing::debug!(component = "auth", event = "authenticated", principal = %who, path = %path, "{who} authenticated on {path}");
+            }
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        Err(d) => {
+            let peer = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+            let why = match &d {
+                Denied::Invalid(w) => w.clone(),
+                Denied::Malformed(w) => w.to_string(),
+                Denied::MissingScopes(m) => format!("missing scope {}", m.join(" ")),
+                Denied::Missing => "no bearer token".into(),
+            };
+            tracing::warn!(component = "auth", event = "refused", reason = d.tag(), path = %path, peer = %peer, "refused {} {path} from {peer}: {why}", req.method());
+            if let Some(edge) = req.app_data::<web::Data<super::Edge>>() {
+                let reason = if matches!(d, Denied::MissingScopes(_)) { "forbidden" } else { "unauthorized" };
+                edge.metrics.refusals.with_label_values(&[reason]).inc();
+            }
+            let res = auth.refusal(&d, &origin_of(&req.connection_info()));
+            Ok(req.into_response(res).map_into_right_body())
+        }
+    }
+}
+
+/// `/.well-known/oauth-protected-resource` (RFC 9728): the resource, the authorization server
+/// that issues its tokens, the scopes, and that tokens go in the Authorization header.
+pub async fn protected_resource(req: HttpRequest) -> HttpResponse {
+    let Some(o) = req.app_data::<web::Data<Auth>>().and_then(|a| a.oauth()) else {
+        return json_error(
+            StatusCode::NOT_FOUND,
+            mcp_gen_ui_actors::mcp::jsonrpc::code::INVALID_REQUEST,
+            "this server is not an OAuth resource server (server.auth.oauth is not configured)",
+        );
+    };
+    let resource = o.settings.resource.clone().unwrap_or_else(|| format!("{}/mcp", origin_of(&req.connection_info())));
+    HttpResponse::Ok().insert_header(("cache-control", "max-age=300")).json(json!({
+        "resource": resource,
+        "authorization_servers": [o.settings.issuer],
+        "scopes_supported": o.settings.required_scopes,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "mcp-gen-ui",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::settings::OAuthSettings;
+    use crate::config::tokens::generate_token;
+
+    fn settings(tokens: &[&str]) -> AuthSettings {
+        AuthSettings {
+            tokens: tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| StaticToken { label: format!("--auth-token[{i}]"), value: Secret(t.to_string()) })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn bearer(t: &str) -> HeaderValue {
+        HeaderValue::from_str(&format!("Bearer {t}")).unwrap()
+    }
+
+    #[actix_web::test]
+    async fn static_tokens_are_matched_by_label() {
+        let auth = Auth::new(&settings(&["first-token-aaaaaaaa", "second-token-bbbbbbb"]), None);
+        assert_eq!(auth.authenticate(Some(&bearer("second-token-bbbbbbb"))).await, Ok(Principal::Token("--auth-token[1]".into())));
+        assert_eq!(
+            auth.authenticate(Some(&HeaderValue::from_static("bearer first-token-aaaaaaaa"))).await,
+            Ok(Principal::Token("--auth-token[0]".into()))
+        );
+        assert_eq!(auth.authenticate(None).await, Err(Denied::Missing));
+        assert_eq!(auth.authenticate(Some(&HeaderValue::from_static("Basic Zm9vOmJhcg=="))).await, Err(Denied::Missing));
+        assert!(matches!(auth.authenticate(Some(&HeaderValue::from_static("Bearer "))).await, Err(Denied::Malformed(_))));
+        assert!(
+            matches!(auth.authenticate(Some(&bearer("first-token-aaaaaaa"))).await, Err(Denied::Invalid(_))),
+            "a prefix is not the token"
+        );
+        assert!(matches!(auth.authenticate(Some(&bearer("first-token-aaaaaaaaa"))).await, Err(Denied::Invalid(_))));
+    }
+
+    #[actix_web::test]
+    async fn off_lets_everyone_in_and_a_generated_token_turns_it_on() {
+        let off = Auth::new(&AuthSettings::default(), None);
+        assert!(!off.is_on());
+        assert_eq!(off.authenticate(None).await, Ok(Principal::Anonymous));
+        let g = generate_token().unwrap();
+        assert_eq!(g.0.len(), 43, "32 bytes in base64url");
+        assert_ne!(g.0, generate_token().unwrap().0);
+        let on = Auth::new(&AuthSettings::default(), Some(&g));
+        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await, Ok(Principal::Token("generated-at-start".into())));
+        assert_eq!(on.authenticate(None).await, Err(Denied::Missing));
+        let disabled = Auth::new(&AuthSettings { disabled: true, ..Default::default() }, None);
+        assert!(!disabled.is_on());
+    }
+
+    #[test]
+    fn loopback_addresses() {
+        for a in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(a.parse().unwrap()), "{a}");
+        }
+        for a in ["0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "::ffff:10.0.0.1"] {
+            assert!(!is_loopback(a.parse().unwrap()), "{a}");
+        }
+    }
+
+    #[test]
+    fn refusals_carry_the_challenge_and_say_what_to_send() {
+        let s = AuthSettings {
+            oauth: Some(OAuthSettings {
+                issuer: "https://as.example.com".into(),
+                audience: "https://mcp.example.com/mcp".into(),
+                jwks_url: url::Url::parse("https://as.example.com/jwks").unwrap(),
+                required_scopes: vec!["mcp:tools".into()],
+                resource: None,
+            }),
+            ..settings(&["static-token-123456"])
+        };
+        let auth = Auth::new(&s, None);
+        let r = auth.refusal(&Denied::Missing, "http://127.0.0.1:8080");
+        assert_eq!(r.status(), 401);
+        let h = r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap();
+        assert!(h.starts_with("Bearer "), "{h}");
+        assert!(h.contains("resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\""), "{h}");
+        assert!(h.contains("scope=\"mcp:tools\"") && !h.contains("error="), "{h}");
+        let r = auth.refusal(&Denied::Invalid("the access token has expired (exp)".into()), "http://h");
+        assert!(r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap().contains("error=\"invalid_token\""));
+        let r = auth.refusal(&Denied::MissingScopes(vec!["mcp:tools".into()]), "http://h");
+        assert_eq!(r.status(), 403);
+        assert!(r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap().contains("error=\"insufficient_scope\""));
+        let plain = Auth::new(&settings(&["static-token-123456"]), None).refusal(&Denied::Missing, "http://h");
+        assert_eq!(plain.headers().get(WWW_AUTHENTICATE).unwrap(), "Bearer realm=\"mcp-gen-ui\"", "no metadata without OAuth");
+    }
+}

@@ -1,0 +1,195 @@
+//! The HTTP edge: one port for Streamable HTTP (`/mcp`), legacy HTTP+SSE (`/sse`, `/messages`)
+//! and operations (`/healthz`, `/readyz`, `/metrics`). Handlers translate between the wire and
+//! actor messages; they hold no state of their own.
+
+// Handlers return `HttpResponse` as the early-exit error: it is what gets sent.
+#![allow(clippy::result_large_err)]
+
+pub mod auth;
+pub mod guard;
+mod legacy_sse;
+mod oauth;
+mod ops;
+mod preview;
+mod streamable;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use futures::StreamExt;
+use mcp_gen_ui_actors::mcp::jsonrpc::{self, code};
+use mcp_gen_ui_actors::mcp::sse;
+use mcp_gen_ui_actors::messages::SessionRef;
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::proxy::router::Router;
+use mcp_gen_ui_actors::session::deps::SessionDeps;
+use mcp_gen_ui_actors::session::table::SessionTable;
+use mcp_gen_ui_actors::session::{HostSession, Transport};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Shared handles: every handler gets the same router, session table and settings.
+#[derive(Clone)]
+pub struct Edge {
+    /// What sessions opened here get (its `sessions` is this edge's table).
+    pub session: SessionDeps,
+    pub router: Arc<Router>,
+    pub sessions: Arc<SessionTable>,
+    pub metrics: Arc<Metrics>,
+    pub allowed_hosts: Arc<Vec<String>>,
+    pub allowed_origins: Arc<Vec<String>>,
+    pub max_body_bytes: usize,
+    /// Comment lines keep idle SSE streams alive through proxies and reveal closed clients.
+    pub sse_keepalive: Duration,
+    /// `limits.maxSessions`, across /mcp and /sse.
+    pub max_sessions: usize,
+    /// `cache.type: redis`: the store shared with other replicas (its state is in /readyz).
+    pub shared: Option<mcp_gen_ui_actors::store::redis_store::RedisStore>,
+    /// Stateless (2026-07-28) calls: those alive, and those waiting for their host's retry.
+    pub stateless: mcp_gen_ui_actors::session::StatelessTables,
+}
+
+impl Edge {
+    /// Starts a host session on this worker's arbiter and files it in the table.
+    pub fn open_session(&self, transport: Transport) -> (String, SessionRef) {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).start_session();
+        self.sessions.insert(id.clone(), session.clone());
+        (id, session)
+    }
+
+    /// `limits.maxSessions`: a new session is refused with 503 and Retry-After when the table is
+    /// full; sessions already open are untouched.
+    fn session_room(&self) -> Result<(), HttpResponse> {
+        if self.sessions.len() < self.max_sessions {
+            return Ok(());
+        }
+        self.metrics.refusals.with_label_values(&["max_sessions"]).inc();
+        let mut res = json_error(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            code::LIMITED,
+            format!("the service has {} sessions open (limits.maxSessions); retry shortly or close an unused session", self.max_sessions),
+        );
+        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+        Err(res)
+    }
+
+    /// DNS-rebinding check; `Err` is the response to send.
+    fn guard(&self, req: &HttpRequest) -> Result<(), HttpResponse> {
+        let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
+        guard::check(header("host"), header("origin"), &self.allowed_hosts, &self.allowed_origins)
+            .map_err(|why| json_error(actix_web::http::StatusCode::FORBIDDEN, code::INVALID_REQUEST, why))
+    }
+
+    /// Reads the body up to the cap; over it answers 413 with a JSON-RPC error, not "bad JSON".
+    async fn read_body(&self, req: &HttpRequest, mut payload: web::Payload) -> Result<Bytes, HttpResponse> {
+        let too_big = || {
+            json_error(
+                actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+                code::PAYLOAD_TOO_LARGE,
+                format!("request body is larger than the {} byte limit (server.maxBodyBytes)", self.max_body_bytes),
+            )
+        };
+        let declared = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > self.max_body_bytes) {
+            return Err(too_big());
+        }
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| {
+                json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
+            })?;
+            if body.len() + chunk.len() > self.max_body_bytes {
+                return Err(too_big());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    }
+}
+
+/// The request id for a message: the host's `x-request-id` when it is a sane token, else new.
+pub fn request_id(req: &HttpRequest) -> String {
+    req.headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
+pub fn json_error(status: actix_web::http::StatusCode, code: i64, message: impl Into<String>) -> HttpResponse {
+    HttpResponse::build(status).content_type("application/json").body(jsonrpc::error(Value::Null, code, message).to_string())
+}
+
+/// An SSE body from a channel of messages, with an optional first event and keep-alives.
+/// `priming` sends an event with an id and empty data first (SEP-1699: lets clients resume).
+pub fn sse_body(
+    rx: mpsc::Receiver<Value>,
+    first: Option<String>,
+    stream_id: String,
+    keepalive: Duration,
+) -> impl futures::Stream<Item = Result<Bytes, actix_web::Error>> {
+    enum Item {
+        Msg(Option<Value>),
+        Tick,
+    }
+    // Yields every message, then one `Msg(None)` when the channel closes, then ends.
+    let messages = futures::stream::unfold(Some(rx), |state| async move {
+        let mut rx = state?;
+        match rx.recv().await {
+            Some(v) => Some((Item::Msg(Some(v)), Some(rx))),
+            None => Some((Item::Msg(None), None)),
+        }
+    });
+    let ticks = futures::stream::unfold((), move |_| async move {
+        tokio::time::sleep(keepalive).await;
+        Some((Item::Tick, ()))
+    });
+    let mut n: u64 = 0;
+    let merged = futures::stream::select(messages, ticks).take_while(|i| futures::future::ready(!matches!(i, Item::Msg(None))));
+    let body = merged.map(move |item| {
+        let text = match item {
+            Item::Msg(Some(v)) => {
+                n += 1;
+                sse::format(Some("message"), Some(&format!("{stream_id}-{n}")), &v.to_string())
+            }
+            Item::Msg(None) => String::new(),
+            Item::Tick => ": keep-alive\n\n".to_string(),
+        };
+        Ok(Bytes::from(text))
+    });
+    futures::stream::iter(first.map(|f| Ok(Bytes::from(f)))).chain(body)
+}
+
+/// The routes. Resources wrapped in `auth::require` need a bearer token when authentication
+/// is on (an `auth::Auth` in the app data); the rest are open (see `auth.rs` for /preview).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use actix_web::middleware::from_fn;
+    cfg.service(
+        web::resource("/mcp")
+            .wrap(from_fn(auth::require))
+            .route(web::post().to(streamable::post))
+            .route(web::get().to(streamable::get))
+            .route(web::delete().to(streamable::delete)),
+    )
+    .service(web::resource("/sse").wrap(from_fn(auth::require)).route(web::get().to(legacy_sse::open)))
+    .service(web::resource("/messages").wrap(from_fn(auth::require)).route(web::post().to(legacy_sse::post)))
+    .service(web::resource("/preview").route(web::get().to(preview::page)))
+    .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
+    .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
+    .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
+    .service(web::resource("/metrics").wrap(from_fn(auth::require)).route(web::get().to(ops::metrics)))
+    .service(
+        web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
+            .route(web::get().to(auth::protected_resource)),
+    );
+}
+
+/// The `--metrics-listen` listener: /metrics and /healthz only, never authenticated.
+pub fn configure_metrics_listener(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/metrics").route(web::get().to(ops::metrics)))
+        .service(web::resource("/healthz").route(web::get().to(ops::healthz)));
+}

@@ -1,0 +1,306 @@
+//! Streamable HTTP (MCP 2025-03-26 and later) at `/mcp`: POST carries messages and answers
+//! them on an SSE stream (or JSON for initialize), GET opens the session's own stream, DELETE
+//! ends the session. The session id travels in `Mcp-Session-Id`.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
+use mcp_gen_ui_actors::mcp::param_headers;
+use mcp_gen_ui_actors::mcp::revision_2026;
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
+use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, Transport, HOST_PROTOCOL_VERSIONS};
+use serde_json::Value;
+
+use super::{json_error, sse_body, Edge};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// A request without a session that names a revision newer than the session era's: a 2026
+/// host, for which GET and DELETE do not exist.
+fn stateless_era(req: &HttpRequest) -> bool {
+    req.headers().get(SESSION_HEADER).is_none()
+        && header(req, VERSION_HEADER).map(str::trim).is_some_and(|v| !v.is_empty() && !HOST_PROTOCOL_VERSIONS.contains(&v))
+}
+
+fn method_not_allowed() -> HttpResponse {
+    let mut res = json_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        code::METHOD_NOT_FOUND,
+        format!("MCP {} is stateless: there is no session stream to GET or DELETE; POST each request", revision_2026::VERSION),
+    );
+    res.headers_mut().insert(actix_web::http::header::ALLOW, actix_web::http::header::HeaderValue::from_static("POST"));
+    res
+}
+
+fn accepts(req: &HttpRequest, what: &str) -> bool {
+    req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
+}
+
+async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, SessionRef), HttpResponse> {
+    let Some(id) = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
+        return Err(json_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "Mcp-Session-Id header is required: send initialize first and echo the session id it returns",
+        ));
+    };
+    match edge.sessions.get(&id) {
+        Some(s) => Ok((id, s)),
+        None => Err(json_error(
+            StatusCode::NOT_FOUND,
+            code::INVALID_REQUEST,
+            format!("session {id} not found (it expired or was closed): initialize a new session"),
+        )),
+    }
+}
+
+pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
+        return json_error(
+            StatusCode::NOT_ACCEPTABLE,
+            code::INVALID_REQUEST,
+            "the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    let ctype = req.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !ctype.starts_with("application/json") {
+        return json_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, code::INVALID_REQUEST, "Content-Type must be application/json");
+    }
+    let body = match edge.read_body(&req, payload).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let msgs = match jsonrpc::parse_body(&body) {
+        Ok(m) => m,
+        Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
+    };
+    if req.headers().get(SESSION_HEADER).is_none()
+        && msgs.len() == 1
+        && revision_2026::is_modern(&msgs[0], header(&req, VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
+    {
+        let msg = msgs.into_iter().next().expect("one");
+        return post_stateless(&req, &edge, msg).await;
+    }
+    let kinds: Vec<Kind> = msgs.iter().map(jsonrpc::kind).collect();
+    if let Some(Kind::Invalid(why)) = kinds.iter().find(|k| matches!(k, Kind::Invalid(_))).filter(|_| msgs.len() == 1) {
+        return json_error(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, format!("Invalid request: {why}"));
+    }
+    let initializing = msgs.iter().any(|m| jsonrpc::method(m) == Some("initialize"));
+    let (session_id, session) = if initializing {
+        if let Err(r) = edge.session_room() {
+            return r;
+        }
+        edge.open_session(Transport::StreamableHttp)
+    } else {
+        match find_session(&edge, &req).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    };
+    if let [only] = msgs.as_slice() {
+        if let Some(body) = ready_read(&edge, &session, only) {
+            return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body);
+        }
+    }
+    let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
+    if !kinds.iter().any(expects_answer) {
+        for m in msgs {
+            session.incoming.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req) });
+        }
+        return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
+    }
+    // Nothing can travel on a request's stream before its answer when it asks for no progress
+    // and the host takes no requests (sampling, elicitation, roots): then the answer goes as
+    // plain JSON, which has no event size limit (the Python SDK refuses SSE events over 1 MB).
+    let plain = initializing
+        || (!session.flags.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
+    let (tx, mut rx) = sink_channel();
+    for (m, k) in msgs.into_iter().zip(kinds.iter()) {
+        let sink = expects_answer(k).then(|| tx.clone());
+        session.incoming.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req) });
+    }
+    drop(tx);
+    if plain {
+        let mut answers = Vec::new();
+        while let Some(v) = rx.recv().await {
+            if matches!(jsonrpc::kind(&v), Kind::Response | Kind::Invalid(_)) {
+                answers.push(v);
+            } else {
+                // Cannot happen for such a request; logged rather than silently lost.
+                tracing::warn!(
+                    component = "http",
+                    event = "unexpected_on_plain_answer",
+                    "a message for a plain-JSON request was not an answer; dropped"
+                );
+            }
+        }
+        let body = match answers.len() {
+            // Every request was cancelled meanwhile: nothing to answer.
+            0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish(),
+            1 => answers.pop().expect("one"),
+            _ => Value::Array(answers),
+        };
+        return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body.to_string());
+    }
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
+    HttpResponse::Ok()
+        .insert_header((SESSION_HEADER, session_id))
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
+}
+
+/// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
+/// serialized when it was stored, so the answer is the request's id and those bytes, with no
+/// hop to the session and nothing built. Anything else goes the usual way.
+fn ready_read(edge: &Edge, session: &SessionRef, msg: &Value) -> Option<String> {
+    use std::sync::atomic::Ordering;
+    if jsonrpc::method(msg) != Some("resources/read") || jsonrpc::kind(msg) != Kind::Request || !session.flags.ui.load(Ordering::Relaxed) {
+        return None;
+    }
+    let id = jsonrpc::id(msg)?;
+    let uri = msg.pointer("/params/uri").and_then(Value::as_str)?;
+    // Only what the session would serve the same way (it asks the same function).
+    let hit = ready_page(&edge.session, uri)?;
+    session.flags.touch();
+    tracing::debug!(component = "http", event = "ready_read", uri = %uri, kind = hit.kind, "ui:// read answered from the ready page");
+    edge.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
+    edge.metrics.cache_hits.inc();
+    edge.metrics.requests.with_label_values(&["resources/read", "ok"]).inc();
+    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}", hit.json))
+}
+
+/// One MCP 2026-07-28 request: no session; what the host is comes with the request. Answered
+/// as plain JSON (HTTP status by error, as the revision says) unless it asked for progress or
+/// log messages, which need a stream.
+async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpResponse {
+    let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+    let reply = |status: StatusCode, body: Value| HttpResponse::build(status).content_type("application/json").body(body.to_string());
+    match jsonrpc::kind(&msg) {
+        Kind::Request => {}
+        // Nothing to do with a notification or response without a session: the revision has
+        // no server requests, and cancelling means closing the request.
+        Kind::Notification | Kind::Response => return HttpResponse::Accepted().finish(),
+        Kind::Invalid(why) => {
+            let id = msg.get("id").filter(|i| i.is_string() || i.is_number()).cloned().unwrap_or(Value::Null);
+            return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, code::INVALID_REQUEST, format!("Invalid request: {why}")));
+        }
+    }
+    let Some(version) = header(req, VERSION_HEADER) else {
+        let why = format!("the MCP-Protocol-Version header is required on every {} request over HTTP", revision_2026::VERSION);
+        return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, revision_2026::errors::HEADER_MISMATCH, why));
+    };
+    let meta = match revision_2026::request_meta(&msg, Some(version)) {
+        Ok(m) => m,
+        Err(refusal) => return reply(StatusCode::BAD_REQUEST, refusal.to_error(id)),
+    };
+    if let Err(refusal) = revision_2026::check_headers(&msg, header(req, "mcp-method"), header(req, "mcp-name")) {
+        return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
+    }
+    if let Err(refusal) = check_param_headers(req, edge, &msg) {
+        return reply(StatusCode::BAD_REQUEST, refusal.to_error(id));
+    }
+    let retry = jsonrpc::params(&msg).get("requestState").is_some();
+    // A retry frees a place rather than taking one.
+    if !retry && edge.stateless.live.len() >= edge.max_sessions {
+        edge.metrics.refusals.with_label_values(&["max_sessions"]).inc();
+        let why = format!("the service has {} stateless calls and listens open (limits.maxSessions); retry shortly", edge.max_sessions);
+        let mut res = reply(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, code::LIMITED, why));
+        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+        return res;
+    }
+    let wants_stream =
+        jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
+    let session = match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta) {
+        Ok(s) => s,
+        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+    };
+    let (tx, mut rx) = sink_channel();
+    session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req) });
+    if !wants_stream {
+        return match rx.recv().await {
+            Some(answer) => reply(StatusCode::from_u16(revision_2026::http_status(&answer)).unwrap_or(StatusCode::OK), answer),
+            None => reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                jsonrpc::error(id, code::INTERNAL_ERROR, "the call ended without an answer (the service is shutting down?); retry"),
+            ),
+        };
+    }
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    HttpResponse::Ok()
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, None, stream_id, edge.sse_keepalive))
+}
+
+/// A tools/call repeats the arguments its tool marks with `x-mcp-header` in `Mcp-Param-*`
+/// headers; they must agree with the body (intermediaries may have routed on them).
+fn check_param_headers(req: &HttpRequest, edge: &Edge, msg: &Value) -> Result<(), revision_2026::Refusal> {
+    if jsonrpc::method(msg) != Some("tools/call") {
+        return Ok(());
+    }
+    let p = jsonrpc::params(msg);
+    let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+    let status = edge.router.status();
+    let Some(schema) = status.tool(name).and_then(|t| t.get("inputSchema")) else {
+        return Ok(()); // not an upstream tool (ours, or unknown: the call itself will say)
+    };
+    param_headers::check(schema, p.get("arguments").unwrap_or(&Value::Null), |n| header(req, n).map(str::to_string))
+}
+
+/// The session's own stream: notifications and server requests not tied to a POST.
+pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    if stateless_era(&req) {
+        return method_not_allowed();
+    }
+    if !accepts(&req, "text/event-stream") {
+        return json_error(StatusCode::NOT_ACCEPTABLE, code::INVALID_REQUEST, "the Accept header must list text/event-stream");
+    }
+    let (session_id, session) = match find_session(&edge, &req).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let (tx, rx) = sink_channel();
+    session.attach.do_send(AttachStream { sink: tx });
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
+    HttpResponse::Ok()
+        .insert_header((SESSION_HEADER, session_id))
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .content_type("text/event-stream")
+        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
+}
+
+pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
+    if stateless_era(&req) {
+        return method_not_allowed();
+    }
+    match find_session(&edge, &req).await {
+        Ok((id, session)) => {
+            // Out of the table now, so a request right behind the DELETE gets 404 rather than
+            // racing the session's stop.
+            edge.sessions.remove(&id);
+            session.close.do_send(Close);
+            HttpResponse::Ok().finish()
+        }
+        Err(r) => r,
+    }
+}

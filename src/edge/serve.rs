@@ -1,0 +1,185 @@
+//! Serving the HTTP edge: the listener (and the `--metrics-listen` one), authentication at
+//! start (a generated token, the JWKS preload, the SIGHUP reload of the tokens file), the
+//! start-up lines, and the stop on a signal.
+
+use std::sync::Arc;
+
+use actix_web::{web, App, HttpServer};
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::session::deps::SessionDeps;
+use mcp_gen_ui_actors::session::table::SessionTable;
+use mcp_gen_ui_actors::store::redis_store::RedisStore;
+
+use crate::config;
+use crate::config::settings::Settings;
+use crate::edge;
+use crate::shutdown_signal;
+
+pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>, shared: Option<RedisStore>) -> std::io::Result<()> {
+    let sessions = Arc::new(SessionTable::default());
+    let edge = edge::http::Edge {
+        router: deps.router.clone(),
+        session: SessionDeps { sessions: Some(sessions.clone()), ..deps },
+        sessions: sessions.clone(),
+        metrics,
+        allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
+        allowed_origins: Arc::new(settings.allowed_origins.clone()),
+        max_body_bytes: settings.max_body_bytes,
+        sse_keepalive: settings.sse_keepalive,
+        max_sessions: settings.config.limits.max_sessions,
+        shared: shared.clone(),
+        stateless: Default::default(),
+    };
+    let data = web::Data::new(edge);
+    let (auth, generated) = start_auth(settings)?;
+    let (app_auth, metrics_data) = (auth.clone(), data.clone());
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).app_data(app_auth.clone()).configure(edge::http::configure))
+        .workers(settings.workers)
+        // SSE answers go out in small writes (priming event, then the answer when the upstream
+        // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
+        .on_connect(|conn, _ext| {
+            if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
+                let _ = tcp.set_nodelay(true);
+            }
+        })
+        .shutdown_timeout(6)
+        // Signals are ours (below), so shutdown knows when it started.
+        .disable_signals()
+        .bind(settings.listen)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
+    let metrics_server = metrics_listener(settings, metrics_data)?;
+    let addr = server.addrs().first().copied().unwrap_or(settings.listen);
+    let base = format!("http://{addr}");
+    println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
+    println!("  Streamable HTTP  {base}/mcp");
+    println!("  legacy SSE       {base}/sse");
+    println!("  preview          {base}/preview");
+    println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
+    println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
+    println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
+    if let Some(s) = &shared {
+        let h = s.health();
+        println!("  shared cache     redis {} (replica {}; pages, refinements and generations shared)", h.server, h.replica);
+    }
+    print_auth(settings, addr, &auth, generated.as_ref(), metrics_server.as_ref().map(|m| m.0));
+    tracing::info!(component = "main", event = "listening", address = %addr, "listening");
+    let server = server.run();
+    let handle = server.handle();
+    let metrics_handle = metrics_server.map(|(_, s)| {
+        let h = s.handle();
+        actix_web::rt::spawn(s);
+        h
+    });
+    actix_web::rt::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!(component = "main", event = "signal", "signal received; shutting down");
+        if let Some(h) = metrics_handle {
+            h.stop(true).await;
+        }
+        handle.stop(true).await;
+    });
+    let res = server.await;
+    let closed = sessions.close_all();
+    tracing::info!(component = "main", event = "stopped", sessions_closed = closed, "HTTP server stopped");
+    res
+}
+
+/// The edge's authentication: what the settings configure, or, on a non-loopback listener with
+/// nothing configured and no `--no-auth`, a token generated for this run (returned so that
+/// `print_auth` shows it once). Starts the JWKS load and the SIGHUP reload of the tokens file.
+fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<edge::http::auth::Auth>, Option<config::settings::Secret>)> {
+    let a = &settings.auth;
+    let generated = if !a.disabled && !a.configured() && !edge::http::auth::is_loopback(settings.listen.ip()) {
+        Some(config::tokens::generate_token()?)
+    } else {
+        None
+    };
+    let auth = web::Data::new(edge::http::auth::Auth::new(a, generated.as_ref()));
+    if auth.oauth().is_some() {
+        let auth = auth.clone();
+        actix_web::rt::spawn(async move {
+            if let Some(o) = auth.oauth() {
+                o.preload().await;
+            }
+        });
+    }
+    if let Some(path) = auth.tokens_file().map(std::path::Path::to_path_buf) {
+        // Installed before the listening line, so a SIGHUP sent after it never kills the process.
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        let auth = auth.clone();
+        actix_web::rt::spawn(async move {
+            while hup.recv().await.is_some() {
+                match auth.reload() {
+                    Ok(n) => tracing::info!(
+                        component = "auth",
+                        event = "tokens_reloaded",
+                        tokens = n,
+                        "SIGHUP: {} holds {n} tokens now",
+                        path.display()
+                    ),
+                    Err(e) => {
+                        tracing::error!(component = "auth", event = "tokens_reload_failed", error = %e, "SIGHUP: the tokens file was not reloaded (its previous tokens stay in force): {e}")
+                    }
+                }
+            }
+        });
+    }
+    Ok((auth, generated))
+}
+
+/// `--metrics-listen`: a second server with /metrics and /healthz only, never authenticated.
+fn metrics_listener(
+    settings: &Settings,
+    data: web::Data<edge::http::Edge>,
+) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
+    let Some(at) = settings.metrics_listen else { return Ok(None) };
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(edge::http::configure_metrics_listener))
+        .workers(1)
+        .shutdown_timeout(1)
+        .disable_signals()
+        .bind(at)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {at} (--metrics-listen): {e}")))?;
+    let addr = server.addrs().first().copied().unwrap_or(at);
+    Ok(Some((addr, server.run())))
+}
+
+/// The startup lines about authentication. A generated token is printed here, once, on
+/// stdout, and never logged.
+fn print_auth(
+    settings: &Settings,
+    addr: std::net::SocketAddr,
+    auth: &edge::http::auth::Auth,
+    generated: Option<&config::settings::Secret>,
+    metrics: Option<std::net::SocketAddr>,
+) {
+    if let Some(m) = metrics {
+        println!("  metrics, no auth http://{m}/metrics");
+    }
+    // 0.0.0.0 and :: are not addresses to connect to: this machine answers on loopback.
+    let reach = if addr.ip().is_unspecified() { std::net::SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
+    let a = &settings.auth;
+    if let Some(token) = generated {
+        println!("  auth             a token was generated for this run (set your own with --auth-token or MCP_GEN_UI_AUTH_TOKEN; --no-auth turns authentication off):");
+        println!("                   http://{reach}/mcp with the header  Authorization: Bearer {}", token.0);
+        println!("                   http://{reach}/preview#token={}", token.0);
+    } else if !auth.is_on() {
+        if edge::http::auth::is_loopback(addr.ip()) {
+            println!("  auth             none (loopback only; --auth-token or OAuth to require tokens)");
+        } else {
+            println!("  auth             NONE (--no-auth): anyone who can reach {addr} can use every tool");
+            tracing::warn!(component = "auth", event = "no_auth", address = %addr, "authentication is off on a non-loopback address (--no-auth)");
+        }
+    } else {
+        let mut how = Vec::new();
+        if auth.static_count() > 0 || a.tokens_file.is_some() {
+            how.push(format!("{} bearer tokens", auth.static_count()));
+        }
+        if let Some(f) = &a.tokens_file {
+            how.push(format!("tokens file {} (SIGHUP reloads it)", f.display()));
+        }
+        if let Some(o) = &a.oauth {
+            how.push(format!("OAuth access tokens from {}", o.issuer));
+        }
+        println!("  auth             {}; preview: http://{reach}/preview#token=TOKEN", how.join(", "));
+    }
+}

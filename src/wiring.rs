@@ -1,0 +1,187 @@
+//! Builds the running service from its settings: every singleton actor (each under a
+//! `Supervisor`), the router, the server's supervisor on an arbiter of its own, and what every
+//! host session is given. Nothing here handles a request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Addr, Arbiter, Supervisor};
+use mcp_gen_ui_actors::generation::cache_key::ConfigFingerprint;
+use mcp_gen_ui_actors::generation::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
+use mcp_gen_ui_actors::generation::pipeline::{Deps, GenSettings};
+use mcp_gen_ui_actors::generation::prompts::{Prompts, PROMPT_VERSION};
+use mcp_gen_ui_actors::generation::queue::GenerationQueue;
+use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::proxy::router::Router;
+use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
+use mcp_gen_ui_actors::session::deps::{SessionDeps, SessionLimits};
+use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
+use mcp_gen_ui_actors::store::ready_pages::ReadyPages;
+use mcp_gen_ui_actors::store::redis_store::{RedisSettings, RedisStore, LEASE_TTL};
+use mcp_gen_ui_actors::store::refinements::Refinements;
+use mcp_gen_ui_actors::store::replica_sync;
+use mcp_gen_ui_actors::store::ui_cache::{CacheSettings, UiCache};
+use mcp_gen_ui_actors::upstream::LinkLimits;
+
+use crate::config;
+use crate::config::file::Provider;
+use crate::config::settings::Settings;
+
+/// The provider client, or None for offline.
+/// The provider client, or None for offline.
+fn llm_client(settings: &Settings) -> Option<SharedLlm> {
+    let llm = &settings.config.llm;
+    let key = settings.api_key.clone().map(|k| k.0);
+    let (base, model) = (llm.base_url.as_deref(), llm.model.as_deref());
+    match settings.provider {
+        Provider::Offline => None,
+        Provider::Anthropic => Some(Arc::new(Anthropic::new(base, key.unwrap_or_default(), model))),
+        Provider::Openai => Some(Arc::new(OpenAi::new(base, key, model))),
+        Provider::Ollama => Some(Arc::new(Ollama::new(base, key, model))),
+    }
+}
+
+/// What `run` keeps besides the sessions' dependencies: the server's supervisor (to shut it
+/// down) and its arbiter (a thread of its own for the link's I/O).
+pub struct Upstream {
+    pub addr: Addr<ServerSupervisor>,
+    _arbiter: Arbiter,
+    /// `cache.type: redis`: the store shared with the other replicas (its health is in /readyz).
+    pub shared: Option<RedisStore>,
+}
+
+/// The store shared by replicas (`cache.type: redis`), connected lazily: a Redis that is down
+/// at start only means this replica starts alone.
+fn shared_store(settings: &Settings, metrics: &Arc<Metrics>) -> Option<RedisStore> {
+    let c = &settings.config.cache;
+    if !c.enabled || c.kind != config::file::CacheType::Redis {
+        return None;
+    }
+    let redis = RedisSettings {
+        url: c.redis_url.clone()?,
+        prefix: c.redis_key_prefix.clone(),
+        timeout: Duration::from_millis(c.redis_timeout_ms),
+        lease_ttl: LEASE_TTL,
+    };
+    match RedisStore::open(redis, metrics.clone()) {
+        Ok(s) => {
+            s.start();
+            Some(s)
+        }
+        Err(why) => {
+            tracing::error!(component = "main", event = "redis_unusable", error = %why, "cache.redisUrl cannot be used: this replica shares nothing");
+            None
+        }
+    }
+}
+
+/// Starts every actor: cache, refinements, generation queue, the server's supervisor.
+/// Singletons start once, before any HTTP worker, so every worker shares the same addresses.
+pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> (SessionDeps, Upstream) {
+    let cfg = &settings.config;
+    let llm = llm_client(settings);
+    metrics.preinit(settings.provider.name(), llm.as_ref().map(|l| l.model()).unwrap_or(""));
+    let fingerprint = ConfigFingerprint {
+        prompt_version: PROMPT_VERSION.to_string(),
+        prompts_hash: prompts.hash.clone(),
+        template_version: TEMPLATE_VERSION.to_string(),
+        provider: settings.provider.name().to_string(),
+        model: llm.as_ref().map(|l| l.model().to_string()).unwrap_or_default(),
+        temperature: cfg.llm.temperature,
+        style_guide: cfg.generation.style_guide.clone().unwrap_or_default(),
+    };
+    let cache_dir = (cfg.cache.kind == config::file::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten();
+    let shared = shared_store(settings, &metrics);
+    let cache = UiCache::new(
+        CacheSettings {
+            max_entries: cfg.cache.max_entries,
+            max_entry_bytes: cfg.cache.max_entry_size_bytes,
+            max_total_bytes: cfg.cache.max_total_size_bytes,
+            ttl: cfg.cache.ttl_seconds.map(Duration::from_secs),
+            dir: cache_dir.clone(),
+        },
+        metrics.clone(),
+    )
+    .with_shared(shared.clone());
+    // Singletons run under a supervisor: one that stops (a contained panic) starts again with
+    // the same address, so nobody holding it notices beyond the answer that failed.
+    let cache = Supervisor::start(move |_| cache);
+    // What tools' results look like, learnt from hosts' calls (generation.learnResultShape).
+    let shapes = cfg.generation.learn_result_shape.then(|| LearnedShapes::new(cache_dir.as_deref()));
+    // Ready ui:// read results, shared by every session (none with the cache off).
+    let pages = cfg.cache.enabled.then(|| ReadyPages::with_ttl(cfg.cache.ttl_seconds.map(Duration::from_secs)));
+    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone()).with_shared(shared.clone());
+    let refinements = Supervisor::start(move |_| refinements_actor);
+    let deps = Deps {
+        llm,
+        prompts,
+        pages: Arc::new(UiPages::new()),
+        metrics: metrics.clone(),
+        settings: GenSettings {
+            budget: Duration::from_millis(cfg.generation.timeout_ms),
+            max_retries: cfg.generation.max_retries,
+            temperature: cfg.llm.temperature,
+            max_tokens: cfg.llm.max_tokens,
+            theme: cfg.generation.theme.clone().unwrap_or_else(|| "light".into()),
+            debug_dir: settings.debug_dir.clone(),
+            redact: cfg.logging.redact_sensitive_data,
+            fallback_ttl: Duration::from_secs(cfg.cache.fallback_ttl_secs),
+            style_guide: cfg.generation.style_guide.clone(),
+        },
+    };
+    let queue = GenerationQueue::new(
+        UiCache::port(&cache),
+        Refinements::port(&refinements),
+        deps,
+        fingerprint.hash(),
+        cfg.cache.enabled,
+        cfg.generation.max_concurrent_generations,
+        settings.export_dir.clone(),
+    )
+    .with_state_dir(cache_dir.as_deref())
+    .with_pages(pages.clone())
+    .with_shapes(shapes.clone())
+    .with_shared(shared.clone());
+    let queue = Supervisor::start(move |_| queue);
+    let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
+    let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
+    let connection = ServerSupervisor::new(settings.upstream.clone(), router.clone(), metrics.clone())
+        .with_listener(queue.clone().recipient())
+        .with_pages(pages.clone())
+        .with_limits(LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) })
+        .with_refresh_interval(refresh);
+    // Its own thread: the link's reader and writer run there, away from the HTTP workers and
+    // from the System arbiter's generation work.
+    let arbiter = Arbiter::new();
+    let upstream = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| connection);
+    if let Some(s) = &shared {
+        // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
+        let targets = replica_sync::Targets {
+            pages: pages.clone(),
+            forget: cache.clone().recipient(),
+            broadcast: ServerSupervisor::port(&upstream).broadcast,
+        };
+        replica_sync::start(s, targets);
+    }
+    let deps = SessionDeps {
+        router,
+        upstream: ServerSupervisor::port(&upstream),
+        queue: GenerationQueue::port(&queue),
+        refinements: Refinements::port(&refinements),
+        sessions: None,
+        metrics,
+        idle_limit: settings.session_idle_timeout,
+        enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
+        pages,
+        shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
+        shapes: shapes.clone(),
+        ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
+        stateless_llm_calls: Default::default(),
+        limits: SessionLimits {
+            max_in_flight: cfg.limits.max_in_flight_per_session,
+            llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
+        },
+    };
+    (deps, Upstream { addr: upstream, _arbiter: arbiter, shared })
+}
