@@ -18,7 +18,7 @@ use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
 use mcp_gen_ui_actors::session::deps::{SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::store::ready_pages::ReadyPages;
-use mcp_gen_ui_actors::store::redis_store::{RedisSettings, RedisStore, LEASE_TTL};
+use mcp_gen_ui_actors::store::redis::{RedisSettings, RedisStore, LEASE_TTL};
 use mcp_gen_ui_actors::store::refinements::Refinements;
 use mcp_gen_ui_actors::store::replica_sync;
 use mcp_gen_ui_actors::store::ui_cache::{CacheSettings, UiCache};
@@ -36,7 +36,7 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
     let (base, model) = (llm.base_url.as_deref(), llm.model.as_deref());
     match settings.provider {
         Provider::Offline => None,
-        Provider::Anthropic => Some(Arc::new(Anthropic::new(base, key.unwrap_or_default(), model))),
+        Provider::Anthropic => Some(Arc::new(Anthropic::new(base, key, model))),
         Provider::Openai => Some(Arc::new(OpenAi::new(base, key, model))),
         Provider::Ollama => Some(Arc::new(Ollama::new(base, key, model))),
     }

@@ -21,5 +21,4 @@ pub mod session;
 pub mod store;
 #[cfg(test)]
 mod test_support;
-pub mod ui_tools;
 pub mod upstream;

@@ -11,7 +11,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::page::UiEntry;
-use crate::servers::tool_refresh::ToolsDiff;
 use crate::upstream::UpstreamError;
 
 pub type SessionId = String;
@@ -159,6 +158,21 @@ impl Status {
     /// The names of the upstream's tools, in its order.
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str))
+    }
+}
+
+/// What changed between two tool lists, by name (`servers::tool_refresh::diff`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolsDiff {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+    pub unchanged: Vec<String>,
+}
+
+impl ToolsDiff {
+    pub fn is_change(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
     }
 }
 

@@ -8,7 +8,7 @@ use actix_web::{web, App, HttpServer};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
 use mcp_gen_ui_actors::session::table::SessionTable;
-use mcp_gen_ui_actors::store::redis_store::RedisStore;
+use mcp_gen_ui_actors::store::redis::RedisStore;
 
 use crate::config;
 use crate::config::settings::Settings;

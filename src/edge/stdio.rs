@@ -98,7 +98,7 @@ fn host_output() -> Box<dyn tokio::io::AsyncWrite + Unpin + Send> {
 }
 
 /// MCP 2026-07-28 over stdio: each request that carries its protocol version in `_meta` is a
-/// call of its own (see `host_session::stateless`); the rest belongs to the 2025 session.
+/// call of its own (see `session::stateless`); the rest belongs to the 2025 session.
 struct Stateless {
     deps: SessionDeps,
     tables: StatelessTables,
@@ -110,7 +110,7 @@ impl Stateless {
     /// Serves `msg` if it is stateless; otherwise hands it back for the session.
     fn take(&mut self, msg: Value, out: &Sink) -> Option<Value> {
         match jsonrpc::kind(&msg) {
-            Kind::Request if revision_2026::is_modern(&msg, None, HOST_PROTOCOL_VERSIONS) => {}
+            Kind::Request if revision_2026::is_2026_request(&msg, None, HOST_PROTOCOL_VERSIONS) => {}
             Kind::Notification if jsonrpc::method(&msg) == Some("notifications/cancelled") => {
                 let call = msg.pointer("/params/requestId").and_then(|id| self.calls.remove(&jsonrpc::id_key(id)));
                 return match call {

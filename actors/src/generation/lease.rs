@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 
 use crate::metrics::Metrics;
 use crate::page::UiEntry;
-use crate::store::redis_store::{Event, RedisStore, Unavailable};
+use crate::store::redis::{Event, RedisStore, Unavailable};
 
 /// What the lease logic needs from the shared store.
 pub trait LeaseStore: Clone + Send + Sync + 'static {

@@ -28,7 +28,7 @@ use crate::page::{tool_hash, UiEntry};
 use crate::store::file_names::file_stem;
 use crate::store::learned_shapes::LearnedShapes;
 use crate::store::ready_pages::ReadyPages;
-use crate::store::redis_store::{Event, RedisStore};
+use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};
 
 pub struct GenerationQueue {

@@ -3,8 +3,8 @@
 //! single actor's mailbox sits in the middle of every call. It holds the route table (ids,
 //! progress tokens, server-to-client requests; see `routes`), the link's sender, the published
 //! upstream status and the sessions' ports. Locks are held for map operations only, never
-//! across I/O or an await. The `UpstreamConnection` actor keeps supervision: it connects,
-//! initializes, publishes the status, and installs or removes the link here.
+//! across I/O or an await. The server's supervisor (`servers::supervisor`) keeps supervision:
+//! it connects, initializes, publishes the status, and installs or removes the link here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -103,7 +103,7 @@ impl Router {
         *self.upstream_meta.writing() = meta;
     }
 
-    pub fn upstream_is_modern(&self) -> bool {
+    pub fn upstream_is_2026(&self) -> bool {
         self.upstream_meta.reading().is_some()
     }
 
@@ -226,7 +226,7 @@ impl Router {
         let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         *self.last_active.guard() = Some(session.clone());
         let (tx, rx) = oneshot::channel();
-        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_modern();
+        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_2026();
         let up_id = self.routes().outgoing_kept(session, &mut msg, tx, keep);
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
@@ -274,7 +274,7 @@ impl Router {
     /// upstream's `input_required` answer is not for the host as such: its questions go to the
     /// host as server requests, and the request goes again with the answers.
     pub fn on_response(self: &Arc<Self>, mut msg: Value) {
-        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_modern() {
+        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_2026() {
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
                 match round {

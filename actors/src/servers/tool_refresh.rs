@@ -4,24 +4,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::messages::ToolsDiff;
 use crate::page::tool_hash;
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ToolsDiff {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<String>,
-    pub unchanged: Vec<String>,
-}
-
-impl ToolsDiff {
-    pub fn is_change(&self) -> bool {
-        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
-    }
-}
 
 fn name(t: &Value) -> String {
     t.get("name").and_then(Value::as_str).unwrap_or_default().to_string()

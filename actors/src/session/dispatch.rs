@@ -15,7 +15,7 @@ use crate::mcp::{revision_2026, ui_meta};
 use crate::messages::{Incoming, Sink};
 use crate::metrics::method_label;
 use crate::session::outlet::Outlet;
-use crate::ui_tools;
+use crate::session::ui_tools;
 
 impl HostSession {
     /// Answers a request refused before it was taken in: on its own stream, else the session's.
@@ -85,7 +85,7 @@ impl HostSession {
             "tools/call" if self.deps.shape_artifacts || self.deps.shapes.is_some() => self.tool_call(ctx, msg),
             // A 2026 upstream has neither: a session host's keep-alive and log level are
             // answered here (log messages then come only with a request that asks for them).
-            "ping" | "logging/setLevel" if self.deps.router.upstream_is_modern() => self.answer(jsonrpc::result(id, json!({}))),
+            "ping" | "logging/setLevel" if self.deps.router.upstream_is_2026() => self.answer(jsonrpc::result(id, json!({}))),
             "server/discover" => {
                 // The 2026-07-28 stateless handshake: answer "not found" so that clients in
                 // auto mode fall back to initialize, which this proxy speaks.

@@ -28,7 +28,7 @@ impl HostSession {
         then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static,
     ) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        if self.deps.router.upstream_is_modern() {
+        if self.deps.router.upstream_is_2026() {
             // A 2026 upstream asks only what this host can answer.
             let caps = self.negotiated.as_ref().map(|n| revision_2026::answerable(&n.client_caps)).unwrap_or(json!({}));
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);

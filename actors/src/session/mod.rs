@@ -6,7 +6,7 @@
 //!
 //! The actor is split by job: `dispatch` (what each method does), `forward` (the way to the
 //! upstream), `delivery` (streams, backlog, answers), `ui_reads` (`ui://` reads and
-//! subscriptions), `ui_calls` (the `_ui_*` tools), `results` (result shaping),
+//! subscriptions), `ui_tools` (the `_ui_*` tools: definitions, what they do, the calls), `results` (result shaping),
 //! `server_requests` (sampling, elicitation, roots for the host), and `stateless` (the MCP
 //! 2026-07-28 era, one request per session).
 
@@ -20,8 +20,8 @@ mod results;
 mod server_requests;
 mod stateless;
 pub mod table;
-mod ui_calls;
 mod ui_reads;
+pub mod ui_tools;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

@@ -14,6 +14,7 @@ use super::*;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::messages::Status;
+use crate::messages::ToolsDiff;
 use crate::messages::{
     Append, Broadcast, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools,
     UpstreamPort,
@@ -21,10 +22,9 @@ use crate::messages::{
 use crate::messages::{AttachStream, HostEvent, Incoming, ReadUi, ServerRequest, SessionRef, Subscribe, Unregister};
 use crate::page::{PageKind, UiEntry, ENTRY_FORMAT};
 use crate::proxy::router::Router;
-use crate::servers::tool_refresh::ToolsDiff;
 use crate::session::deps::SessionDeps;
+use crate::session::ui_tools;
 use crate::store::ready_pages::ReadyPages;
-use crate::ui_tools;
 
 use crate::test_support::Log;
 

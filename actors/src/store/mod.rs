@@ -5,7 +5,7 @@
 pub mod file_names;
 pub mod learned_shapes;
 pub mod ready_pages;
-pub mod redis_store;
+pub mod redis;
 pub mod refinements;
 pub mod replica_sync;
 pub mod snapshot_file;

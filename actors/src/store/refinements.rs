@@ -17,7 +17,7 @@ pub use crate::messages::Refinement;
 use crate::messages::{Append, Clear, History, RefinementsPort};
 use crate::metrics::Metrics;
 use crate::store::ready_pages::ReadyPages;
-use crate::store::redis_store::{Event, RedisStore};
+use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};
 
 type ByTool = HashMap<String, Vec<Refinement>>;

@@ -19,7 +19,7 @@ use crate::mcp::jsonrpc;
 use crate::mcp::ui_meta::ui_uri;
 use crate::messages::{Broadcast, ForgetLocal, HostEvent};
 use crate::store::ready_pages::ReadyPages;
-use crate::store::redis_store::{Event, RedisStore};
+use crate::store::redis::{Event, RedisStore};
 
 /// Where remote changes land.
 pub struct Targets {

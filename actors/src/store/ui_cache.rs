@@ -16,7 +16,7 @@ use crate::contain;
 use crate::messages::{CachePort, ForgetLocal, Get, InvalidateTool, Put};
 use crate::metrics::Metrics;
 use crate::page::{now_ms, UiEntry, ENTRY_FORMAT};
-use crate::store::redis_store::{self, Event, RedisStore};
+use crate::store::redis::{self, Event, RedisStore};
 
 #[derive(Debug, Clone)]
 pub struct CacheSettings {
@@ -197,7 +197,7 @@ impl Handler<Put> for UiCache {
             mem.insert(p.entry.key.clone(), p.entry.clone()).await;
             if let Some(s) = shared {
                 // Failing here only means the other replicas do not get this page.
-                if let Some(ttl) = redis_store::page_ttl(&p.entry, ttl, now_ms()) {
+                if let Some(ttl) = redis::page_ttl(&p.entry, ttl, now_ms()) {
                     let _ = s.put_page(p.entry.clone(), ttl).await;
                 }
             }

@@ -1,6 +1,7 @@
 //! Upstream transports: each turns an [`UpstreamSpec`] into a [`Link`], a pair of channels that
-//! carry raw JSON-RPC messages to and from the upstream server. The `UpstreamConnection` actor
-//! owns the link; transports know bytes and HTTP, never MCP semantics beyond what framing needs.
+//! carry raw JSON-RPC messages to and from the upstream server. The server's supervisor
+//! (`servers::supervisor`) owns the link; transports know bytes and HTTP, never MCP semantics
+//! beyond what framing needs.
 
 mod error;
 pub mod framing;

@@ -59,13 +59,9 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
             )
         }
     };
-    let body = match edge.read_body(&req, payload).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let msgs = match jsonrpc::parse_body(&body) {
+    let msgs = match edge.read_messages(&req, payload).await {
         Ok(m) => m,
-        Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
+        Err(r) => return r,
     };
     if msgs.len() == 1 {
         if let Kind::Invalid(why) = jsonrpc::kind(&msgs[0]) {

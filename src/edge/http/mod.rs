@@ -46,7 +46,7 @@ pub struct Edge {
     /// `limits.maxSessions`, across /mcp and /sse.
     pub max_sessions: usize,
     /// `cache.type: redis`: the store shared with other replicas (its state is in /readyz).
-    pub shared: Option<mcp_gen_ui_actors::store::redis_store::RedisStore>,
+    pub shared: Option<mcp_gen_ui_actors::store::redis::RedisStore>,
     /// Stateless (2026-07-28) calls: those alive, and those waiting for their host's retry.
     pub stateless: mcp_gen_ui_actors::session::StatelessTables,
 }
@@ -107,6 +107,16 @@ impl Edge {
             body.extend_from_slice(&chunk);
         }
         Ok(body.freeze())
+    }
+}
+
+impl Edge {
+    /// The body's JSON-RPC messages (one, or a batch); `Err` is the response to send (413 over
+    /// the cap, 400 with a parse error).
+    async fn read_messages(&self, req: &HttpRequest, payload: web::Payload) -> Result<Vec<Value>, HttpResponse> {
+        let body = self.read_body(req, payload).await?;
+        jsonrpc::parse_body(&body)
+            .map_err(|why| json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")))
     }
 }
 

@@ -37,6 +37,19 @@ fn method_not_allowed() -> HttpResponse {
     res
 }
 
+/// An answer on an SSE stream. A session's stream starts with a priming event (an id and
+/// empty data, SEP-1699: lets clients resume); a 2026 request's has none (no resumption).
+fn sse_response(session_id: Option<String>, rx: tokio::sync::mpsc::Receiver<Value>, keepalive: std::time::Duration) -> HttpResponse {
+    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let mut res = HttpResponse::Ok();
+    res.insert_header(("cache-control", "no-cache")).insert_header(("x-accel-buffering", "no")).content_type("text/event-stream");
+    let priming = session_id.map(|id| {
+        res.insert_header((SESSION_HEADER, id));
+        format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n")
+    });
+    res.streaming(sse_body(rx, priming, stream_id, keepalive))
+}
+
 fn accepts(req: &HttpRequest, what: &str) -> bool {
     req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
@@ -74,17 +87,13 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     if !ctype.starts_with("application/json") {
         return json_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, code::INVALID_REQUEST, "Content-Type must be application/json");
     }
-    let body = match edge.read_body(&req, payload).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let msgs = match jsonrpc::parse_body(&body) {
+    let msgs = match edge.read_messages(&req, payload).await {
         Ok(m) => m,
-        Err(why) => return json_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")),
+        Err(r) => return r,
     };
     if req.headers().get(SESSION_HEADER).is_none()
         && msgs.len() == 1
-        && revision_2026::is_modern(&msgs[0], header(&req, VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
+        && revision_2026::is_2026_request(&msgs[0], header(&req, VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
     {
         let msg = msgs.into_iter().next().expect("one");
         return post_stateless(&req, &edge, msg).await;
@@ -150,14 +159,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         };
         return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body.to_string());
     }
-    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
-    HttpResponse::Ok()
-        .insert_header((SESSION_HEADER, session_id))
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-accel-buffering", "no"))
-        .content_type("text/event-stream")
-        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
+    sse_response(Some(session_id), rx, edge.sse_keepalive)
 }
 
 /// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
@@ -236,12 +238,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
             ),
         };
     }
-    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    HttpResponse::Ok()
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-accel-buffering", "no"))
-        .content_type("text/event-stream")
-        .streaming(sse_body(rx, None, stream_id, edge.sse_keepalive))
+    sse_response(None, rx, edge.sse_keepalive)
 }
 
 /// A tools/call repeats the arguments its tool marks with `x-mcp-header` in `Mcp-Param-*`
@@ -276,14 +273,7 @@ pub async fn get(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     };
     let (tx, rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx });
-    let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    let priming = format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n");
-    HttpResponse::Ok()
-        .insert_header((SESSION_HEADER, session_id))
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-accel-buffering", "no"))
-        .content_type("text/event-stream")
-        .streaming(sse_body(rx, Some(priming), stream_id, edge.sse_keepalive))
+    sse_response(Some(session_id), rx, edge.sse_keepalive)
 }
 
 pub async fn delete(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {

@@ -1,28 +1,38 @@
 //! Anthropic Messages API (`POST {base}/v1/messages`).
 
-use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{http, post_json, ErrorCode, LlmClient, LlmError, LlmRequest, LlmResponse};
+use super::{Endpoint, ErrorCode, LlmError, LlmRequest, LlmResponse, Wire};
 
-pub struct Anthropic {
-    client: reqwest::Client,
-    base: String,
-    key: String,
-    model: String,
-}
+/// The Messages API wire format.
+#[derive(Default)]
+pub struct Messages;
 
-impl Anthropic {
-    pub const DEFAULT_BASE: &'static str = "https://api.anthropic.com";
-    pub const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
+impl Wire for Messages {
+    const NAME: &'static str = "anthropic";
+    const DEFAULT_BASE: &'static str = "https://api.anthropic.com";
+    const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
 
-    pub fn new(base: Option<&str>, key: String, model: Option<&str>) -> Self {
-        Anthropic {
-            client: http(),
-            base: base.unwrap_or(Self::DEFAULT_BASE).trim_end_matches('/').to_string(),
-            key,
-            model: model.unwrap_or(Self::DEFAULT_MODEL).to_string(),
-        }
+    fn request(&self, ep: &Endpoint, req: &LlmRequest) -> (reqwest::RequestBuilder, Value) {
+        let rb = ep
+            .client
+            .post(format!("{}/v1/messages", ep.base))
+            .header("x-api-key", ep.key.as_deref().unwrap_or_default())
+            .header("anthropic-version", "2023-06-01")
+            .header("x-request-id", &req.request_id);
+        let body = json!({
+            "model": ep.model,
+            "max_tokens": req.max_tokens,
+            "temperature": req.temperature,
+            "system": req.system,
+            "messages": [{"role": "user", "content": req.user}],
+            "metadata": {"user_id": "mcp-gen-ui"},
+        });
+        (rb, body)
+    }
+
+    fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
+        parse(v)
     }
 }
 
@@ -39,39 +49,7 @@ pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
-    Ok(LlmResponse {
-        text,
-        input_tokens: v.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
-        output_tokens: v.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
-    })
-}
-
-impl LlmClient for Anthropic {
-    fn provider(&self) -> &'static str {
-        "anthropic"
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
-        let rb = self
-            .client
-            .post(format!("{}/v1/messages", self.base))
-            .header("x-api-key", &self.key)
-            .header("anthropic-version", "2023-06-01")
-            .header("x-request-id", &req.request_id);
-        let body = json!({
-            "model": self.model,
-            "max_tokens": req.max_tokens,
-            "temperature": req.temperature,
-            "system": req.system,
-            "messages": [{"role": "user", "content": req.user}],
-            "metadata": {"user_id": "mcp-gen-ui"},
-        });
-        Box::pin(async move { parse(&post_json(rb, &body).await?) })
-    }
+    Ok(LlmResponse::with_usage(text, v, "/usage/input_tokens", "/usage/output_tokens"))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! LLM clients. One trait, one file per provider, errors mapped to the seed design's codes so
-//! the generation pipeline decides about retries without knowing any provider.
+//! LLM clients. One trait, one client ([`Provider`]) over one file per wire format, errors
+//! mapped to the seed design's codes so the generation pipeline decides about retries without
+//! knowing any provider. A new provider is a new [`Wire`].
 
 mod anthropic;
 mod errors;
@@ -12,10 +13,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::Serialize;
 
-pub use anthropic::Anthropic;
 pub use errors::{classify_status, parse_retry_after};
-pub use ollama::Ollama;
-pub use openai::OpenAi;
+
+/// Anthropic's Messages API.
+pub type Anthropic = Provider<anthropic::Messages>;
+/// OpenAI's Chat Completions, and any server that speaks it.
+pub type OpenAi = Provider<openai::ChatCompletions>;
+/// Ollama's chat API.
+pub type Ollama = Provider<ollama::Chat>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -83,6 +88,14 @@ pub struct LlmResponse {
     pub output_tokens: u64,
 }
 
+impl LlmResponse {
+    /// `text` with the token counts found at two JSON pointers of the answer (0 when absent).
+    pub(crate) fn with_usage(text: impl Into<String>, answer: &serde_json::Value, input: &str, output: &str) -> Self {
+        let count = |p: &str| answer.pointer(p).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        LlmResponse { text: text.into(), input_tokens: count(input), output_tokens: count(output) }
+    }
+}
+
 /// A provider. `complete` must be cancel-safe: dropping its future drops the HTTP request and
 /// closes the connection, which is how the generation budget is enforced.
 pub trait LlmClient: Send + Sync {
@@ -92,6 +105,69 @@ pub trait LlmClient: Send + Sync {
 }
 
 pub type SharedLlm = Arc<dyn LlmClient>;
+
+/// Where a provider is and who we are to it: shared by every wire format.
+pub struct Endpoint {
+    client: reqwest::Client,
+    base: String,
+    key: Option<String>,
+    model: String,
+}
+
+impl Endpoint {
+    /// `Authorization: Bearer` with the key, when there is one.
+    fn bearer(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.key {
+            Some(k) => rb.bearer_auth(k),
+            None => rb,
+        }
+    }
+}
+
+/// What differs between providers: how a request is built and an answer read. The HTTP
+/// client, the statuses and errors are shared ([`Provider`]).
+pub trait Wire: Send + Sync + 'static {
+    const NAME: &'static str;
+    const DEFAULT_BASE: &'static str;
+    const DEFAULT_MODEL: &'static str;
+    /// The request (URL, headers) and its JSON body.
+    fn request(&self, ep: &Endpoint, req: &LlmRequest) -> (reqwest::RequestBuilder, serde_json::Value);
+    fn parse(answer: &serde_json::Value) -> Result<LlmResponse, LlmError>;
+}
+
+/// A provider: an endpoint spoken to in one wire format.
+pub struct Provider<W> {
+    endpoint: Endpoint,
+    wire: W,
+}
+
+impl<W: Wire + Default> Provider<W> {
+    /// `base` and `model` fall back to the provider's defaults.
+    pub fn new(base: Option<&str>, key: Option<String>, model: Option<&str>) -> Self {
+        let endpoint = Endpoint {
+            client: http(),
+            base: base.unwrap_or(W::DEFAULT_BASE).trim_end_matches('/').to_string(),
+            key,
+            model: model.unwrap_or(W::DEFAULT_MODEL).to_string(),
+        };
+        Provider { endpoint, wire: W::default() }
+    }
+}
+
+impl<W: Wire> LlmClient for Provider<W> {
+    fn provider(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn model(&self) -> &str {
+        &self.endpoint.model
+    }
+
+    fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
+        let (rb, body) = self.wire.request(&self.endpoint, &req);
+        Box::pin(async move { W::parse(&post_json(rb, &body).await?) })
+    }
+}
 
 /// The HTTP client all providers use: no overall timeout (the budget cancels), a connect timeout.
 pub(crate) fn http() -> reqwest::Client {

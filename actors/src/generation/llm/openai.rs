@@ -1,28 +1,35 @@
 //! OpenAI Chat Completions (`POST {base}/chat/completions`), and any server that speaks it.
 
-use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{http, post_json, ErrorCode, LlmClient, LlmError, LlmRequest, LlmResponse};
+use super::{Endpoint, ErrorCode, LlmError, LlmRequest, LlmResponse, Wire};
 
-pub struct OpenAi {
-    client: reqwest::Client,
-    base: String,
-    key: Option<String>,
-    model: String,
-}
+/// The Chat Completions wire format.
+#[derive(Default)]
+pub struct ChatCompletions;
 
-impl OpenAi {
-    pub const DEFAULT_BASE: &'static str = "https://api.openai.com/v1";
-    pub const DEFAULT_MODEL: &'static str = "gpt-4.1";
+impl Wire for ChatCompletions {
+    const NAME: &'static str = "openai";
+    const DEFAULT_BASE: &'static str = "https://api.openai.com/v1";
+    const DEFAULT_MODEL: &'static str = "gpt-4.1";
 
-    pub fn new(base: Option<&str>, key: Option<String>, model: Option<&str>) -> Self {
-        OpenAi {
-            client: http(),
-            base: base.unwrap_or(Self::DEFAULT_BASE).trim_end_matches('/').to_string(),
-            key,
-            model: model.unwrap_or(Self::DEFAULT_MODEL).to_string(),
-        }
+    fn request(&self, ep: &Endpoint, req: &LlmRequest) -> (reqwest::RequestBuilder, Value) {
+        let rb = ep
+            .client
+            .post(format!("{}/chat/completions", ep.base))
+            .header("x-request-id", &req.request_id)
+            .header("X-Client-Request-Id", &req.request_id);
+        let body = json!({
+            "model": ep.model,
+            "temperature": req.temperature,
+            "max_tokens": req.max_tokens,
+            "messages": [{"role": "system", "content": req.system}, {"role": "user", "content": req.user}],
+        });
+        (ep.bearer(rb), body)
+    }
+
+    fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
+        parse(v)
     }
 }
 
@@ -38,39 +45,7 @@ pub(crate) fn parse(v: &Value) -> Result<LlmResponse, LlmError> {
         .pointer("/message/content")
         .and_then(Value::as_str)
         .ok_or_else(|| LlmError::new(ErrorCode::ServerError, "the answer has no message content"))?;
-    Ok(LlmResponse {
-        text: text.to_string(),
-        input_tokens: v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-        output_tokens: v.pointer("/usage/completion_tokens").and_then(Value::as_u64).unwrap_or(0),
-    })
-}
-
-impl LlmClient for OpenAi {
-    fn provider(&self) -> &'static str {
-        "openai"
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
-        let mut rb = self
-            .client
-            .post(format!("{}/chat/completions", self.base))
-            .header("x-request-id", &req.request_id)
-            .header("X-Client-Request-Id", &req.request_id);
-        if let Some(k) = &self.key {
-            rb = rb.bearer_auth(k);
-        }
-        let body = json!({
-            "model": self.model,
-            "temperature": req.temperature,
-            "max_tokens": req.max_tokens,
-            "messages": [{"role": "system", "content": req.system}, {"role": "user", "content": req.user}],
-        });
-        Box::pin(async move { parse(&post_json(rb, &body).await?) })
-    }
+    Ok(LlmResponse::with_usage(text.to_string(), v, "/usage/prompt_tokens", "/usage/completion_tokens"))
 }
 
 #[cfg(test)]

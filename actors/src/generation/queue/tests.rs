@@ -9,8 +9,8 @@ use super::*;
 use crate::generation::pipeline::GenSettings;
 use crate::generation::prompts::Prompts;
 use crate::generation::templates::UiPages;
+use crate::messages::ToolsDiff;
 use crate::metrics::Metrics;
-use crate::servers::tool_refresh::ToolsDiff;
 
 use crate::messages::{Append, Refinement};
 use crate::test_support::Log;

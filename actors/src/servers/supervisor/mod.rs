@@ -25,10 +25,11 @@ pub use handshake::UPSTREAM_PROTOCOL_VERSION;
 
 use crate::contain;
 use crate::mcp::jsonrpc::{self, code};
+use crate::messages::ToolsDiff;
 use crate::messages::{Broadcast, HostEvent, RefreshTools, SessionId, Shutdown, Status, ToolsUpdated, UpstreamPort};
 use crate::metrics::Metrics;
 use crate::proxy::router::Router;
-use crate::servers::tool_refresh::{self, ToolsDiff};
+use crate::servers::tool_refresh;
 use crate::store::ready_pages::ReadyPages;
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamError, UpstreamSpec};
 
@@ -212,7 +213,7 @@ impl ServerSupervisor {
         tracing::info!(component = "upstream", event = "ready", server = %name, tools = self.tools.len(), restarts = self.restarts, "upstream initialized and tools listed");
         // Subscriptions die with the old connection: take them out again.
         self.listen = None;
-        if self.router.upstream_is_modern() {
+        if self.router.upstream_is_2026() {
             self.listen_upstream();
             return;
         }

@@ -72,7 +72,7 @@ impl ServerSupervisor {
     }
 
     pub(super) fn release_upstream(&mut self, uri: &str) {
-        if self.router.upstream_is_modern() {
+        if self.router.upstream_is_2026() {
             self.listen_upstream();
         } else {
             drop(self.router.internal_request("resources/unsubscribe", json!({"uri": uri})));
@@ -139,7 +139,7 @@ impl Handler<Subscribe> for ServerSupervisor {
             return Box::pin(fut::ready(jsonrpc::result(id, json!({}))));
         }
         let held = self.subscriptions.get(&uri).is_some_and(|h| !h.is_empty());
-        if held || self.router.upstream_is_modern() {
+        if held || self.router.upstream_is_2026() {
             self.subscriptions.entry(uri).or_default().insert(s.session);
             if !held {
                 // 2026: subscriptions ride on our one listen stream, opened again with the new set.

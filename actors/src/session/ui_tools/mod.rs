@@ -1,7 +1,9 @@
-//! Pure: the `_ui_*` tools this service adds (seed design 7.1.2): their definitions, and the
-//! checking of their arguments into a typed call. Errors say what is valid.
+//! The `_ui_*` tools this service adds (seed design 7.1.2). Here, pure: their definitions and
+//! the checking of their arguments into a typed call (errors say what is valid); `actions`:
+//! what each does, over the actors' ports; `calls`: a host session answering one.
 
 pub mod actions;
+mod calls;
 
 use serde_json::{json, Value};
 

@@ -11,7 +11,7 @@ use crate::mcp::jsonrpc;
 use crate::mcp::ui_meta::ui_uri;
 use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, Status};
 use crate::session::deps::SessionDeps;
-use crate::ui_tools::{error_result, ok_result, UiCall};
+use crate::session::ui_tools::{error_result, ok_result, UiCall};
 
 async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
     deps.refinements.feedback(tool).await

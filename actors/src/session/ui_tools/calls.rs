@@ -8,15 +8,15 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::{llm_window, Era, HostSession};
 use crate::locks::Recover;
 use crate::mcp::jsonrpc;
 use crate::messages::HostEvent;
-use crate::ui_tools::{self, actions};
+use crate::session::ui_tools::{self, actions};
+use crate::session::{llm_window, Era, HostSession};
 
 impl HostSession {
     /// `_ui_*` tools: answered here (see `ui_tools::actions`), never forwarded.
-    pub(super) fn ui_tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    pub(in crate::session) fn ui_tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let params = jsonrpc::params(&msg).clone();
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -57,7 +57,7 @@ impl HostSession {
 
     /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute),
     /// or says when the next one may be made.
-    pub(super) fn take_llm_call(&mut self) -> Result<(), String> {
+    pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), String> {
         let limit = self.deps.limits.llm_calls_per_minute;
         let now = Instant::now();
         let (who, taken) = match self.era {

@@ -1,0 +1,88 @@
+//! The `generation`, `toolRefresh`, `ui` and `results` sections: how pages are made and shown.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// UI generation.
+pub struct GenerationConfig {
+    /// Wall-clock budget for one generation, all retries included.
+    pub timeout_ms: u64,
+    pub max_retries: u32,
+    pub max_concurrent_generations: usize,
+    /// When set, only these tools get a UI; every tool is still proxied.
+    pub enabled_tools: Option<Vec<String>>,
+    /// light or dark: the theme hint given to the LLM.
+    pub theme: Option<String>,
+    /// A folder with system.hbs, generate.hbs and classify.hbs to use instead of the built-in
+    /// prompts (changing them makes new cache keys).
+    pub prompts_dir: Option<PathBuf>,
+    /// Extra instructions for every generated page (a house style, a language, a brand
+    /// colour). They are the operator's, so they go outside the tool-data fence, and into the
+    /// cache key.
+    pub style_guide: Option<String>,
+    /// Record the shape (keys and JSON types, never values) of the results hosts get from each
+    /// tool, give it to the next generation prompt, and remake a page made before the shape was
+    /// known once, in the background.
+    pub learn_result_shape: bool,
+}
+
+impl Default for GenerationConfig {
+    fn default() -> Self {
+        GenerationConfig {
+            timeout_ms: 15_000,
+            max_retries: 2,
+            max_concurrent_generations: 2,
+            enabled_tools: None,
+            theme: None,
+            prompts_dir: None,
+            style_guide: None,
+            learn_result_shape: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Periodic re-listing of the upstream's tools.
+pub struct ToolRefreshConfig {
+    pub enabled: bool,
+    pub interval_ms: u64,
+}
+
+impl Default for ToolRefreshConfig {
+    fn default() -> Self {
+        ToolRefreshConfig { enabled: false, interval_ms: 300_000 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// How the pages present themselves to hosts (MCP Apps `_meta.ui` of the `ui://` resources).
+pub struct UiConfig {
+    /// A sandbox domain the host requires for this server's pages (some hosts derive one and
+    /// render nothing when it is wrong: set it only when the host asks for it).
+    pub domain: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Shaping {
+    /// Results pass through unchanged.
+    #[default]
+    None,
+    /// `{results, meta_data, returned_file_names, returned_file_contents}` results: the model
+    /// gets results, metadata and file names; the page gets the files (hosts that render MCP
+    /// Apps only; others get the upstream's answer unchanged).
+    Artifacts,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// What this service does with tool results (opt-in; by default they pass through untouched).
+pub struct ResultsConfig {
+    pub shaping: Shaping,
+}

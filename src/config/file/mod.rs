@@ -1,0 +1,131 @@
+//! The configuration file (JSON, camelCase keys), its defaults and its validation. The JSON
+//! Schema shipped as `config.schema.json` is generated from these types (see the test).
+
+mod cache;
+mod generation;
+mod llm;
+mod logging;
+mod server;
+mod upstream;
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use cache::{CacheConfig, CacheType};
+pub use generation::{GenerationConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig};
+pub use llm::{LlmConfig, Provider};
+pub use logging::{LogDestination, LogFormat, LoggingConfig};
+pub use server::{HostTransport, LimitsConfig, ServerConfig};
+pub use upstream::{UpstreamConfig, UpstreamTransport};
+
+/// A configuration error: the field and what to do about it. Exits with status 2.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid configuration: {field}: {message}")]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError { field: field.into(), message: message.into() }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// mcp-gen-ui configuration. Command-line flags override environment variables, which
+/// override this file, which overrides the defaults.
+pub struct Config {
+    #[serde(default)]
+    pub upstream: UpstreamConfig,
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub llm: LlmConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    #[serde(default)]
+    pub generation: GenerationConfig,
+    #[serde(default)]
+    pub logging: LoggingConfig,
+    #[serde(default)]
+    pub tool_refresh: ToolRefreshConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    #[serde(default)]
+    pub results: ResultsConfig,
+    #[serde(default)]
+    pub ui: UiConfig,
+}
+
+/// Parses a config file; errors name the field by its JSON path.
+pub fn parse(text: &str) -> Result<Config, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let field = if path == "." { "(file)".to_string() } else { path };
+        let hint = if inner.to_string().contains("unknown field") {
+            "; remove it or fix its spelling (`mcp-gen-ui --print-config-schema` lists every key)"
+        } else if inner.is_syntax() || inner.is_eof() {
+            "; the file must be valid JSON"
+        } else {
+            ""
+        };
+        ConfigError::new(field, format!("{inner}{hint}"))
+    })
+}
+
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new("--config", format!("cannot read {}: {e}", path.display())))?;
+    parse(&text)
+}
+
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(Config);
+    serde_json::to_string_pretty(&schema).expect("schema serializes") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_schema_matches_the_code() {
+        let shipped = include_str!("../../../config.schema.json");
+        assert_eq!(shipped, schema_json(), "config.schema.json is stale: run `cargo run -- --print-config-schema > config.schema.json`");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = parse(r#"{"upstream": {"comand": "x"}}"#).unwrap_err();
+        assert_eq!(e.field, "upstream.comand");
+        assert!(e.message.contains("spelling"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let e = parse(r#"{"generation": {"timeoutMs": "soon"}}"#).unwrap_err();
+        assert_eq!(e.field, "generation.timeoutMs");
+        let e = parse(r#"{"llm": {"provider": "gpt"}}"#).unwrap_err();
+        assert_eq!(e.field, "llm.provider");
+        assert!(e.message.contains("anthropic"), "lists the valid values: {e}");
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let c = parse(r#"{"upstream": {"command": "node", "args": ["a.js"]}}"#).unwrap();
+        assert_eq!(c.generation.timeout_ms, 15_000);
+        assert_eq!(c.server.listen, "127.0.0.1:8080");
+        assert_eq!(c.cache.max_total_size_bytes, 52_428_800);
+    }
+
+    #[test]
+    fn syntax_errors_say_json() {
+        let e = parse("{").unwrap_err();
+        assert!(e.message.contains("valid JSON"), "{e}");
+    }
+}

@@ -1,0 +1,122 @@
+//! The `server` and `limits` sections: how hosts connect, who may, and what each may hold.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum HostTransport {
+    #[default]
+    Http,
+    Stdio,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// The host side: how hosts reach this service.
+pub struct ServerConfig {
+    /// http (Streamable HTTP at /mcp and legacy SSE at /sse on one port) or stdio.
+    pub transport: HostTransport,
+    /// ADDR:PORT to listen on (http).
+    pub listen: String,
+    /// Origins allowed in the Origin header, besides localhost ones.
+    pub allowed_origins: Vec<String>,
+    /// Hosts allowed in the Host header, besides localhost ones.
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// A Streamable HTTP session idle this long, with no stream open, is closed.
+    pub session_idle_timeout_secs: u64,
+    /// Seconds between keep-alive comments on SSE streams. They keep idle streams open through
+    /// proxies and reveal hosts that went away (a closed legacy SSE session is reaped after
+    /// about two intervals).
+    pub sse_keepalive_secs: u64,
+    /// HTTP worker threads; host sessions live on the worker that opened them. Unset: one per
+    /// CPU.
+    pub workers: Option<usize>,
+    /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
+    /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
+    /// main port and takes the same tokens as /mcp.
+    pub metrics_listen: Option<String>,
+    /// Who may use /mcp, /sse, /messages and /metrics.
+    pub auth: AuthConfig,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            transport: HostTransport::Http,
+            listen: "127.0.0.1:8080".into(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            session_idle_timeout_secs: 1800,
+            sse_keepalive_secs: 15,
+            workers: None,
+            metrics_listen: None,
+            auth: AuthConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Authentication on the HTTP transport: static bearer tokens, OAuth 2.1 access tokens (JWTs),
+/// or both (either is accepted). With none of them, a loopback listener needs no token and any
+/// other listener gets a token generated at start (printed once), unless `disabled`.
+pub struct AuthConfig {
+    /// No authentication at all, even on a non-loopback address. Cannot be combined with
+    /// tokens or OAuth.
+    pub disabled: bool,
+    /// Accepted bearer tokens (prefer `tokensFile` or MCP_GEN_UI_AUTH_TOKEN: they keep tokens
+    /// out of the config file).
+    pub tokens: Vec<String>,
+    /// A file with one accepted token per line (`#` comments and blank lines ignored), read
+    /// again on SIGHUP.
+    pub tokens_file: Option<PathBuf>,
+    /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
+    pub oauth: Option<OAuthConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// This service as an OAuth 2.1 resource server: bearer JWTs signed with RS256, ES256 or
+/// EdDSA by a key of `jwksUrl`, checked for `iss`, `aud`, `exp`, `nbf` and scopes.
+pub struct OAuthConfig {
+    /// The authorization server's issuer identifier: a token's `iss` must equal it; named in
+    /// /.well-known/oauth-protected-resource.
+    pub issuer: Option<String>,
+    /// A token's `aud` must be or include it (usually this server's /mcp URL).
+    pub audience: Option<String>,
+    /// Where the authorization server publishes its signing keys (`jwks_uri`). Fetched once,
+    /// again when a token names an unknown key (at most once a minute).
+    pub jwks_url: Option<String>,
+    /// Every one of these must be in a token's `scope` (space-separated) or `scp` (array).
+    pub required_scopes: Vec<String>,
+    /// This server's resource identifier in the protected-resource metadata (RFC 9728).
+    /// Default: the /mcp URL the request came to.
+    pub resource: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// What one host, or all hosts together, may use. Every refusal is counted in
+/// `mcp_gen_ui_refusals_total{reason}`.
+pub struct LimitsConfig {
+    /// Open sessions across /mcp and /sse; beyond it a new session gets HTTP 503 with
+    /// Retry-After (existing sessions are untouched).
+    pub max_sessions: usize,
+    /// Requests one session may have in flight; the next gets a JSON-RPC error at once.
+    pub max_in_flight_per_session: usize,
+    /// `_ui_refine` and `_ui_regenerate` calls (each one asks the LLM) per session per minute;
+    /// beyond it the call answers an error that says when to retry. 0: no limit.
+    pub llm_calls_per_minute: u32,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig { max_sessions: 1000, max_in_flight_per_session: 64, llm_calls_per_minute: 10 }
+    }
+}

@@ -1,0 +1,144 @@
+//! `server.auth`: static tokens from every source (flags, environment, config, the tokens
+//! file), OAuth from flags over the config file, and `--no-auth`, which excludes both.
+
+use std::path::PathBuf;
+
+use super::{http_url, EnvLookup, Secret};
+use crate::config::cli::Args;
+use crate::config::file::{Config, ConfigError};
+use crate::config::tokens::{check_token, read_tokens_file, StaticToken};
+
+/// Authentication of the HTTP edge, from flags, environment and the config file.
+#[derive(Debug, Clone, Default)]
+pub struct AuthSettings {
+    /// `--no-auth` / `server.auth.disabled`.
+    pub disabled: bool,
+    /// From `--auth-token`, MCP_GEN_UI_AUTH_TOKEN and `server.auth.tokens`, labelled by source.
+    pub tokens: Vec<StaticToken>,
+    pub tokens_file: Option<PathBuf>,
+    /// What the tokens file held at start (it is read again on SIGHUP).
+    pub file_tokens: Vec<StaticToken>,
+    pub oauth: Option<OAuthSettings>,
+}
+
+impl AuthSettings {
+    /// Whether any way in is configured (tokens, a tokens file, OAuth).
+    pub fn configured(&self) -> bool {
+        !self.tokens.is_empty() || self.tokens_file.is_some() || self.oauth.is_some()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OAuthSettings {
+    pub issuer: String,
+    pub audience: String,
+    pub jwks_url: url::Url,
+    pub required_scopes: Vec<String>,
+    pub resource: Option<String>,
+}
+
+/// Tokens from every source (all are accepted), the tokens file, OAuth from flags over the
+/// config file, and `--no-auth`, which cannot be combined with any of them. Errors name the
+/// field and never quote a token.
+pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<AuthSettings, ConfigError> {
+    let mut tokens = Vec::new();
+    let mut add = |label: String, field: &str, t: &str| -> Result<(), ConfigError> {
+        check_token(t).map_err(|why| ConfigError::new(field, format!("the token {why}")))?;
+        if t.len() < 16 {
+            warnings.push(format!("{label}: the token is shorter than 16 characters, which is easy to guess"));
+        }
+        tokens.push(StaticToken { label, value: Secret(t.to_string()) });
+        Ok(())
+    };
+    for (i, t) in args.auth_tokens.iter().enumerate() {
+        add(format!("--auth-token[{i}]"), "--auth-token", t)?;
+    }
+    if let Some(t) = env("MCP_GEN_UI_AUTH_TOKEN").filter(|t| !t.is_empty()) {
+        add("MCP_GEN_UI_AUTH_TOKEN".into(), "MCP_GEN_UI_AUTH_TOKEN", &t)?;
+    }
+    for (i, t) in cfg.server.auth.tokens.iter().enumerate() {
+        add(format!("server.auth.tokens[{i}]"), &format!("server.auth.tokens[{i}]"), t)?;
+    }
+    let tokens_file = cfg.server.auth.tokens_file.clone();
+    let file_tokens = match &tokens_file {
+        Some(path) => {
+            let t = read_tokens_file(path).map_err(|e| ConfigError::new("server.auth.tokensFile", e))?;
+            if t.is_empty() {
+                warnings.push(format!(
+                    "server.auth.tokensFile: {} has no tokens yet: its tokens are accepted after the next SIGHUP",
+                    path.display()
+                ));
+            }
+            t
+        }
+        None => Vec::new(),
+    };
+
+    let flags = [&args.oauth_issuer, &args.oauth_audience, &args.oauth_jwks_url];
+    if flags.iter().any(|f| f.is_some()) {
+        let o = cfg.server.auth.oauth.get_or_insert_with(Default::default);
+        if let Some(v) = &args.oauth_issuer {
+            o.issuer = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_audience {
+            o.audience = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_jwks_url {
+            o.jwks_url = Some(v.clone());
+        }
+    }
+    let oauth = match &cfg.server.auth.oauth {
+        None => None,
+        Some(o) => {
+            let need = |v: &Option<String>, field: &str, flag: &str, what: &str| {
+                v.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+                    ConfigError::new(
+                        format!("server.auth.oauth.{field}"),
+                        format!("is required when OAuth is configured: {what} (or pass {flag})"),
+                    )
+                })
+            };
+            let issuer = need(&o.issuer, "issuer", "--oauth-issuer", "the authorization server's issuer URL, which tokens carry in iss")?;
+            let issuer_field = if args.oauth_issuer.is_some() { "--oauth-issuer" } else { "server.auth.oauth.issuer" };
+            http_url(&issuer, issuer_field)?;
+            let audience = need(
+                &o.audience,
+                "audience",
+                "--oauth-audience",
+                "the audience tokens are issued for (aud), usually this server's /mcp URL",
+            )?;
+            let jwks = need(
+                &o.jwks_url,
+                "jwksUrl",
+                "--oauth-jwks-url",
+                "where the authorization server publishes its signing keys (its jwks_uri)",
+            )?;
+            let jwks_field = if args.oauth_jwks_url.is_some() { "--oauth-jwks-url" } else { "server.auth.oauth.jwksUrl" };
+            let jwks_url = http_url(&jwks, jwks_field)?;
+            if let Some((i, _)) = o.required_scopes.iter().enumerate().find(|(_, s)| s.is_empty() || s.contains(char::is_whitespace)) {
+                return Err(ConfigError::new(
+                    format!("server.auth.oauth.requiredScopes[{i}]"),
+                    "a scope is one word: no spaces, not empty",
+                ));
+            }
+            if let Some(r) = &o.resource {
+                http_url(r, "server.auth.oauth.resource")?;
+            }
+            Some(OAuthSettings { issuer, audience, jwks_url, required_scopes: o.required_scopes.clone(), resource: o.resource.clone() })
+        }
+    };
+    let disabled = args.no_auth || cfg.server.auth.disabled;
+    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth };
+    if disabled && auth.configured() {
+        let field = if args.no_auth { "--no-auth" } else { "server.auth.disabled" };
+        let what = if !auth.tokens.is_empty() {
+            auth.tokens[0].label.split('[').next().unwrap_or("a token").to_string()
+        } else if auth.tokens_file.is_some() {
+            "server.auth.tokensFile".to_string()
+        } else {
+            "OAuth (server.auth.oauth)".to_string()
+        };
+        return Err(ConfigError::new(field, format!("turns authentication off, but {what} is configured: drop one of them")));
+    }
+    Ok(auth)
+}

@@ -1,0 +1,56 @@
+//! `generation` and `ui`: the budget and slots, the style guide (`--prompt`, `--prompt-file`),
+//! the theme, and the sandbox domain passed to hosts.
+
+use super::MAX_TIMEOUT_MS;
+use crate::config::cli::Args;
+use crate::config::file::{Config, ConfigError};
+
+pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
+    if cfg.generation.max_concurrent_generations == 0 {
+        return Err(ConfigError::new("generation.maxConcurrentGenerations", "must be at least 1"));
+    }
+    if !(1..=MAX_TIMEOUT_MS).contains(&cfg.generation.timeout_ms) {
+        return Err(ConfigError::new("generation.timeoutMs", format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
+    }
+    if let Some(text) = &args.prompt {
+        cfg.generation.style_guide = Some(text.clone());
+    }
+    if let Some(path) = &args.prompt_file {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::new("--prompt-file", format!("cannot read {}: {e}", path.display())))?;
+        cfg.generation.style_guide = Some(text);
+    }
+    if let Some(g) = &cfg.generation.style_guide {
+        let field = if args.prompt.is_some() {
+            "--prompt"
+        } else if args.prompt_file.is_some() {
+            "--prompt-file"
+        } else {
+            "generation.styleGuide"
+        };
+        if g.trim().is_empty() {
+            return Err(ConfigError::new(field, "is empty: give the instructions, or leave it out"));
+        }
+        if g.len() > 4000 {
+            return Err(ConfigError::new(
+                field,
+                format!("is {} characters; keep it under 4000 (it is sent with every generation)", g.len()),
+            ));
+        }
+    }
+    if let Some(d) = &cfg.ui.domain {
+        let ok = !d.is_empty() && d.len() <= 253 && d.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
+        if !ok {
+            return Err(ConfigError::new(
+                "ui.domain",
+                format!("{d:?} is not a host name (letters, digits, '.', '-', an optional ':port'; no scheme or path)"),
+            ));
+        }
+    }
+    if let Some(t) = &cfg.generation.theme {
+        if t != "light" && t != "dark" {
+            return Err(ConfigError::new("generation.theme", format!("{t:?} is not light or dark")));
+        }
+    }
+    Ok(())
+}

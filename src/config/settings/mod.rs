@@ -1,0 +1,119 @@
+//! Resolves flags, environment and config file into the settings the service runs with, and
+//! validates them, one section at a time (a file each). Pure: no I/O besides reading the
+//! config file and the files it names.
+
+mod auth;
+mod cache;
+mod generation;
+mod llm;
+mod logging;
+mod server;
+#[cfg(test)]
+mod tests;
+mod upstream;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use mcp_gen_ui_actors::upstream::UpstreamSpec;
+
+use crate::config::cli::Args;
+use crate::config::file::{self as config, Config, ConfigError, HostTransport, LogFormat, Provider};
+pub use crate::config::tokens::Secret;
+pub use auth::{AuthSettings, OAuthSettings};
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub upstream: UpstreamSpec,
+    pub demo: bool,
+    pub host_transport: HostTransport,
+    pub listen: SocketAddr,
+    pub allowed_origins: Vec<String>,
+    pub allowed_hosts: Vec<String>,
+    pub max_body_bytes: usize,
+    pub session_idle_timeout: std::time::Duration,
+    pub sse_keepalive: std::time::Duration,
+    /// HTTP worker threads.
+    pub workers: usize,
+    pub provider: Provider,
+    /// Why this provider: for the startup log.
+    pub provider_reason: String,
+    pub log_level: String,
+    pub log_format: LogFormat,
+    pub log_file: Option<PathBuf>,
+    pub log_stdout: bool,
+    /// Warnings to log once logging is up (a key in the config file, ...).
+    pub warnings: Vec<String>,
+    /// The provider's API key (environment first, then the config file).
+    pub api_key: Option<Secret>,
+    /// `--debug`: where prompts, answers and pages are written.
+    pub debug_dir: Option<PathBuf>,
+    pub export_dir: Option<PathBuf>,
+    /// Who may use the HTTP edge (tokens, OAuth), resolved from every source.
+    pub auth: AuthSettings,
+    /// `--metrics-listen`: a second listener for /metrics and /healthz, without auth.
+    pub metrics_listen: Option<SocketAddr>,
+    pub config: Config,
+}
+
+/// The longest timeout a setting may ask for (24 h, in milliseconds).
+pub(super) const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+/// Reads `KEY` from the process environment; injectable for tests.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
+    let mut cfg = match &args.config {
+        Some(p) => config::load(p)?,
+        None => Config::default(),
+    };
+    let mut warnings = Vec::new();
+    let upstream = upstream::resolve(args, env, &mut cfg, &mut warnings)?;
+    let listener = server::resolve(args, &mut cfg)?;
+    let auth = auth::resolve(args, env, &mut cfg, &mut warnings)?;
+    if cfg.server.transport == HostTransport::Stdio && auth.configured() {
+        warnings.push("tokens and OAuth (server.auth) protect the HTTP transport; with --transport stdio the host that starts the process is trusted and they are not used".into());
+    }
+    let metrics_listen = server::metrics_listen(args, &mut cfg, &listener)?;
+    let llm = llm::resolve(args, env, &mut cfg, &mut warnings)?;
+    cache::resolve(args, &mut cfg)?;
+    logging::resolve(args, &mut cfg)?;
+    generation::resolve(args, &mut cfg)?;
+    let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
+    let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
+    Ok(Settings {
+        upstream,
+        demo,
+        host_transport: cfg.server.transport,
+        listen,
+        allowed_origins: cfg.server.allowed_origins.clone(),
+        allowed_hosts: cfg.server.allowed_hosts.clone(),
+        max_body_bytes: cfg.server.max_body_bytes,
+        session_idle_timeout: std::time::Duration::from_secs(cfg.server.session_idle_timeout_secs),
+        sse_keepalive: std::time::Duration::from_secs(cfg.server.sse_keepalive_secs),
+        workers,
+        provider,
+        provider_reason,
+        log_level: cfg.logging.level.clone(),
+        log_format: cfg.logging.format,
+        log_file: cfg.logging.file.clone(),
+        log_stdout: cfg.logging.destination == config::LogDestination::Stdout,
+        warnings,
+        api_key,
+        debug_dir: args.debug.then(|| cfg.logging.debug_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mcp-gen-ui-debug"))),
+        export_dir: args.export_dir.clone(),
+        auth,
+        metrics_listen,
+        config: cfg,
+    })
+}
+
+/// A full http:// or https:// URL, or an error naming `field`.
+pub(super) fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
+    let u = url::Url::parse(raw)
+        .map_err(|e| ConfigError::new(field, format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(ConfigError::new(field, format!("{raw:?} must use http:// or https://")));
+    }
+    Ok(u)
+}

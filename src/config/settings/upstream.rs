@@ -1,0 +1,129 @@
+//! `upstream`: which server to wrap (flags over the config file), its limits, and the spec the
+//! supervisor connects with.
+
+use mcp_gen_ui_actors::upstream::UpstreamSpec;
+
+use super::{http_url, EnvLookup, MAX_TIMEOUT_MS};
+use crate::config::cli::{Args, UpstreamTransportArg};
+use crate::config::file::{Config, ConfigError, UpstreamTransport};
+
+pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<UpstreamSpec, ConfigError> {
+    let flag_upstream = args.upstream.is_some() || args.upstream_url.is_some();
+    if args.demo && flag_upstream {
+        return Err(ConfigError::new("--demo", "--demo wraps the bundled demo upstream; drop --upstream/--upstream-url, or drop --demo"));
+    }
+    if let Some(cmdline) = &args.upstream {
+        let words = shell_words::split(cmdline).map_err(|e| {
+            ConfigError::new("--upstream", format!("cannot split {cmdline:?} into words: {e}; quote it like a shell command"))
+        })?;
+        let Some((cmd, rest)) = words.split_first() else {
+            return Err(ConfigError::new(
+                "--upstream",
+                "is empty; give the command that starts the MCP server, e.g. --upstream \"npx -y @modelcontextprotocol/server-memory\"",
+            ));
+        };
+        cfg.upstream.command = Some(cmd.clone());
+        cfg.upstream.args = rest.to_vec();
+        cfg.upstream.url = None;
+        cfg.upstream.transport = Some(UpstreamTransport::Stdio);
+    }
+    if let Some(url) = &args.upstream_url {
+        cfg.upstream.url = Some(url.clone());
+        cfg.upstream.command = None;
+        cfg.upstream.transport = Some(UpstreamTransport::StreamableHttp);
+    }
+    if let Some(t) = args.upstream_transport {
+        if args.upstream.is_some() || (cfg.upstream.url.is_none() && cfg.upstream.command.is_some()) {
+            return Err(ConfigError::new(
+                "--upstream-transport",
+                "applies to a remote upstream (--upstream-url); a --upstream command always speaks stdio",
+            ));
+        }
+        cfg.upstream.transport = Some(match t {
+            UpstreamTransportArg::StreamableHttp => UpstreamTransport::StreamableHttp,
+            UpstreamTransportArg::Sse => UpstreamTransport::Sse,
+        });
+    }
+    for h in &args.upstream_headers {
+        let Some((k, v)) = h.split_once(':') else {
+            return Err(ConfigError::new("--upstream-header", format!("{h:?} is not \"Name: value\"")));
+        };
+        cfg.upstream.headers.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    for e in &args.upstream_env {
+        match e.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                cfg.upstream.env.insert(k.to_string(), v.to_string());
+            }
+            None if !e.is_empty() => match env(e) {
+                // KEY alone: this service's own value passes through, as named.
+                Some(v) => {
+                    cfg.upstream.env.insert(e.clone(), v);
+                }
+                None => warnings
+                    .push(format!("--upstream-env {e}: {e} is not set in this service's environment, so the upstream does not get it")),
+            },
+            _ => return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE or KEY"))),
+        }
+    }
+    if let Some(ms) = args.upstream_timeout_ms {
+        cfg.upstream.request_timeout_ms = ms;
+    }
+    // Deadlines are Instant + this: an unbounded value would overflow the clock.
+    let timeout_field = if args.upstream_timeout_ms.is_some() { "--upstream-timeout-ms" } else { "upstream.requestTimeoutMs" };
+    if !(1..=MAX_TIMEOUT_MS).contains(&cfg.upstream.request_timeout_ms) {
+        return Err(ConfigError::new(timeout_field, format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
+    }
+    if cfg.upstream.max_message_bytes < 1024 {
+        return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
+    }
+    let upstream = if args.demo {
+        let exe = std::env::current_exe()
+            .map_err(|e| ConfigError::new("--demo", format!("cannot find this program's own path to start the demo upstream: {e}")))?;
+        UpstreamSpec::Stdio { command: exe.to_string_lossy().into_owned(), args: vec!["demo-upstream".into()], env: Vec::new(), cwd: None }
+    } else {
+        upstream_spec(cfg)?
+    };
+    Ok(upstream)
+}
+
+fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
+    let up = &cfg.upstream;
+    if up.transport.is_none() && up.command.is_none() && up.url.is_none() {
+        return Err(ConfigError::new(
+            "upstream",
+            "no upstream given: pass --upstream \"CMD ARGS\" (stdio), --upstream-url URL (HTTP), --demo, or set upstream.command / upstream.url in the config file",
+        ));
+    }
+    let transport = up.transport.unwrap_or(if up.command.is_some() { UpstreamTransport::Stdio } else { UpstreamTransport::StreamableHttp });
+    match transport {
+        UpstreamTransport::Stdio => {
+            let Some(command) = up.command.clone().filter(|c| !c.trim().is_empty()) else {
+                return Err(ConfigError::new(
+                    "upstream",
+                    "no upstream given: pass --upstream \"CMD ARGS\" (stdio), --upstream-url URL (HTTP), --demo, or set upstream.command / upstream.url in the config file",
+                ));
+            };
+            Ok(UpstreamSpec::Stdio {
+                command,
+                args: up.args.clone(),
+                env: up.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                cwd: up.cwd.clone(),
+            })
+        }
+        t => {
+            let Some(raw) = &up.url else {
+                return Err(ConfigError::new(
+                    "upstream.url",
+                    format!(
+                        "upstream.transport is {} but no URL is given: pass --upstream-url URL or set upstream.url",
+                        if t == UpstreamTransport::Sse { "sse" } else { "streamable-http" }
+                    ),
+                ));
+            };
+            let url = http_url(raw, "upstream.url")?;
+            let headers = up.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Ok(if t == UpstreamTransport::Sse { UpstreamSpec::Sse { url, headers } } else { UpstreamSpec::StreamableHttp { url, headers } })
+        }
+    }
+}
