@@ -7,18 +7,17 @@ use mcp_gen_ui_actors::messages::ReadUi;
 use mcp_gen_ui_actors::proxy::router::READY_WAIT;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
 use mcp_gen_ui_actors::store::file_names::file_stem;
-use serde_json::Value;
 
 pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
-    let status = deps.router.ready(READY_WAIT * 6).await.map_err(std::io::Error::other)?;
+    deps.fleet.settled(READY_WAIT * 6).await.map_err(std::io::Error::other)?;
     std::fs::create_dir_all(dir)?;
     let mut written = 0;
-    for tool in status.tools.iter() {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        if deps.enabled_tools.as_ref().is_some_and(|s| !s.contains(&name)) {
+    for tool in deps.fleet.catalog().tools() {
+        let name = tool.name.clone();
+        if !deps.ui_enabled_for(tool) {
             continue;
         }
-        let read = ReadUi { tool: tool.clone(), request_id: uuid::Uuid::new_v4().simple().to_string(), force: false };
+        let read = ReadUi { tool: (*tool.def).clone(), request_id: uuid::Uuid::new_v4().simple().to_string(), force: false };
         let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;

@@ -5,6 +5,7 @@ mod demo_upstream;
 mod edge;
 mod export;
 mod logging;
+mod upstreams;
 mod wiring;
 
 use std::process::ExitCode;
@@ -13,7 +14,6 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_gen_ui_actors::generation::prompts::Prompts;
-use mcp_gen_ui_actors::messages::Shutdown;
 use mcp_gen_ui_actors::metrics::Metrics;
 
 use crate::config::cli::{Args, Command};
@@ -106,8 +106,12 @@ fn healthcheck(url: &str) -> ExitCode {
 }
 
 async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
-    let metrics = Arc::new(Metrics::new());
+    // One server keeps its series unlabelled; several are labelled by server.
+    let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone());
+    if let Some(file) = settings.upstreams.file.clone() {
+        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults)?;
+    }
     let queue = deps.queue.pending.clone();
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(dir) = &settings.debug_dir {
@@ -116,7 +120,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let result = match (export, settings.host_transport) {
         (Some(dir), _) => export::run(&deps, &dir).await,
         (None, HostTransport::Stdio) => {
-            eprintln!("mcp-gen-ui {}: host transport stdio; upstream {}", env!("CARGO_PKG_VERSION"), settings.upstream.describe());
+            eprintln!("mcp-gen-ui {}: host transport stdio; upstream {}", env!("CARGO_PKG_VERSION"), settings.upstreams.describe());
             // stdin closing ends the session; SIGTERM/SIGINT end it too.
             tokio::select! {
                 _ = edge::stdio::run(deps, settings.max_body_bytes) => {}
@@ -141,7 +145,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         );
     }
     // Closes the child's stdin, waits for it, then kills its process group: no orphans.
-    let _ = upstream.addr.send(Shutdown).await;
+    upstream.servers.lock().await.shutdown().await;
     tracing::info!(component = "main", event = "exit", "mcp-gen-ui stopped");
     result
 }

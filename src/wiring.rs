@@ -5,16 +5,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Addr, Arbiter, Supervisor};
+use actix::Supervisor;
 use mcp_gen_ui_actors::generation::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generation::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::generation::pipeline::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::generation::queue::GenerationQueue;
 use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
+use mcp_gen_ui_actors::mcp::jsonrpc;
+use mcp_gen_ui_actors::messages::HostEvent;
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::proxy::router::Router;
-use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
+use mcp_gen_ui_actors::proxy::hosts::Hosts;
+use mcp_gen_ui_actors::servers::fleet::Fleet;
+use mcp_gen_ui_actors::servers::registry::Registry;
 use mcp_gen_ui_actors::session::deps::{SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::store::ready_pages::ReadyPages;
@@ -22,11 +25,11 @@ use mcp_gen_ui_actors::store::redis::{RedisSettings, RedisStore, LEASE_TTL};
 use mcp_gen_ui_actors::store::refinements::Refinements;
 use mcp_gen_ui_actors::store::replica_sync;
 use mcp_gen_ui_actors::store::ui_cache::{CacheSettings, UiCache};
-use mcp_gen_ui_actors::upstream::LinkLimits;
 
 use crate::config;
 use crate::config::file::Provider;
 use crate::config::settings::Settings;
+use crate::upstreams::ServerSet;
 
 /// The provider client, or None for offline.
 /// The provider client, or None for offline.
@@ -42,11 +45,10 @@ fn llm_client(settings: &Settings) -> Option<SharedLlm> {
     }
 }
 
-/// What `run` keeps besides the sessions' dependencies: the server's supervisor (to shut it
-/// down) and its arbiter (a thread of its own for the link's I/O).
+/// What `run` keeps besides the sessions' dependencies: the running servers (to reload and
+/// shut them down).
 pub struct Upstream {
-    pub addr: Addr<ServerSupervisor>,
-    _arbiter: Arbiter,
+    pub servers: Arc<tokio::sync::Mutex<ServerSet>>,
     /// `cache.type: redis`: the store shared with the other replicas (its health is in /readyz).
     pub shared: Option<RedisStore>,
 }
@@ -76,7 +78,7 @@ fn shared_store(settings: &Settings, metrics: &Arc<Metrics>) -> Option<RedisStor
     }
 }
 
-/// Starts every actor: cache, refinements, generation queue, the server's supervisor.
+/// Starts every actor: cache, refinements, generation queue, the servers' supervisors.
 /// Singletons start once, before any HTTP worker, so every worker shares the same addresses.
 pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> (SessionDeps, Upstream) {
     let cfg = &settings.config;
@@ -145,28 +147,24 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     .with_shared(shared.clone());
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
-    let router = Router::new(Duration::from_millis(cfg.upstream.request_timeout_ms), settings.upstream.describe(), metrics.clone());
-    let connection = ServerSupervisor::new(settings.upstream.clone(), router.clone(), metrics.clone())
-        .with_listener(queue.clone().recipient())
-        .with_pages(pages.clone())
-        .with_limits(LinkLimits { max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX) })
-        .with_refresh_interval(refresh);
-    // Its own thread: the link's reader and writer run there, away from the HTTP workers and
-    // from the System arbiter's generation work.
-    let arbiter = Arbiter::new();
-    let upstream = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| connection);
+    let registry = Registry::new(pages.clone());
+    let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, queue.clone().recipient(), refresh);
+    servers.start_all(settings.upstreams.servers.clone());
     if let Some(s) = &shared {
         // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
-        let targets = replica_sync::Targets {
-            pages: pages.clone(),
-            forget: cache.clone().recipient(),
-            broadcast: ServerSupervisor::port(&upstream).broadcast,
-        };
+        let hosts_fleet = fleet.clone();
+        let page_changed: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |tool: &str| {
+            let Some(uri) = hosts_fleet.catalog().tool(tool).map(|t| t.page.clone()) else { return };
+            let msg = jsonrpc::notification("notifications/resources/updated", serde_json::json!({"uri": uri}));
+            hosts_fleet.broadcast(HostEvent::ResourceUpdated { uri, msg });
+            hosts_fleet.broadcast(HostEvent::UiResourcesChanged);
+        });
+        let targets = replica_sync::Targets { pages: pages.clone(), forget: cache.clone().recipient(), page_changed };
         replica_sync::start(s, targets);
     }
     let deps = SessionDeps {
-        router,
-        upstream: ServerSupervisor::port(&upstream),
+        fleet,
         queue: GenerationQueue::port(&queue),
         refinements: Refinements::port(&refinements),
         sessions: None,
@@ -183,5 +181,5 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
         },
     };
-    (deps, Upstream { addr: upstream, _arbiter: arbiter, shared })
+    (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
 }

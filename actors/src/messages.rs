@@ -189,11 +189,6 @@ pub struct ToolsUpdated {
     pub tools: Arc<Vec<Value>>,
 }
 
-/// Sends an event to every connected host session.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Broadcast(pub HostEvent);
-
 /// A session left: release the upstream subscriptions it held (the upstream side knows which).
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -221,9 +216,9 @@ pub struct Shutdown;
 #[derive(Clone)]
 pub struct UpstreamPort {
     pub refresh: Recipient<RefreshTools>,
-    pub broadcast: Recipient<Broadcast>,
     pub unregister: Recipient<Unregister>,
     pub subscribe: Recipient<Subscribe>,
+    pub shutdown: Recipient<Shutdown>,
 }
 
 // ---------------------------------------------------------------- generation queue

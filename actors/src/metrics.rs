@@ -1,7 +1,9 @@
 //! Prometheus metrics. One registry per process, shared by `Arc`; the families are registered
 //! once here so that names and label sets live in one place.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 
 pub const PREFIX: &str = "mcp_gen_ui";
 
@@ -9,11 +11,14 @@ pub struct Metrics {
     registry: Registry,
     /// Host requests by MCP method and outcome (ok, error, cancelled).
     pub requests: IntCounterVec,
-    /// Upstream round trip by MCP method.
-    pub upstream_latency: HistogramVec,
-    pub upstream_restarts: IntCounter,
+    /// Whether the per-server families carry a `server` label: not with one server behind
+    /// `--upstream` (its series read as they always have), yes with several.
+    per_server: bool,
+    /// Upstream round trip by (server and) MCP method.
+    upstream_latency: HistogramVec,
+    upstream_restarts: IntCounterVec,
     /// 1 while the upstream is initialized and its tools listed.
-    pub upstream_connected: IntGauge,
+    upstream_connected: IntGaugeVec,
     /// Open host sessions by transport (stdio, sse, streamable-http).
     pub host_sessions: IntGaugeVec,
     /// ui:// reads by how the page was made (template, generated, ...).
@@ -32,9 +37,9 @@ pub struct Metrics {
     pub generations_in_flight: IntGauge,
     pub generations_queued: IntGauge,
     /// Lines or events from the upstream that were not JSON-RPC (skipped; the link kept reading).
-    pub upstream_bad_frames: IntCounter,
+    upstream_bad_frames: IntCounterVec,
     /// Upstream requests that ran past `upstream.requestTimeoutMs` (answered with an error, cancelled upstream).
-    pub upstream_timeouts: IntCounter,
+    upstream_timeouts: IntCounterVec,
     /// Singleton actors restarted by their supervisor after they stopped (a contained panic).
     pub actor_restarts: IntCounterVec,
     /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
@@ -116,7 +121,67 @@ const KNOWN_METHODS: &[&str] = &[
 ];
 
 impl Metrics {
+    /// One server behind `--upstream`: the per-server families have no `server` label.
     pub fn new() -> Self {
+        Self::build(false)
+    }
+
+    /// Several servers: the per-server families are labelled by `server`.
+    pub fn per_server() -> Self {
+        Self::build(true)
+    }
+
+    fn server_label<'a>(&self, server: &'a str) -> Vec<&'a str> {
+        if self.per_server {
+            vec![server]
+        } else {
+            Vec::new()
+        }
+    }
+
+    pub fn upstream_restarts(&self, server: &str) -> IntCounter {
+        self.upstream_restarts.with_label_values(&self.server_label(server))
+    }
+
+    pub fn upstream_connected(&self, server: &str) -> IntGauge {
+        self.upstream_connected.with_label_values(&self.server_label(server))
+    }
+
+    pub fn upstream_bad_frames(&self, server: &str) -> IntCounter {
+        self.upstream_bad_frames.with_label_values(&self.server_label(server))
+    }
+
+    pub fn upstream_timeouts(&self, server: &str) -> IntCounter {
+        self.upstream_timeouts.with_label_values(&self.server_label(server))
+    }
+
+    pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
+        let mut labels = self.server_label(server);
+        labels.push(method);
+        self.upstream_latency.with_label_values(&labels)
+    }
+
+    /// Creates a server's series at zero (a server that never connects still shows as 0).
+    pub fn preinit_server(&self, server: &str) {
+        self.upstream_restarts(server);
+        self.upstream_connected(server).set(0);
+        self.upstream_bad_frames(server);
+        self.upstream_timeouts(server);
+    }
+
+    /// Drops a server's series (it was removed from the servers file).
+    pub fn forget_server(&self, server: &str) {
+        if self.per_server {
+            let _ = self.upstream_restarts.remove_label_values(&[server]);
+            let _ = self.upstream_connected.remove_label_values(&[server]);
+            let _ = self.upstream_bad_frames.remove_label_values(&[server]);
+            let _ = self.upstream_timeouts.remove_label_values(&[server]);
+        }
+    }
+
+    fn build(per_server: bool) -> Self {
+        let server: &[&str] = if per_server { &["server"] } else { &[] };
+        let server_method: &[&str] = if per_server { &["server", "method"] } else { &["method"] };
         let registry = Registry::new();
         let requests = IntCounterVec::new(
             Opts::new(format!("{PREFIX}_requests_total"), "Host requests by MCP method and outcome"),
@@ -126,15 +191,19 @@ impl Metrics {
         let upstream_latency = HistogramVec::new(
             HistogramOpts::new(format!("{PREFIX}_upstream_call_duration_seconds"), "Upstream round-trip time by MCP method")
                 .buckets(vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
-            &["method"],
+            server_method,
         )
         .expect("valid metric");
-        let upstream_restarts =
-            IntCounter::new(format!("{PREFIX}_upstream_restarts_total"), "Times the upstream was restarted or reconnected")
-                .expect("valid metric");
-        let upstream_connected =
-            IntGauge::new(format!("{PREFIX}_upstream_connected"), "1 while the upstream is initialized and its tools listed")
-                .expect("valid metric");
+        let upstream_restarts = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_upstream_restarts_total"), "Times the upstream was restarted or reconnected"),
+            server,
+        )
+        .expect("valid metric");
+        let upstream_connected = IntGaugeVec::new(
+            Opts::new(format!("{PREFIX}_upstream_connected"), "1 while the upstream is initialized and its tools listed"),
+            server,
+        )
+        .expect("valid metric");
         let host_sessions =
             IntGaugeVec::new(Opts::new(format!("{PREFIX}_host_sessions"), "Open host sessions by transport"), &["transport"])
                 .expect("valid metric");
@@ -172,14 +241,20 @@ impl Metrics {
             IntGauge::new(format!("{PREFIX}_generations_in_flight"), "Generations holding a concurrency slot").expect("valid metric");
         let generations_queued =
             IntGauge::new(format!("{PREFIX}_generations_queued"), "Generations waiting for a concurrency slot").expect("valid metric");
-        let upstream_bad_frames = IntCounter::new(
-            format!("{PREFIX}_upstream_bad_frames_total"),
-            "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC",
+        let upstream_bad_frames = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_upstream_bad_frames_total"),
+                "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC",
+            ),
+            server,
         )
         .expect("valid metric");
-        let upstream_timeouts = IntCounter::new(
-            format!("{PREFIX}_upstream_timeouts_total"),
-            "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
+        let upstream_timeouts = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_upstream_timeouts_total"),
+                "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
+            ),
+            server,
         )
         .expect("valid metric");
         let actor_restarts = IntCounterVec::new(
@@ -274,8 +349,17 @@ impl Metrics {
         for o in LEASE_WAIT_OUTCOMES {
             lease_waits.with_label_values(&[o]);
         }
+        if !per_server {
+            // One unlabelled series each, present from the start.
+            let none: &[&str] = &[];
+            upstream_restarts.with_label_values(none);
+            upstream_connected.with_label_values(none).set(0);
+            upstream_bad_frames.with_label_values(none);
+            upstream_timeouts.with_label_values(none);
+        }
         Metrics {
             registry,
+            per_server,
             requests,
             upstream_latency,
             upstream_restarts,

@@ -65,6 +65,11 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_UPSTREAM_TIMEOUT_MS", value_name = "MS")]
     pub upstream_timeout_ms: Option<u64>,
 
+    /// Several servers behind one endpoint: a Claude Desktop (mcpServers) or VS Code (servers)
+    /// file, used as it is; read again on SIGHUP and when it changes.
+    #[arg(long, env = "MCP_GEN_UI_SERVERS_FILE", value_name = "FILE")]
+    pub servers_file: Option<PathBuf>,
+
     /// How hosts connect: http (Streamable HTTP /mcp and legacy SSE /sse) or stdio.
     #[arg(long, env = "MCP_GEN_UI_TRANSPORT", value_enum)]
     pub transport: Option<HostTransportArg>,

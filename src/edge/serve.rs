@@ -18,7 +18,6 @@ use crate::shutdown_signal;
 pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>, shared: Option<RedisStore>) -> std::io::Result<()> {
     let sessions = Arc::new(SessionTable::default());
     let edge = edge::http::Edge {
-        router: deps.router.clone(),
         session: SessionDeps { sessions: Some(sessions.clone()), ..deps },
         sessions: sessions.clone(),
         metrics,
@@ -55,7 +54,7 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     println!("  legacy SSE       {base}/sse");
     println!("  preview          {base}/preview");
     println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
-    println!("  upstream         {}{}", settings.upstream.describe(), if settings.demo { " (bundled demo)" } else { "" });
+    println!("  upstream         {}{}", settings.upstreams.describe(), if settings.demo { " (bundled demo)" } else { "" });
     println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(s) = &shared {
         let h = s.health();

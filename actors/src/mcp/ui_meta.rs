@@ -8,6 +8,8 @@ use crate::page::UiEntry;
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 pub const MIME: &str = "text/html;profile=mcp-app";
 pub const SCHEME: &str = "ui://";
+/// The names of the tools this service adds (`_ui_refine`, ...).
+pub const UI_TOOL_PREFIX: &str = "_ui_";
 
 pub fn ui_uri(tool: &str) -> String {
     format!("{SCHEME}{tool}")
@@ -30,13 +32,11 @@ pub fn host_supports_ui(init_params: &Value) -> bool {
     }
 }
 
-/// Adds `_meta.ui.resourceUri` and the flat legacy key, merged into the tool's own `_meta`:
-/// keys the upstream set (visibility, its own resourceUri) win.
-pub fn decorate_tool(tool: &Value) -> Value {
+/// Adds `_meta.ui.resourceUri` (`page`, the tool's page made here) and the flat legacy key,
+/// merged into the tool's own `_meta`: keys the upstream set (visibility, its own resourceUri)
+/// win.
+pub fn decorate_tool(tool: &Value, page: &str) -> Value {
     let mut tool = tool.clone();
-    let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_string) else {
-        return tool;
-    };
     let Some(obj) = tool.as_object_mut() else {
         return tool;
     };
@@ -50,7 +50,7 @@ pub fn decorate_tool(tool: &Value) -> Value {
         *ui = Value::Object(Map::new());
     }
     let ui = ui.as_object_mut().expect("made an object above");
-    let uri = ui.entry("resourceUri").or_insert_with(|| json!(ui_uri(&name))).clone();
+    let uri = ui.entry("resourceUri").or_insert_with(|| json!(page)).clone();
     meta.entry("ui/resourceUri").or_insert(uri);
     tool
 }
@@ -70,12 +70,12 @@ pub fn resource_ui_meta(domain: Option<&str>) -> Value {
     ui
 }
 
-/// The `resources/list` entry for a tool's UI.
-pub fn ui_resource(tool: &Value, domain: Option<&str>) -> Option<Value> {
+/// The `resources/list` entry for a tool's UI (`page`: its URI).
+pub fn ui_resource(tool: &Value, page: &str, domain: Option<&str>) -> Option<Value> {
     let name = tool.get("name")?.as_str()?;
     let title = tool.get("title").and_then(Value::as_str).unwrap_or(name);
     Some(json!({
-        "uri": ui_uri(name),
+        "uri": page,
         "name": format!("{name} UI"),
         "title": format!("{title}: interactive UI"),
         "description": format!("Interactive UI for the {name} tool"),
@@ -140,14 +140,14 @@ mod tests {
         assert_eq!(ui["prefersBorder"], true);
         assert!(ui.get("domain").is_none());
         assert_eq!(resource_ui_meta(Some("abc.example.com"))["domain"], "abc.example.com");
-        let listed = ui_resource(&json!({"name": "t"}), Some("abc.example.com")).unwrap();
+        let listed = ui_resource(&json!({"name": "t"}), "ui://t", Some("abc.example.com")).unwrap();
         assert_eq!(listed["_meta"]["ui"]["domain"], "abc.example.com");
     }
 
     #[test]
     fn decorate_merges_and_keeps_upstream_meta() {
         let t = json!({"name": "a", "_meta": {"x": 1, "ui": {"visibility": ["app"]}}});
-        let d = decorate_tool(&t);
+        let d = decorate_tool(&t, "ui://a");
         assert_eq!(d["_meta"]["x"], 1);
         assert_eq!(d["_meta"]["ui"]["visibility"], json!(["app"]));
         assert_eq!(d["_meta"]["ui"]["resourceUri"], "ui://a");
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn decorate_keeps_upstream_resource_uri() {
         let t = json!({"name": "a", "_meta": {"ui": {"resourceUri": "ui://own/page"}}});
-        let d = decorate_tool(&t);
+        let d = decorate_tool(&t, "ui://a");
         assert_eq!(d["_meta"]["ui"]["resourceUri"], "ui://own/page");
         assert_eq!(d["_meta"]["ui/resourceUri"], "ui://own/page");
     }

@@ -2,6 +2,7 @@
 //! (ids, progress tokens, cancellations, server-to-client requests, deadlines), and the input
 //! rounds of a 2026 upstream.
 
+pub mod hosts;
 pub mod input_rounds;
 pub mod router;
 pub mod routes;

@@ -1,12 +1,11 @@
-//! The proxy path, shared by every thread: host sessions (on the HTTP workers) forward through
-//! it directly, and the upstream link's reader delivers answers and progress through it, so no
-//! single actor's mailbox sits in the middle of every call. It holds the route table (ids,
-//! progress tokens, server-to-client requests; see `routes`), the link's sender, the published
-//! upstream status and the sessions' ports. Locks are held for map operations only, never
+//! The proxy path to one upstream server, shared by every thread: host sessions (on the HTTP
+//! workers) forward through it directly, and the upstream link's reader delivers answers and
+//! progress through it, so no single actor's mailbox sits in the middle of every call. It holds
+//! the route table (ids, progress tokens, server-to-client requests; see `routes`), the link's
+//! sender and the published upstream status; the hosts it answers are the shared [`Hosts`]. Locks are held for map operations only, never
 //! across I/O or an await. The server's supervisor (`servers::supervisor`) keeps supervision:
 //! it connects, initializes, publishes the status, and installs or removes the link here.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
+use crate::proxy::hosts::Hosts;
 use crate::proxy::input_rounds::{self, Asked, InputPath, InputRound};
 use crate::proxy::routes::{Round, Routes};
 use crate::upstream::{LinkTx, SendError, UpstreamError};
@@ -31,7 +31,9 @@ pub struct Router {
     routes: Mutex<Routes<oneshot::Sender<Value>>>,
     link: RwLock<Option<LinkTx>>,
     status: watch::Sender<Arc<Status>>,
-    sessions: RwLock<HashMap<SessionId, SessionPort>>,
+    hosts: Arc<Hosts>,
+    /// The server's name, as metrics label it.
+    server: Arc<str>,
     /// The session that most recently sent a request: where server-to-client requests go when
     /// no request is in flight.
     last_active: Mutex<Option<SessionId>>,
@@ -49,13 +51,14 @@ pub struct Target {
 }
 
 impl Router {
-    pub fn new(request_timeout: Duration, describe: String, metrics: Arc<Metrics>) -> Arc<Self> {
+    pub fn new(server: Arc<str>, request_timeout: Duration, describe: String, hosts: Arc<Hosts>, metrics: Arc<Metrics>) -> Arc<Self> {
         let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
         Arc::new(Router {
             routes: Mutex::new(Routes::with_timeout(request_timeout)),
             link: RwLock::new(None),
             status,
-            sessions: RwLock::new(HashMap::new()),
+            hosts,
+            server,
             last_active: Mutex::new(None),
             metrics,
             upstream_meta: RwLock::new(None),
@@ -89,6 +92,12 @@ impl Router {
                 Err(UpstreamError::NotReady(why))
             }
         }
+    }
+
+    /// Waits (at most `limit`) until the upstream is ready or has failed at least once.
+    pub async fn settled(&self, limit: Duration) {
+        let mut rx = self.status.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(|s| s.ready || s.last_error.is_some())).await;
     }
 
     // ------------------------------------------------------------ the link (installed by the actor)
@@ -183,13 +192,13 @@ impl Router {
 
     // ------------------------------------------------------------ sessions
 
-    pub fn register(&self, session: SessionId, port: SessionPort) {
-        self.sessions.writing().insert(session, port);
+    /// The server's name.
+    pub fn server(&self) -> &Arc<str> {
+        &self.server
     }
 
     /// A session left: its requests are no longer answered.
     pub fn unregister(&self, session: &SessionId) {
-        self.sessions.writing().remove(session);
         let mut last = self.last_active.guard();
         if last.as_ref() == Some(session) {
             *last = None;
@@ -200,17 +209,15 @@ impl Router {
 
     /// Whether `session` is still connected (a session that stopped has left).
     pub fn is_registered(&self, session: &SessionId) -> bool {
-        self.sessions.reading().contains_key(session)
+        self.hosts.contains(session)
     }
 
     pub fn broadcast(&self, ev: HostEvent) {
-        for port in self.sessions.reading().values() {
-            port.event.do_send(ev.clone());
-        }
+        self.hosts.broadcast(ev);
     }
 
     fn port(&self, session: &SessionId) -> Option<SessionPort> {
-        self.sessions.reading().get(session).cloned()
+        self.hosts.port(session)
     }
 
     // ------------------------------------------------------------ host -> upstream
@@ -299,7 +306,7 @@ impl Router {
             );
             return;
         };
-        self.metrics.upstream_latency.with_label_values(&[method_label(&p.method)]).observe(p.started.elapsed().as_secs_f64());
+        self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
         let _ = p.reply.send(msg);
     }
 
@@ -386,7 +393,7 @@ impl Router {
         let timeout = self.timeout();
         let expired = self.routes().expired(Instant::now());
         for e in expired {
-            self.metrics.upstream_timeouts.inc();
+            self.metrics.upstream_timeouts(&self.server).inc();
             tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");
             let reason = format!(
                 "the upstream did not answer {} within {} ms (upstream.requestTimeoutMs); the request was cancelled",

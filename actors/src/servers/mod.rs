@@ -1,5 +1,10 @@
 //! The upstream servers: one supervisor each (connect, handshake, restart with backoff, the
 //! tool registry, subscriptions held for hosts).
 
+pub mod catalog;
+pub mod fleet;
+pub mod listing;
+pub mod names;
+pub mod registry;
 pub mod supervisor;
 pub mod tool_refresh;

@@ -5,9 +5,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::messages::{QueuePort, RefinementsPort, UpstreamPort};
+use crate::messages::{QueuePort, RefinementsPort};
 use crate::metrics::Metrics;
-use crate::proxy::router::Router;
+use crate::servers::catalog::ExposedTool;
+use crate::servers::fleet::Fleet;
 use crate::session::table::SessionTable;
 use crate::store::learned_shapes::LearnedShapes;
 use crate::store::ready_pages::ReadyPages;
@@ -16,8 +17,8 @@ use crate::store::ready_pages::ReadyPages;
 /// immutable settings, nothing with state of its own.
 #[derive(Clone)]
 pub struct SessionDeps {
-    pub router: Arc<Router>,
-    pub upstream: UpstreamPort,
+    /// The upstream servers, their routers and the catalog of their tools.
+    pub fleet: Arc<Fleet>,
     pub queue: QueuePort,
     pub refinements: RefinementsPort,
     /// The edge's table of HTTP sessions (the session leaves it when it stops).
@@ -47,9 +48,10 @@ impl SessionDeps {
         self.enabled_tools.as_ref().is_none_or(|set| set.contains(name))
     }
 
-    /// [`SessionDeps::ui_enabled`] for a tool as the upstream lists it.
-    pub fn ui_enabled_for(&self, tool: &serde_json::Value) -> bool {
-        self.ui_enabled(tool.get("name").and_then(serde_json::Value::as_str).unwrap_or_default())
+    /// Whether a tool hosts see gets a page: its server's `enabledTools` and
+    /// `generation.enabledTools` both allow it.
+    pub fn ui_enabled_for(&self, tool: &ExposedTool) -> bool {
+        tool.ui && self.ui_enabled(&tool.name)
     }
 }
 

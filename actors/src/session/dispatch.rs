@@ -8,7 +8,6 @@ use std::time::Instant;
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use super::ui_reads::upstream_has;
 use super::{Era, HostSession, InFlight, Negotiated, HOST_PROTOCOL_VERSIONS};
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::mcp::{revision_2026, ui_meta};
@@ -50,8 +49,10 @@ impl HostSession {
             return self.refuse(sink, jsonrpc::error(id, code::LIMITED, why));
         }
         tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
-        self.in_flight
-            .insert(key, InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now() });
+        self.in_flight.insert(
+            key,
+            InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now(), server: None },
+        );
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
@@ -72,20 +73,21 @@ impl HostSession {
         match method.as_str() {
             "initialize" => self.initialize(ctx, msg),
             "tools/list" => self.tools_list(ctx, id),
-            "resources/list" => self.resources_list(ctx, msg),
-            "resources/templates/list" => self.forward_if_capable(ctx, msg, "resources", json!({"resourceTemplates": []})),
-            "resources/read" => self.resources_read(ctx, msg),
-            "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
             "tools/call"
                 if self.ui()
                     && jsonrpc::params(&msg).get("name").and_then(Value::as_str).is_some_and(|n| n.starts_with(ui_tools::PREFIX)) =>
             {
                 self.ui_tool_call(ctx, msg)
             }
-            "tools/call" if self.deps.shape_artifacts || self.deps.shapes.is_some() => self.tool_call(ctx, msg),
-            // A 2026 upstream has neither: a session host's keep-alive and log level are
-            // answered here (log messages then come only with a request that asks for them).
-            "ping" | "logging/setLevel" if self.deps.router.upstream_is_2026() => self.answer(jsonrpc::result(id, json!({}))),
+            "tools/call" => self.tool_call(ctx, msg),
+            "resources/list" => self.resources_list(ctx, msg),
+            "resources/templates/list" => self.gathered_list(ctx, msg, "resources", "resourceTemplates"),
+            "prompts/list" => self.gathered_list(ctx, msg, "prompts", "prompts"),
+            "resources/read" => self.resources_read(ctx, msg),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
+            "prompts/get" => self.prompt_get(ctx, msg),
+            "completion/complete" => self.complete(ctx, msg),
+            "ping" | "logging/setLevel" => self.keepalive_or_level(ctx, msg),
             "server/discover" => {
                 // The 2026-07-28 stateless handshake: answer "not found" so that clients in
                 // auto mode fall back to initialize, which this proxy speaks.
@@ -93,6 +95,23 @@ impl HostSession {
             }
             _ => self.forward(ctx, msg),
         }
+    }
+
+    /// `ping` and `logging/setLevel`. One server of the session era answers them itself; a 2026
+    /// upstream has neither, and several servers have one each: then they are answered here
+    /// (log messages then come only with a request that asks for them), a level being passed
+    /// on to every session-era server.
+    fn keepalive_or_level(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        if let Some(single) = self.deps.fleet.single().filter(|s| !s.router.upstream_is_2026()) {
+            return self.forward_to(ctx, single, msg);
+        }
+        if jsonrpc::method(&msg) == Some("logging/setLevel") {
+            for s in self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && !s.router.upstream_is_2026()) {
+                drop(s.router.internal_request("logging/setLevel", jsonrpc::params(&msg).clone()));
+            }
+        }
+        self.answer(jsonrpc::result(id, json!({})));
     }
 
     pub(super) fn on_notification(&mut self, msg: Value) {
@@ -103,14 +122,21 @@ impl HostSession {
                     Some(call) => call.cancellation(msg),
                     None => msg,
                 };
-                if let Some(req) = msg.pointer("/params/requestId") {
-                    if let Some(f) = self.in_flight.remove(&jsonrpc::id_key(req)) {
-                        self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
-                    }
+                let Some(f) = msg.pointer("/params/requestId").and_then(|req| self.in_flight.remove(&jsonrpc::id_key(req))) else {
+                    return;
+                };
+                self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
+                // Only the server the request went to has heard of it.
+                if let Some(server) = f.server {
+                    server.router.forward_notification(&self.id, msg);
                 }
-                self.deps.router.forward_notification(&self.id, msg);
             }
-            _ => self.deps.router.forward_notification(&self.id, msg),
+            // The host's roots and the like concern every server.
+            _ => {
+                for s in self.deps.fleet.servers().iter() {
+                    s.router.forward_notification(&self.id, msg.clone());
+                }
+            }
         }
     }
 
@@ -138,16 +164,15 @@ impl HostSession {
         self.flags.streams.store(asks, Ordering::Relaxed);
         self.flags.ui.store(ui, Ordering::Relaxed);
         self.negotiated = Some(Negotiated { ui, client_caps });
-        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
-            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
-            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), ui);
+        self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
+            let fleet = &act.deps.fleet;
             let mut result = json!({
                 "protocolVersion": version,
-                "capabilities": caps,
-                "serverInfo": init.get("serverInfo").cloned().unwrap_or(json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")})),
+                "capabilities": ui_meta::merge_capabilities(&fleet.capabilities(), ui),
+                "serverInfo": fleet.server_info(),
             });
-            if let Some(instr) = init.get("instructions") {
-                result["instructions"] = instr.clone();
+            if let Some(instr) = fleet.instructions() {
+                result["instructions"] = instr;
             }
             act.answer(jsonrpc::result(id, result));
         });
@@ -155,66 +180,11 @@ impl HostSession {
 
     /// `server/discover` (2026-07-28): what initialize would have said, for a stateless host.
     pub(super) fn discover(&mut self, ctx: &mut Context<Self>, id: Value) {
-        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
-            let init = status.init.as_deref().cloned().unwrap_or(json!({}));
-            let caps = ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), act.ui());
-            let result = revision_2026::discover_result(caps, &act.server_info(), init.get("instructions"));
+        self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
+            let fleet = &act.deps.fleet;
+            let caps = ui_meta::merge_capabilities(&fleet.capabilities(), act.ui());
+            let result = revision_2026::discover_result(caps, &fleet.server_info(), fleet.instructions().as_ref());
             act.answer(jsonrpc::result(id, result));
-        });
-    }
-
-    pub(super) fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
-        self.with_status(ctx, id.clone(), move |act, _ctx, status| {
-            let ui = act.ui();
-            let mut tools: Vec<Value> =
-                status.tools.iter().map(|t| if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(t) } else { t.clone() }).collect();
-            if ui {
-                tools.extend(ui_tools::definitions());
-            }
-            act.answer(jsonrpc::result(id, json!({"tools": tools})));
-        });
-    }
-
-    pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        self.with_status(ctx, id.clone(), move |act, ctx, status| {
-            let ours: Vec<Value> = if act.ui() {
-                let domain = act.deps.ui_domain.clone();
-                status
-                    .tools
-                    .iter()
-                    .filter(|t| act.deps.ui_enabled_for(t))
-                    .filter_map(|t| ui_meta::ui_resource(t, domain.as_deref()))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if !upstream_has(&status, "resources") {
-                act.answer(jsonrpc::result(id, json!({"resources": ours})));
-                return;
-            }
-            act.forward_then(ctx, msg, move |act, _ctx, mut answer| {
-                // Ours go on the last page, so that paging clients see each exactly once.
-                let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
-                if last_page {
-                    if let Some(list) = answer.pointer_mut("/result/resources").and_then(Value::as_array_mut) {
-                        list.extend(ours);
-                    }
-                }
-                act.answer(answer);
-            });
-        });
-    }
-
-    /// Forwards when the upstream declared `capability`; otherwise answers `empty` itself.
-    pub(super) fn forward_if_capable(&mut self, ctx: &mut Context<Self>, msg: Value, capability: &'static str, empty: Value) {
-        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        self.with_status(ctx, id.clone(), move |act, ctx, status| {
-            if upstream_has(&status, capability) {
-                act.forward(ctx, msg);
-            } else {
-                act.answer(jsonrpc::result(id, empty));
-            }
         });
     }
 }

@@ -1,5 +1,5 @@
-//! The way to the upstream: a request goes through the shared router (waiting, bounded, for
-//! an upstream that is (re)starting), and its answer comes back to the session.
+//! The way to an upstream server: a request goes through that server's router (waiting,
+//! bounded, for a server that is (re)starting), and its answer comes back to the session.
 
 use std::sync::Arc;
 
@@ -9,31 +9,51 @@ use serde_json::{json, Value};
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
-use crate::messages::Status;
 use crate::proxy::router::READY_WAIT;
+use crate::servers::catalog::Catalog;
+use crate::servers::fleet::Server;
+use crate::upstream::UpstreamError;
 
 impl HostSession {
-    /// Forwards a request upstream. Its route is registered before this returns (so a
-    /// cancellation right behind it finds it); while the upstream (re)starts it waits, bounded,
-    /// and is not sent at all if the host cancelled it meanwhile.
+    /// Forwards a request to the one server behind `--upstream`. With several servers a
+    /// request that names none of them cannot be routed, and says so.
     pub(super) fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        self.forward_then(ctx, msg, |act, _ctx, answer| act.answer(answer));
+        match self.deps.fleet.single() {
+            Some(server) => self.forward_to(ctx, server, msg),
+            None => {
+                let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+                let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
+                let why = format!("{method} names no server, and several servers are behind this endpoint: it cannot be routed");
+                self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
+            }
+        }
     }
 
-    /// [`HostSession::forward`] with what to do with the answer (not called when cancelled).
-    pub(super) fn forward_then(
+    /// Forwards a request to `server`. Its route is registered before this returns (so a
+    /// cancellation right behind it finds it); while the server (re)starts it waits, bounded,
+    /// and is not sent at all if the host cancelled it meanwhile.
+    pub(super) fn forward_to(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, msg: Value) {
+        self.forward_to_then(ctx, server, msg, |act, _ctx, answer| act.answer(answer));
+    }
+
+    /// [`HostSession::forward_to`] with what to do with the answer (not called when cancelled).
+    pub(super) fn forward_to_then(
         &mut self,
         ctx: &mut Context<Self>,
+        server: Arc<Server>,
         mut msg: Value,
         then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static,
     ) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        if self.deps.router.upstream_is_2026() {
+        if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&id)) {
+            f.server = Some(server.clone());
+        }
+        if server.router.upstream_is_2026() {
             // A 2026 upstream asks only what this host can answer.
             let caps = self.negotiated.as_ref().map(|n| revision_2026::answerable(&n.client_caps)).unwrap_or(json!({}));
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);
         }
-        match self.deps.router.try_forward(&self.id, msg) {
+        match server.router.try_forward(&self.id, msg) {
             Ok(rx) => {
                 ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| {
                     if let Ok(answer) = answer {
@@ -42,35 +62,50 @@ impl HostSession {
                 }));
             }
             Err(msg) => {
-                let router = self.deps.router.clone();
+                let router = server.router.clone();
                 ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| {
                     if !act.in_flight.contains_key(&jsonrpc::id_key(&id)) {
-                        return; // cancelled while the upstream was starting
+                        return; // cancelled while the server was starting
                     }
                     match res {
-                        Ok(_) => act.forward_then(ctx, msg, then),
-                        Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+                        Ok(_) => act.forward_to_then(ctx, server, msg, then),
+                        Err(why) => {
+                            let why = act.naming_server(&server, why);
+                            act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly")));
+                        }
                     }
                 }));
             }
         }
     }
 
-    /// Runs `then` with the upstream's status once it is ready, or answers the error.
-    pub(super) fn with_status(
+    /// An upstream error as a host reads it: with several servers, it names the server and
+    /// its state.
+    pub(super) fn naming_server(&self, server: &Server, why: UpstreamError) -> String {
+        match self.deps.fleet.single() {
+            Some(_) => why.to_string(),
+            None => format!("server {} is {}: {why}", server.name, server.state()),
+        }
+    }
+
+    /// Runs `then` with the catalog once the servers can be listed (see `Fleet::settled`), or
+    /// answers the error.
+    pub(super) fn with_catalog(
         &mut self,
         ctx: &mut Context<Self>,
         id: Value,
-        then: impl FnOnce(&mut Self, &mut Context<Self>, Arc<Status>) + 'static,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, Arc<Catalog>) + 'static,
     ) {
-        let status = self.deps.router.status();
-        if status.ready {
-            return then(self, ctx, status); // the usual case: no wait, no hop
+        let fleet = self.deps.fleet.clone();
+        let ready = fleet.single().map_or_else(|| fleet.servers().iter().all(|s| s.router.status().ready), |s| s.router.status().ready);
+        if ready {
+            return then(self, ctx, fleet.catalog()); // the usual case: no wait, no hop
         }
-        let router = self.deps.router.clone();
-        ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| match res {
-            Ok(status) => then(act, ctx, status),
-            Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+        ctx.spawn(async move { fleet.settled(READY_WAIT).await.map(|_| fleet.catalog()) }.into_actor(self).map(move |res, act, ctx| {
+            match res {
+                Ok(catalog) => then(act, ctx, catalog),
+                Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+            }
         }));
     }
 

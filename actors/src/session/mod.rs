@@ -14,9 +14,11 @@ mod delivery;
 pub mod deps;
 mod dispatch;
 mod forward;
+mod lists;
 pub mod llm_window;
 pub mod outlet;
 mod results;
+mod routing;
 mod server_requests;
 mod stateless;
 pub mod table;
@@ -33,8 +35,9 @@ use tokio::sync::oneshot;
 
 use crate::mcp::jsonrpc;
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
-use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef, Unregister};
+use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef};
 use crate::metrics::Metrics;
+use crate::servers::fleet::Server;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
 pub use stateless::{session_for as stateless_session_for, StatelessTables};
@@ -80,6 +83,8 @@ struct InFlight {
     sink: Option<Outlet>,
     request_id: String,
     started: Instant,
+    /// The server it went to (its cancellation goes there too).
+    server: Option<Arc<Server>>,
 }
 
 pub struct HostSession {
@@ -192,7 +197,7 @@ impl Actor for HostSession {
         self.metrics.host_sessions.with_label_values(&[self.label()]).inc();
         let addr = ctx.address();
         self.self_addr = Some(addr.clone());
-        self.deps.router.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
+        self.deps.fleet.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
         match self.era {
             // One call: checked often, since a host that hangs up means "cancel".
             Era::Stateless(_) => drop(ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx))),
@@ -205,8 +210,7 @@ impl Actor for HostSession {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.metrics.host_sessions.with_label_values(&[self.label()]).dec();
-        self.deps.router.unregister(&self.id);
-        self.deps.upstream.unregister.do_send(Unregister { session: self.id.clone() });
+        self.deps.fleet.unregister(&self.id);
         if let Some(t) = &self.deps.sessions {
             t.remove(&self.id);
         }

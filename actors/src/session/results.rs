@@ -8,41 +8,44 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::HostSession;
-use crate::mcp::{jsonrpc, result_shape};
-use crate::messages::{Broadcast, HostEvent, Peek, ReadUi};
+use crate::mcp::result_shape;
+use crate::messages::{HostEvent, Peek, ReadUi};
 use crate::store::learned_shapes::LearnedShapes;
 
 impl HostSession {
-    /// A tools/call whose result this service looks at (`results.shaping`,
-    /// `generation.learnResultShape`); otherwise calls are forwarded untouched.
-    pub(super) fn tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let name = jsonrpc::params(&msg).get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        self.forward_then(ctx, msg, move |act, ctx, mut answer| {
-            if let Some(result) = answer.get("result") {
-                // Only tools the upstream lists: a host may call any name, and the table must
-                // not grow with made-up ones.
-                let listed = || act.deps.router.status().tool(&name).is_some();
-                let shapes = act.deps.shapes.clone().filter(|_| listed());
-                if let (Some(shapes), Some(obj)) = (shapes, result_shape::result_object(result)) {
-                    if shapes.learn(&name, &result_shape::shape_of(&obj)) {
-                        act.remake_with_shape(ctx, name.clone(), shapes);
-                    }
-                }
-                if act.deps.shape_artifacts && act.ui() {
-                    if let Some(shaped) = result_shape::shape_artifacts(result) {
-                        answer["result"] = shaped;
-                    }
+    /// Whether this service looks at tool results at all (`results.shaping`,
+    /// `generation.learnResultShape`); otherwise they pass untouched.
+    pub(super) fn shapes_results(&self) -> bool {
+        self.deps.shape_artifacts || self.deps.shapes.is_some()
+    }
+
+    /// The answer to a call of the tool hosts know as `name`, shaped: its result's shape
+    /// learnt, its file artifacts moved to the page (UI hosts).
+    pub(super) fn shaped(&mut self, ctx: &mut Context<Self>, name: &str, mut answer: Value) -> Value {
+        if let Some(result) = answer.get("result") {
+            // Only tools the catalog lists: a host may call any name, and the table must not
+            // grow with made-up ones.
+            let listed = || self.deps.fleet.catalog().tool(name).is_some();
+            let shapes = self.deps.shapes.clone().filter(|_| listed());
+            if let (Some(shapes), Some(obj)) = (shapes, result_shape::result_object(result)) {
+                if shapes.learn(name, &result_shape::shape_of(&obj)) {
+                    self.remake_with_shape(ctx, name.to_string(), shapes);
                 }
             }
-            act.answer(answer);
-        });
+            if self.deps.shape_artifacts && self.ui() {
+                if let Some(shaped) = result_shape::shape_artifacts(result) {
+                    answer["result"] = shaped;
+                }
+            }
+        }
+        answer
     }
 
     /// A tool's results taught something new: its page, if one was made before, is made again
     /// with the shape, in the background, once per tool revision.
     pub(super) fn remake_with_shape(&mut self, ctx: &mut Context<Self>, name: String, shapes: Arc<LearnedShapes>) {
-        let status = self.deps.router.status();
-        let Some(tool) = status.tool(&name).filter(|t| self.deps.ui_enabled_for(t)).cloned() else {
+        let catalog = self.deps.fleet.catalog();
+        let Some(tool) = catalog.tool(&name).filter(|t| self.deps.ui_enabled_for(t)).map(|t| (*t.def).clone()) else {
             return;
         };
         let deps = self.deps.clone();
@@ -64,7 +67,7 @@ impl HostSession {
             tracing::info!(component = "host_session", event = "shape_remake", tool_name = %name, "remaking a page with the result shape learnt for its tool");
             let request_id = uuid::Uuid::new_v4().simple().to_string();
             let _ = deps.queue.read.send(ReadUi { tool, request_id, force: true }).await;
-            deps.upstream.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+            deps.fleet.broadcast(HostEvent::UiResourcesChanged);
         };
         ctx.spawn(fut.into_actor(self));
     }

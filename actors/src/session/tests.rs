@@ -16,12 +16,15 @@ use crate::mcp::ui_meta;
 use crate::messages::Status;
 use crate::messages::ToolsDiff;
 use crate::messages::{
-    Append, Broadcast, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools,
-    UpstreamPort,
+    Append, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools, UpstreamPort,
 };
-use crate::messages::{AttachStream, HostEvent, Incoming, ReadUi, ServerRequest, SessionRef, Subscribe, Unregister};
+use crate::messages::{AttachStream, HostEvent, Incoming, ReadUi, ServerRequest, SessionRef, Shutdown, Subscribe, Unregister};
 use crate::page::{PageKind, UiEntry, ENTRY_FORMAT};
+use crate::proxy::hosts::Hosts;
 use crate::proxy::router::Router;
+use crate::servers::catalog::Naming;
+use crate::servers::fleet::{Fleet, Server};
+use crate::servers::registry::Registry;
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools;
 use crate::store::ready_pages::ReadyPages;
@@ -165,11 +168,11 @@ impl Handler<RefreshTools> for FakeUpstream {
     }
 }
 
-impl Handler<Broadcast> for FakeUpstream {
+impl Handler<Shutdown> for FakeUpstream {
     type Result = ();
 
-    fn handle(&mut self, _: Broadcast, _ctx: &mut Self::Context) {
-        self.log.push("broadcast".into());
+    fn handle(&mut self, _: Shutdown, _ctx: &mut Self::Context) {
+        self.log.push("shutdown".into());
     }
 }
 
@@ -212,7 +215,8 @@ impl Fixture {
     fn new(gated: bool) -> Self {
         let log = Log::default();
         let metrics = Arc::new(Metrics::new());
-        let router = Router::new(Duration::from_secs(60), "fake upstream".into(), metrics.clone());
+        let hosts = Arc::new(Hosts::default());
+        let router = Router::new(Arc::from("default"), Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone());
         router.publish(Status {
             ready: true,
             tools: Arc::new(upstream_tools()),
@@ -225,14 +229,19 @@ impl Fixture {
         let refinements = FakeRefinements { log: log.clone(), history }.start();
         let upstream = FakeUpstream { log: log.clone() }.start();
         let pages = ReadyPages::new();
+        let registry = Registry::new(Some(pages.clone()));
+        registry.add_server(Arc::from("default"), Naming::Bare, Arc::default(), 0);
+        registry.set_tools("default", Arc::new(upstream_tools()));
+        let fleet = Fleet::new(hosts, registry);
+        let port = UpstreamPort {
+            refresh: upstream.clone().recipient(),
+            unregister: upstream.clone().recipient(),
+            subscribe: upstream.clone().recipient(),
+            shutdown: upstream.recipient(),
+        };
+        fleet.insert(Arc::new(Server { name: Arc::from("default"), naming: Naming::Bare, router: router.clone(), port, required: true }));
         let deps = SessionDeps {
-            router: router.clone(),
-            upstream: UpstreamPort {
-                refresh: upstream.clone().recipient(),
-                broadcast: upstream.clone().recipient(),
-                unregister: upstream.clone().recipient(),
-                subscribe: upstream.recipient(),
-            },
+            fleet,
             queue: QueuePort {
                 read: queue.clone().recipient(),
                 peek: queue.clone().recipient(),

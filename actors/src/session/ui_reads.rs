@@ -7,78 +7,95 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use super::deps::SessionDeps;
+use super::lists::upstream_has;
+use super::routing::with_uris_out;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
-use crate::messages::{ReadUi, Status, Subscribe};
+use crate::messages::{ReadUi, Subscribe};
+use crate::servers::catalog::ExposedTool;
 use crate::store::ready_pages::Hit;
 
 /// The ready result of `uri`'s page, when a UI host may be given it without asking anyone: the
-/// upstream is up, still lists the tool, and the tool has a UI. The one place that decides it.
+/// tool's server is up and the catalog still lists the tool with a page. The one place that
+/// decides it.
 pub fn ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
-    let tool = ui_meta::tool_of_uri(uri)?;
-    let status = deps.router.status();
-    if !status.ready || !status.tool(tool).is_some_and(|t| deps.ui_enabled_for(t)) {
+    let catalog = deps.fleet.catalog();
+    let tool = catalog.by_page(uri).filter(|t| deps.ui_enabled_for(t))?;
+    if !deps.fleet.by_name(&tool.server)?.router.status().ready {
         return None;
     }
-    deps.pages.as_ref()?.get(tool)
+    deps.pages.as_ref()?.get(&tool.name)
 }
 
 impl HostSession {
     pub(super) fn resources_read(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-        let Some(tool_name) = ui_meta::tool_of_uri(&uri).map(str::to_string) else {
-            self.forward(ctx, msg);
-            return;
-        };
-        self.with_status(ctx, id.clone(), move |act, ctx, status| {
-            match status.tool(&tool_name).cloned() {
-                Some(tool) if act.ui() && act.deps.ui_enabled_for(&tool) => {
-                    // The usual read: the page is ready, answered here without a hop.
-                    if let Some(hit) = ready_page(&act.deps, &uri) {
-                        act.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
-                        act.metrics.cache_hits.inc();
-                        return act.answer(jsonrpc::result(id, (*hit.result).clone()));
-                    }
-                    let pages = act.deps.pages.clone();
-                    let rev = pages.as_ref().map(|p| p.revision(&tool_name)).unwrap_or(0);
-                    let read = act.deps.queue.read.send(ReadUi { tool, request_id: act.request_id_of(&id), force: false });
-                    ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
-                        Ok(entry) => {
-                            act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
-                            let result = ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref());
-                            if let Some(p) = pages {
-                                p.store(&tool_name, rev, result.clone(), entry.kind.as_str(), entry.expires_at);
-                            }
-                            act.answer(jsonrpc::result(id, result));
-                        }
-                        Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
-                    }));
-                }
-                _ if upstream_has(&status, "resources") => {
-                    // Not one of ours (or a plain host): the upstream may serve its own ui://.
-                    act.forward_then(ctx, msg, move |act, _ctx, answer| {
-                        if let Some(err) = answer.get("error") {
-                            act.answer(not_found(id, &uri, Some(err.clone())));
-                        } else {
-                            act.answer(answer);
-                        }
-                    });
-                }
-                _ => act.answer(not_found(id, &uri, None)),
+        self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
+            let tool = catalog.by_page(&uri).cloned();
+            match tool {
+                Some(t) if act.ui() && act.deps.ui_enabled_for(&t) => act.read_page(ctx, id, uri, t),
+                Some(t) if !act.ui() => act.answer(no_ui_extension(id, &uri, &t.name)),
+                _ => act.read_upstream(ctx, msg, tool.is_some()),
             }
         });
     }
 
-    pub(super) fn subscription(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    /// A page made here: ready, or through the generation queue (then kept ready).
+    fn read_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
+        // The usual read: the page is ready, answered here without a hop.
+        if let Some(hit) = ready_page(&self.deps, &uri) {
+            self.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
+            self.metrics.cache_hits.inc();
+            return self.answer(jsonrpc::result(id, (*hit.result).clone()));
+        }
+        let pages = self.deps.pages.clone();
+        let rev = pages.as_ref().map(|p| p.revision(&tool.name)).unwrap_or(0);
+        let read = self.deps.queue.read.send(ReadUi { tool: (*tool.def).clone(), request_id: self.request_id_of(&id), force: false });
+        ctx.spawn(read.into_actor(self).map(move |res, act, _| match res {
+            Ok(entry) => {
+                act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
+                let result = ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref());
+                if let Some(p) = pages {
+                    p.store(&tool.name, rev, result.clone(), entry.kind.as_str(), entry.expires_at);
+                }
+                act.answer(jsonrpc::result(id, result));
+            }
+            Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
+        }));
+    }
+
+    /// Not a page made here: the server's own resource. A `ui://` one may be a server's own
+    /// app; when the server has none, the error says so (`tool_known`: a tool has that page,
+    /// but not with a UI for this host).
+    fn read_upstream(&mut self, ctx: &mut Context<Self>, mut msg: Value, tool_known: bool) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
+        let is_ui = ui_meta::tool_of_uri(&uri).is_some();
+        let server = match self.resource_route(&mut msg) {
+            Ok(s) => s,
+            Err(_) if is_ui => return self.answer(not_found(id, &uri, None, tool_known)),
+            Err(e) => return self.answer(e),
+        };
+        if is_ui && !upstream_has(&server.router, "resources") {
+            return self.answer(not_found(id, &uri, None, tool_known));
+        }
+        let naming = server.naming.clone();
+        self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| match answer.get("error") {
+            Some(err) if is_ui => act.answer(not_found(id, &uri, Some(err.clone()), tool_known)),
+            _ => act.answer(with_uris_out(&naming, answer)),
+        });
+    }
+
+    pub(super) fn subscription(&mut self, ctx: &mut Context<Self>, mut msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let subscribe = jsonrpc::method(&msg) == Some("resources/subscribe");
         let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
             self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
             return;
         };
-        if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
+        if self.ui() && self.is_our_page(&uri) {
             if subscribe {
                 self.ui_subscriptions.insert(uri);
             } else {
@@ -92,7 +109,11 @@ impl HostSession {
             self.answer(jsonrpc::result(id, json!({})));
             return;
         }
-        let fut = self.deps.upstream.subscribe.send(Subscribe { session: self.id.clone(), msg });
+        let server = match self.resource_route(&mut msg) {
+            Ok(s) => s,
+            Err(e) => return self.answer(e),
+        };
+        let fut = server.port.subscribe.send(Subscribe { session: self.id.clone(), msg });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             let Ok(answer) = res else { return };
             if answer.is_null() {
@@ -108,14 +129,16 @@ impl HostSession {
             act.answer(answer);
         }));
     }
+
+    /// Whether `uri` is (or, with one server, looks like) a page made here.
+    pub(super) fn is_our_page(&self, uri: &str) -> bool {
+        self.deps.fleet.catalog().by_page(uri).is_some() || (self.deps.fleet.single().is_some() && ui_meta::tool_of_uri(uri).is_some())
+    }
 }
 
-pub(super) fn upstream_has(status: &Status, capability: &str) -> bool {
-    status.init.as_ref().and_then(|i| i.pointer(&format!("/capabilities/{capability}"))).is_some_and(|c| !c.is_null())
-}
-
-fn not_found(id: Value, uri: &str, upstream_error: Option<Value>) -> Value {
+fn not_found(id: Value, uri: &str, upstream_error: Option<Value>, tool_known: bool) -> Value {
     let msg = match ui_meta::tool_of_uri(uri) {
+        Some(_) if tool_known => format!("resource not found: {uri} (its tool has no UI page: generation.enabledTools leaves it out)"),
         Some(tool) => format!("resource not found: {uri} (the upstream has no tool named {tool:?}; tools/list shows the valid ones)"),
         None => format!("resource not found: {uri}"),
     };
@@ -124,4 +147,16 @@ fn not_found(id: Value, uri: &str, upstream_error: Option<Value>) -> Value {
         data["upstreamError"] = e;
     }
     jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, data)
+}
+
+/// A host that did not declare the MCP Apps extension read a page: the tool exists, the page is
+/// for hosts that render MCP Apps.
+fn no_ui_extension(id: Value, uri: &str, tool: &str) -> Value {
+    let msg = format!(
+        "resource not found: {uri} is the UI page of the tool {tool:?}, served only to sessions that declare the {} extension (capabilities.extensions[\"{}\"] = {{\"mimeTypes\": [\"{}\"]}} in initialize, or in a 2026-07-28 request's client capabilities)",
+        ui_meta::EXTENSION,
+        ui_meta::EXTENSION,
+        ui_meta::MIME
+    );
+    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, json!({"uri": uri}))
 }

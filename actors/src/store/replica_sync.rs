@@ -12,12 +12,9 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::mcp::jsonrpc;
-use crate::mcp::ui_meta::ui_uri;
-use crate::messages::{Broadcast, ForgetLocal, HostEvent};
+use crate::messages::ForgetLocal;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 
@@ -25,7 +22,8 @@ use crate::store::redis::{Event, RedisStore};
 pub struct Targets {
     pub pages: Option<Arc<ReadyPages>>,
     pub forget: actix::Recipient<ForgetLocal>,
-    pub broadcast: actix::Recipient<Broadcast>,
+    /// Tells every connected host that the page of the tool it names changed.
+    pub page_changed: Arc<dyn Fn(&str) + Send + Sync>,
 }
 
 /// Starts applying other replicas' events (needs a Tokio runtime).
@@ -62,10 +60,7 @@ fn apply(me: &str, t: &Targets, ev: Event) {
             t.forget.do_send(ForgetLocal { tool_name: tool.clone(), key: Some(key) });
             invalidate(&tool);
             if forced {
-                let uri = ui_uri(&tool);
-                let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
-                t.broadcast.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
-                t.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+                (t.page_changed)(&tool);
             }
         }
         Event::Resubscribed => {

@@ -6,6 +6,7 @@ mod generation;
 mod llm;
 mod logging;
 mod server;
+mod servers;
 mod upstream;
 
 use std::path::Path;
@@ -18,6 +19,7 @@ pub use generation::{GenerationConfig, ResultsConfig, Shaping, ToolRefreshConfig
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};
+pub use servers::ServerEntryConfig;
 pub use upstream::{UpstreamConfig, UpstreamTransport};
 
 /// A configuration error: the field and what to do about it. Exits with status 2.
@@ -59,6 +61,13 @@ pub struct Config {
     pub results: ResultsConfig,
     #[serde(default)]
     pub ui: UiConfig,
+    /// Several upstream servers behind one endpoint, by name (instead of `upstream`). Each is a
+    /// Claude Desktop or VS Code entry as it is, plus fields of mcp-gen-ui's own.
+    #[schemars(with = "Option<std::collections::BTreeMap<String, ServerEntryConfig>>")]
+    pub servers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A Claude Desktop (`mcpServers`) or VS Code (`servers`) file of servers to run behind one
+    /// endpoint, read again on SIGHUP and when it changes (instead of `upstream`).
+    pub servers_file: Option<std::path::PathBuf>,
 }
 
 /// Parses a config file; errors name the field by its JSON path.

@@ -8,6 +8,7 @@ mod generation;
 mod llm;
 mod logging;
 mod server;
+pub mod servers;
 #[cfg(test)]
 mod tests;
 mod upstream;
@@ -15,16 +16,39 @@ mod upstream;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use mcp_gen_ui_actors::upstream::UpstreamSpec;
-
 use crate::config::cli::Args;
 use crate::config::file::{self as config, Config, ConfigError, HostTransport, LogFormat, Provider};
 pub use crate::config::tokens::Secret;
 pub use auth::{AuthSettings, OAuthSettings};
 
+/// The upstream servers and how hosts see their names.
+#[derive(Debug, Clone)]
+pub struct Upstreams {
+    pub servers: Vec<servers::ServerSettings>,
+    /// One server behind `--upstream`, `--upstream-url`, `--demo` or `upstream`: its names and
+    /// URIs pass unchanged. Otherwise names are `<server>__<tool>`.
+    pub bare: bool,
+    /// The servers file, read again on SIGHUP and when it changes.
+    pub file: Option<PathBuf>,
+    /// What every entry of the servers file falls back to.
+    pub defaults: servers::Defaults,
+}
+
+impl Upstreams {
+    /// What logs and start-up lines say of them (never arguments, paths or credentials).
+    pub fn describe(&self) -> String {
+        match (self.bare, self.servers.as_slice()) {
+            (true, [one]) => one.spec.describe(),
+            _ => {
+                format!("{} servers ({})", self.servers.len(), self.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "))
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub upstream: UpstreamSpec,
+    pub upstreams: Upstreams,
     pub demo: bool,
     pub host_transport: HostTransport,
     pub listen: SocketAddr,
@@ -68,7 +92,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         None => Config::default(),
     };
     let mut warnings = Vec::new();
-    let upstream = upstream::resolve(args, env, &mut cfg, &mut warnings)?;
+    let upstreams = upstreams(args, env, &mut cfg, &mut warnings)?;
     let listener = server::resolve(args, &mut cfg)?;
     let auth = auth::resolve(args, env, &mut cfg, &mut warnings)?;
     if cfg.server.transport == HostTransport::Stdio && auth.configured() {
@@ -82,7 +106,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
     Ok(Settings {
-        upstream,
+        upstreams,
         demo,
         host_transport: cfg.server.transport,
         listen,
@@ -106,6 +130,62 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         metrics_listen,
         config: cfg,
     })
+}
+
+/// One server (`--upstream`, `--upstream-url`, `--demo`, `upstream`), or several (the servers
+/// file, `servers`): never both.
+fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<Upstreams, ConfigError> {
+    if let Some(f) = &args.servers_file {
+        cfg.servers_file = Some(f.clone());
+    }
+    let one =
+        args.upstream.is_some() || args.upstream_url.is_some() || args.demo || cfg.upstream.command.is_some() || cfg.upstream.url.is_some();
+    let many = cfg.servers_file.is_some() || cfg.servers.is_some();
+    let field = if args.servers_file.is_some() {
+        "--servers-file"
+    } else if cfg.servers_file.is_some() {
+        "serversFile"
+    } else {
+        "servers"
+    };
+    if many && one {
+        return Err(ConfigError::new(
+            field,
+            "runs several servers, and --upstream, --upstream-url, --demo or the upstream section runs one: give one or the other",
+        ));
+    }
+    if cfg.servers_file.is_some() && cfg.servers.is_some() {
+        return Err(ConfigError::new(field, "the servers come from a file or from the servers section: give one of them"));
+    }
+    // The one upstream's checks and limits apply either way (they are the servers' defaults).
+    let spec = if many { None } else { Some(upstream::resolve(args, env, cfg, warnings)?) };
+    upstream::limits(args, cfg)?;
+    let defaults =
+        servers::Defaults { request_timeout_ms: cfg.upstream.request_timeout_ms, max_message_bytes: cfg.upstream.max_message_bytes };
+    if let Some(spec) = spec {
+        let one = servers::ServerSettings {
+            name: "default".into(),
+            prefix: "default".into(),
+            spec,
+            request_timeout: std::time::Duration::from_millis(cfg.upstream.request_timeout_ms),
+            max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX),
+            curation: Default::default(),
+            required: true,
+        };
+        return Ok(Upstreams { servers: vec![one], bare: true, file: None, defaults });
+    }
+    let (list, more) = match (&cfg.servers_file, &cfg.servers) {
+        (Some(file), _) => {
+            servers::read_file(file, env, defaults).map_err(|e| ConfigError::new(field, format!("{}: {}", e.field, e.message)))?
+        }
+        (None, Some(map)) => servers::resolve(map, "servers", env, defaults, None)?,
+        (None, None) => unreachable!("many means one of them is set"),
+    };
+    warnings.extend(more);
+    if list.is_empty() {
+        return Err(ConfigError::new(field, "lists no server that is not disabled: nothing to serve"));
+    }
+    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), defaults })
 }
 
 /// A full http:// or https:// URL, or an error naming `field`.

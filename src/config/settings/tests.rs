@@ -19,10 +19,10 @@ fn no_env(_: &str) -> Option<String> {
 #[test]
 fn stdio_upstream_is_shell_split() {
     let s = resolve(&args(&["--upstream", "node 'my server.js' --x"]), &no_env).unwrap();
-    match s.upstream {
+    match &s.upstreams.servers[0].spec {
         UpstreamSpec::Stdio { command, args, .. } => {
             assert_eq!(command, "node");
-            assert_eq!(args, vec!["my server.js", "--x"]);
+            assert_eq!(args, &vec!["my server.js", "--x"]);
         }
         other => panic!("{other:?}"),
     }
@@ -186,6 +186,6 @@ fn redis_needs_a_url_and_never_quotes_it() {
 #[test]
 fn sse_transport_applies_to_urls_only() {
     let s = resolve(&args(&["--upstream-url", "http://127.0.0.1:1/sse", "--upstream-transport", "sse"]), &no_env).unwrap();
-    assert!(matches!(s.upstream, UpstreamSpec::Sse { .. }));
+    assert!(matches!(s.upstreams.servers[0].spec, UpstreamSpec::Sse { .. }));
     assert_eq!(resolve(&args(&["--upstream", "x", "--upstream-transport", "sse"]), &no_env).unwrap_err().field, "--upstream-transport");
 }

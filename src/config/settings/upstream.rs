@@ -48,7 +48,11 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
         let Some((k, v)) = h.split_once(':') else {
             return Err(ConfigError::new("--upstream-header", format!("{h:?} is not \"Name: value\"")));
         };
+        check_header("--upstream-header", k.trim(), v.trim())?;
         cfg.upstream.headers.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    for (k, v) in &cfg.upstream.headers {
+        check_header(&format!("upstream.headers.{k}"), k, v)?;
     }
     for e in &args.upstream_env {
         match e.split_once('=') {
@@ -66,6 +70,18 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
             _ => return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE or KEY"))),
         }
     }
+    let upstream = if args.demo {
+        let exe = std::env::current_exe()
+            .map_err(|e| ConfigError::new("--demo", format!("cannot find this program's own path to start the demo upstream: {e}")))?;
+        UpstreamSpec::Stdio { command: exe.to_string_lossy().into_owned(), args: vec!["demo-upstream".into()], env: Vec::new(), cwd: None }
+    } else {
+        upstream_spec(cfg)?
+    };
+    Ok(upstream)
+}
+
+/// The upstream's request timeout and message bound (every server's defaults).
+pub(super) fn limits(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     if let Some(ms) = args.upstream_timeout_ms {
         cfg.upstream.request_timeout_ms = ms;
     }
@@ -77,14 +93,7 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
     if cfg.upstream.max_message_bytes < 1024 {
         return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
     }
-    let upstream = if args.demo {
-        let exe = std::env::current_exe()
-            .map_err(|e| ConfigError::new("--demo", format!("cannot find this program's own path to start the demo upstream: {e}")))?;
-        UpstreamSpec::Stdio { command: exe.to_string_lossy().into_owned(), args: vec!["demo-upstream".into()], env: Vec::new(), cwd: None }
-    } else {
-        upstream_spec(cfg)?
-    };
-    Ok(upstream)
+    Ok(())
 }
 
 fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
@@ -126,4 +135,20 @@ fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
             Ok(if t == UpstreamTransport::Sse { UpstreamSpec::Sse { url, headers } } else { UpstreamSpec::StreamableHttp { url, headers } })
         }
     }
+}
+
+/// A header this service can send: a valid name, and a value without line breaks or other
+/// control characters (such a value would fail every connection, long after start). The
+/// error never quotes the value (it may be a credential).
+pub(super) fn check_header(field: &str, name: &str, value: &str) -> Result<(), ConfigError> {
+    if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(ConfigError::new(field, format!("{name:?} is not a valid HTTP header name (letters, digits and -)")));
+    }
+    if reqwest::header::HeaderValue::from_str(value).is_err() {
+        return Err(ConfigError::new(
+            field,
+            "the value holds a line break or another control character, which no HTTP header may carry: remove it",
+        ));
+    }
+    Ok(())
 }

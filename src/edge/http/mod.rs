@@ -23,19 +23,18 @@ use mcp_gen_ui_actors::mcp::jsonrpc::{self, code};
 use mcp_gen_ui_actors::mcp::sse;
 use mcp_gen_ui_actors::messages::SessionRef;
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::proxy::router::Router;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
 use mcp_gen_ui_actors::session::table::SessionTable;
 use mcp_gen_ui_actors::session::{HostSession, Transport};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// Shared handles: every handler gets the same router, session table and settings.
+/// Shared handles: every handler gets the same session table, session dependencies (the
+/// servers among them) and settings.
 #[derive(Clone)]
 pub struct Edge {
     /// What sessions opened here get (its `sessions` is this edge's table).
     pub session: SessionDeps,
-    pub router: Arc<Router>,
     pub sessions: Arc<SessionTable>,
     pub metrics: Arc<Metrics>,
     pub allowed_hosts: Arc<Vec<String>>,

@@ -1,7 +1,8 @@
 //! Operations endpoints: liveness, readiness, Prometheus metrics.
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
+use mcp_gen_ui_actors::servers::fleet::Server;
+use serde_json::{json, Value};
 
 use super::Edge;
 
@@ -9,22 +10,49 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Ready = the upstream is initialized and its tools are listed. A shared cache (Redis) that
-/// is down does not make a replica unready (it serves on its own meanwhile): `redis.status`
-/// says "degraded" and why.
-pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
-    let s = edge.router.status();
-    let mut body = if s.ready {
-        // Which protocol revision the upstream was found to speak (2026-07-28: stateless).
-        let protocol = s.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(serde_json::Value::Null);
-        json!({"status": "ready", "upstream": s.describe, "protocol": protocol, "tools": s.tools.len(), "restarts": s.restarts})
+/// One server's state: what it is, the protocol revision it was found to speak (2026-07-28:
+/// stateless), its tools, its restarts and its last error.
+fn server_state(s: &Server) -> Value {
+    let status = s.router.status();
+    let protocol = status.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(Value::Null);
+    let mut v =
+        json!({"name": &*s.name, "state": s.state(), "upstream": status.describe, "required": s.required, "restarts": status.restarts});
+    if status.ready {
+        v["protocol"] = protocol;
+        v["tools"] = json!(status.tools.len());
     } else {
-        json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})
+        v["error"] = json!(status.last_error);
+    }
+    v
+}
+
+/// Ready = every required server is initialized and its tools are listed (with one server
+/// behind `--upstream`, that one; the body keeps its fields at the top as well). A shared cache
+/// (Redis) that is down does not make a replica unready (it serves on its own meanwhile):
+/// `redis.status` says "degraded" and why.
+pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
+    let fleet = &edge.session.fleet;
+    let servers = fleet.servers();
+    let ready = servers.iter().filter(|s| s.required).all(|s| s.router.status().ready) && !servers.is_empty();
+    let list: Vec<Value> = servers.iter().map(|s| server_state(s)).collect();
+    let mut body = match fleet.single() {
+        Some(one) => {
+            let s = one.router.status();
+            let mut b = if s.ready {
+                let protocol = s.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(Value::Null);
+                json!({"status": "ready", "upstream": s.describe, "protocol": protocol, "tools": s.tools.len(), "restarts": s.restarts})
+            } else {
+                json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})
+            };
+            b["servers"] = json!(list);
+            b
+        }
+        None => json!({"status": if ready { "ready" } else { "not ready" }, "servers": list, "tools": fleet.catalog().tools().len()}),
     };
     if let Some(shared) = &edge.shared {
         body["redis"] = serde_json::to_value(shared.health()).unwrap_or_default();
     }
-    if s.ready {
+    if ready {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)

@@ -249,8 +249,8 @@ fn check_param_headers(req: &HttpRequest, edge: &Edge, msg: &Value) -> Result<()
     }
     let p = jsonrpc::params(msg);
     let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-    let status = edge.router.status();
-    let Some(schema) = status.tool(name).and_then(|t| t.get("inputSchema")) else {
+    let catalog = edge.session.fleet.catalog();
+    let Some(schema) = catalog.tool(name).and_then(|t| t.def.get("inputSchema")) else {
         return Ok(()); // not an upstream tool (ours, or unknown: the call itself will say)
     };
     param_headers::check(schema, p.get("arguments").unwrap_or(&Value::Null), |n| header(req, n).map(str::to_string))

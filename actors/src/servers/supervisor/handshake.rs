@@ -11,15 +11,14 @@ use super::{ServerSupervisor, State};
 use crate::mcp::jsonrpc;
 use crate::mcp::revision_2026;
 use crate::proxy::router::Router;
+use crate::servers::listing::{await_result, list_all};
 use crate::upstream::{UpstreamError, UpstreamSpec};
 
 /// The protocol revision we ask the upstream for; it may answer with another it supports.
 pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
-const INIT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const INIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A session-era upstream may ignore a method it does not know rather than refuse it.
 const DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
-/// Pages of `tools/list` followed before the upstream is taken to page forever.
-const MAX_PAGES: usize = 1000;
 
 impl ServerSupervisor {
     /// server/discover (MCP 2026-07-28), else initialize -> notifications/initialized; then
@@ -105,43 +104,7 @@ async fn discover(router: &Router) -> Option<Value> {
     Some(init)
 }
 
-/// The result of a request of ours, or why there is none.
-async fn await_result(rx: tokio::sync::oneshot::Receiver<Value>, limit: Duration, what: &'static str) -> Result<Value, UpstreamError> {
-    let msg = match tokio::time::timeout(limit, rx).await {
-        Err(_) => return Err(UpstreamError::Timeout { what, limit }),
-        Ok(Err(_)) => return Err(UpstreamError::ClosedDuring { what }),
-        Ok(Ok(m)) => m,
-    };
-    if let Some(err) = msg.get("error") {
-        let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
-        let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-        return Err(UpstreamError::Remote { what, code, message });
-    }
-    Ok(msg.get("result").cloned().unwrap_or(Value::Null))
-}
-
 /// Every page of `tools/list`. A server without tools (no capability) has an empty list.
 pub(super) async fn list_all_tools(router: &Router) -> Result<Vec<Value>, UpstreamError> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<Value> = None;
-    for _ in 0..MAX_PAGES {
-        let params = match &cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        let rx = router.internal_request("tools/list", params);
-        let res = match await_result(rx, INIT_TIMEOUT, "tools/list").await {
-            Ok(r) => r,
-            Err(e) if e.is_method_not_found() => return Ok(tools),
-            Err(e) => return Err(e),
-        };
-        if let Some(page) = res.get("tools").and_then(Value::as_array) {
-            tools.extend(page.iter().cloned());
-        }
-        match res.get("nextCursor") {
-            Some(c) if !c.is_null() => cursor = Some(c.clone()),
-            _ => return Ok(tools),
-        }
-    }
-    Err(UpstreamError::Protocol(format!("the upstream's tools/list paging did not end after {MAX_PAGES} pages")))
+    list_all(router, "tools/list", "tools", INIT_TIMEOUT).await
 }

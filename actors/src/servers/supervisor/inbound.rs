@@ -13,6 +13,7 @@ use super::{LinkMsg, ServerSupervisor};
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::messages::{HostEvent, ServerRequest};
 use crate::proxy::router::Router;
+use crate::servers::catalog::Naming;
 use crate::upstream::LinkEvent;
 
 impl ServerSupervisor {
@@ -23,7 +24,7 @@ impl ServerSupervisor {
             Kind::Request => self.on_server_request(ctx, msg, stream_of),
             Kind::Notification => self.on_notification(ctx, msg, stream_of),
             Kind::Invalid(why) => {
-                self.metrics.upstream_bad_frames.inc();
+                self.metrics.upstream_bad_frames(&self.name).inc();
                 tracing::warn!(component = "upstream", event = "invalid_message", error = %why, "upstream sent an invalid JSON-RPC message; ignored")
             }
         }
@@ -69,20 +70,39 @@ impl ServerSupervisor {
             "notifications/progress" => self.router.on_progress(&msg),
             // A log message on a request's stream is that request's host's (the only way a
             // 2026 host hears logs); others go to every host, as before.
-            "notifications/message" if stream_of.as_ref().is_some_and(|up| self.router.notify_host_of(up, &msg)) => {}
+            "notifications/message"
+                if stream_of.as_ref().is_some_and(|up| self.router.notify_host_of(up, &self.with_logger(msg.clone()))) => {}
             "notifications/cancelled" => self.router.on_server_request_cancelled(&msg),
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
             "notifications/resources/updated" => {
-                let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg: without_subscription(msg) });
+                let mut msg = without_subscription(msg);
+                let uri = self.naming.uri_out(msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default());
+                if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                    p.insert("uri".into(), json!(uri));
+                }
+                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg });
             }
             // Our own listen stream says what it honours; nothing for hosts.
             "notifications/subscriptions/acknowledged" => {
                 tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
             }
             m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::Notify { msg: without_subscription(msg), related: None }),
+            "notifications/message" => self.router.broadcast(HostEvent::Notify { msg: self.with_logger(msg), related: None }),
             _ => self.router.broadcast(HostEvent::Notify { msg, related: None }),
         }
+    }
+
+    /// A log message as hosts see it: with several servers, its logger names the server
+    /// (`<server>` or `<server>/<logger>`).
+    fn with_logger(&self, mut msg: Value) -> Value {
+        if let (Naming::Prefixed(p), Some(params)) = (&self.naming, msg.get_mut("params").and_then(Value::as_object_mut)) {
+            let logger = match params.get("logger").and_then(Value::as_str) {
+                Some(l) => format!("{p}/{l}"),
+                None => p.to_string(),
+            };
+            params.insert("logger".into(), json!(logger));
+        }
+        msg
     }
 
     /// Re-lists tools; hosts hear `tools/list_changed` once the new list is in place.
@@ -95,7 +115,7 @@ impl ServerSupervisor {
             }
             match res {
                 Ok(tools) => {
-                    act.apply_tools(tools);
+                    act.apply_tools(tools, true);
                 }
                 Err(why) => {
                     tracing::warn!(component = "upstream", event = "tools_refresh_failed", error = %why, "could not re-list upstream tools")

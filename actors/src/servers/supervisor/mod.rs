@@ -26,11 +26,12 @@ pub use handshake::UPSTREAM_PROTOCOL_VERSION;
 use crate::contain;
 use crate::mcp::jsonrpc::{self, code};
 use crate::messages::ToolsDiff;
-use crate::messages::{Broadcast, HostEvent, RefreshTools, SessionId, Shutdown, Status, ToolsUpdated, UpstreamPort};
+use crate::messages::{HostEvent, RefreshTools, SessionId, Shutdown, Status, ToolsUpdated, UpstreamPort};
 use crate::metrics::Metrics;
 use crate::proxy::router::Router;
+use crate::servers::catalog::Naming;
+use crate::servers::registry::Registry;
 use crate::servers::tool_refresh;
-use crate::store::ready_pages::ReadyPages;
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamError, UpstreamSpec};
 
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -46,6 +47,12 @@ pub(super) enum State {
 }
 
 pub struct ServerSupervisor {
+    /// The server's name (the servers file's key; `default` behind `--upstream`).
+    name: Arc<str>,
+    /// How its names and URIs reach hosts.
+    naming: Naming,
+    /// Where its tool list goes (the catalog hosts see is made from every server's).
+    registry: Arc<Registry>,
     spec: UpstreamSpec,
     router: Arc<Router>,
     metrics: Arc<Metrics>,
@@ -70,14 +77,14 @@ pub struct ServerSupervisor {
     listeners: Vec<Recipient<ToolsUpdated>>,
     /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
     refresh_interval: Option<Duration>,
-    /// Ready ui:// results: a changed or removed tool's goes before the new list is published,
-    /// so no read of the new list is answered with the old page.
-    pages: Option<Arc<ReadyPages>>,
 }
 
 impl ServerSupervisor {
-    pub fn new(spec: UpstreamSpec, router: Arc<Router>, metrics: Arc<Metrics>) -> Self {
+    pub fn new(spec: UpstreamSpec, naming: Naming, router: Arc<Router>, registry: Arc<Registry>, metrics: Arc<Metrics>) -> Self {
         ServerSupervisor {
+            name: router.server().clone(),
+            naming,
+            registry,
             spec,
             router,
             metrics,
@@ -96,13 +103,7 @@ impl ServerSupervisor {
             self_addr: None,
             listeners: Vec::new(),
             refresh_interval: None,
-            pages: None,
         }
-    }
-
-    pub fn with_pages(mut self, pages: Option<Arc<ReadyPages>>) -> Self {
-        self.pages = pages;
-        self
     }
 
     /// Someone to tell about tool list changes.
@@ -127,9 +128,9 @@ impl ServerSupervisor {
     pub fn port(addr: &Addr<Self>) -> UpstreamPort {
         UpstreamPort {
             refresh: addr.clone().recipient(),
-            broadcast: addr.clone().recipient(),
             unregister: addr.clone().recipient(),
             subscribe: addr.clone().recipient(),
+            shutdown: addr.clone().recipient(),
         }
     }
 
@@ -145,21 +146,21 @@ impl ServerSupervisor {
         });
     }
 
-    /// Installs a new tool list: diff, broadcast, tell listeners.
-    pub(super) fn apply_tools(&mut self, tools: Vec<Value>) -> ToolsDiff {
-        let d = tool_refresh::diff(&self.tools, &tools);
+    /// Installs a new tool list: the registry rebuilds the catalog hosts see (dropping the
+    /// ready pages of changed and removed tools first), then hosts (when `announce`) and
+    /// listeners hear what changed, by the names hosts know.
+    pub(super) fn apply_tools(&mut self, tools: Vec<Value>, announce: bool) -> ToolsDiff {
         self.tools = Arc::new(tools);
-        if let Some(p) = &self.pages {
-            for name in d.removed.iter().chain(d.changed.iter()) {
-                p.invalidate(name);
-            }
-        }
+        let d = self.registry.set_tools(&self.name, self.tools.clone());
         self.publish();
         if d.is_change() {
-            tracing::info!(component = "upstream", event = "tools_changed", added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
-            self.router.broadcast(HostEvent::ToolsChanged);
+            tracing::info!(component = "upstream", event = "tools_changed", server = %self.name, added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
+            if announce {
+                self.router.broadcast(HostEvent::ToolsChanged);
+            }
+            let tools = Arc::new(self.registry.catalog().definitions());
             for l in &self.listeners {
-                l.do_send(ToolsUpdated { diff: d.clone(), tools: self.tools.clone() });
+                l.do_send(ToolsUpdated { diff: d.clone(), tools: tools.clone() });
             }
         }
         d
@@ -202,14 +203,11 @@ impl ServerSupervisor {
         self.state = State::Ready;
         self.ready_since = Some(Instant::now());
         self.last_error = None;
-        // The first listing just fills the registry; after a restart, hosts hear of changes.
-        if self.restarts == 0 && self.tools.is_empty() {
-            self.tools = Arc::new(tools);
-            self.publish();
-        } else {
-            self.apply_tools(tools);
-        }
-        self.metrics.upstream_connected.set(1);
+        // One server's first listing just fills the registry; after a restart, or when one of
+        // several servers comes up, hosts hear of the change.
+        let first = self.restarts == 0 && self.tools.is_empty();
+        self.apply_tools(tools, !(first && self.naming == Naming::Bare));
+        self.metrics.upstream_connected(&self.name).set(1);
         tracing::info!(component = "upstream", event = "ready", server = %name, tools = self.tools.len(), restarts = self.restarts, "upstream initialized and tools listed");
         // Subscriptions die with the old connection: take them out again.
         self.listen = None;
@@ -231,7 +229,7 @@ impl ServerSupervisor {
         self.generation += 1;
         self.guard = None;
         self.state = State::Down;
-        self.metrics.upstream_connected.set(0);
+        self.metrics.upstream_connected(&self.name).set(0);
         self.last_error = Some(why.clone());
         self.publish();
         self.router.fail_all(&format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
@@ -244,7 +242,7 @@ impl ServerSupervisor {
         ctx.run_later(delay, |act, ctx| {
             if act.state == State::Down {
                 act.restarts += 1;
-                act.metrics.upstream_restarts.inc();
+                act.metrics.upstream_restarts(&act.name).inc();
                 act.connect(ctx);
             }
         });
@@ -320,17 +318,9 @@ impl Handler<RefreshTools> for ServerSupervisor {
                 if gen != act.generation {
                     return Err(UpstreamError::Restarted("refresh"));
                 }
-                Ok(act.apply_tools(tools))
+                Ok(act.apply_tools(tools, true))
             }),
         )
-    }
-}
-
-impl Handler<Broadcast> for ServerSupervisor {
-    type Result = ();
-
-    fn handle(&mut self, b: Broadcast, _ctx: &mut Self::Context) {
-        self.router.broadcast(b.0);
     }
 }
 
@@ -355,11 +345,11 @@ impl Handler<LinkMsg> for ServerSupervisor {
             LinkEvent::Message(m) => self.on_message(ctx, m, None),
             LinkEvent::OnStream { msg, request } => self.on_message(ctx, msg, Some(request)),
             LinkEvent::Bad(why) => {
-                self.metrics.upstream_bad_frames.inc();
+                self.metrics.upstream_bad_frames(&self.name).inc();
                 tracing::warn!(component = "upstream", event = "bad_frame", error = %why, "skipped something the upstream sent that is not JSON-RPC");
             }
             LinkEvent::Oversized { id, bytes } => {
-                self.metrics.upstream_bad_frames.inc();
+                self.metrics.upstream_bad_frames(&self.name).inc();
                 let limit = self.limits.max_message_bytes;
                 match id {
                     // Goes the way the real answer would have: mapped back to its host.
@@ -387,7 +377,7 @@ impl Handler<Shutdown> for ServerSupervisor {
         self.state = State::Stopped;
         self.generation += 1;
         self.router.set_link(None);
-        self.metrics.upstream_connected.set(0);
+        self.metrics.upstream_connected(&self.name).set(0);
         let guard = self.guard.take();
         ctx.stop();
         tracing::info!(component = "upstream", event = "shutdown", "closing the upstream connection");

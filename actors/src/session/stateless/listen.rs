@@ -19,10 +19,7 @@ impl HostSession {
         let Some(wanted) = msg.pointer("/params/notifications").and_then(Value::as_object).cloned() else {
             return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.notifications is required: which changes to hear of (toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)"));
         };
-        let status = self.deps.router.status();
-        let init = status.init.as_deref().cloned().unwrap_or(json!({}));
-        let caps =
-            revision_2026::stateless_capabilities(ui_meta::merge_capabilities(init.get("capabilities").unwrap_or(&json!({})), self.ui()));
+        let caps = revision_2026::stateless_capabilities(ui_meta::merge_capabilities(&self.deps.fleet.capabilities(), self.ui()));
         let has = |cap: &str, flag: &str| revision_2026::declares(&caps, cap, flag);
         let asked = |k: &str| wanted.get(k).and_then(Value::as_bool) == Some(true);
         let listen = Listen {
@@ -48,7 +45,7 @@ impl HostSession {
         uris.dedup();
         let mut subscribed = Vec::new();
         for uri in uris {
-            if self.ui() && ui_meta::tool_of_uri(&uri).is_some() {
+            if self.ui() && self.is_our_page(&uri) {
                 self.ui_subscriptions.insert(uri.clone());
                 subscribed.push(json!(uri));
             } else if has("resources", "subscribe") {
@@ -70,9 +67,11 @@ impl HostSession {
     /// Holds an upstream subscription for a listening host. The upstream side files it under
     /// this session, and releases it when the session stops, whenever that is.
     fn subscribe_upstream(&mut self, uri: String) {
-        let msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": uri}));
-        self.deps.upstream.subscribe.do_send(Subscribe { session: self.id.clone(), msg });
-        self.subscriptions.insert(uri);
+        let mut msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": uri}));
+        if let Ok(server) = self.resource_route(&mut msg) {
+            server.port.subscribe.do_send(Subscribe { session: self.id.clone(), msg });
+            self.subscriptions.insert(uri);
+        }
     }
 }
 

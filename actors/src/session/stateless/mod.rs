@@ -98,14 +98,10 @@ impl HostSession {
         s
     }
 
-    /// The identity stateless answers carry in `_meta`: the upstream's, as initialize gave it.
+    /// The identity stateless answers carry in `_meta`: the upstream's, as initialize gave it
+    /// (this service's with several servers).
     pub(in crate::session) fn server_info(&self) -> Value {
-        let status = self.deps.router.status();
-        status
-            .init
-            .as_ref()
-            .and_then(|i| i.get("serverInfo").cloned())
-            .unwrap_or(json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")}))
+        self.deps.fleet.server_info()
     }
 
     /// The answer to a stateless request, dressed for 2026 and sent under the retry's id.
@@ -120,7 +116,7 @@ impl HostSession {
         // A page of ours is the same for every host (refinements are shared), but any host may
         // refine or regenerate it at any moment: shareable, never guaranteed fresh.
         let uri = call.original.as_ref().and_then(|o| o.pointer("/params/uri")).and_then(Value::as_str);
-        if call.method == "resources/read" && ui && uri.and_then(ui_meta::tool_of_uri).is_some() {
+        if call.method == "resources/read" && ui && uri.is_some_and(|u| self.is_our_page(u)) {
             caching = Some(revision_2026::Caching { ttl_ms: 0, public: true });
         }
         revision_2026::dress_answer(answer, caching, &info)

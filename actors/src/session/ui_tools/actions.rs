@@ -8,27 +8,55 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
-use crate::mcp::ui_meta::ui_uri;
-use crate::messages::{Append, Broadcast, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, Status};
+use crate::messages::{Append, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, ToolsDiff};
+use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
-use crate::session::ui_tools::{error_result, ok_result, UiCall};
+use crate::session::ui_tools::{error_result, error_result_with, ok_result, UiCall};
 
 async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
     deps.refinements.feedback(tool).await
 }
 
-/// Tells every host that `ui://tool` changed (subscribers get resources/updated, UI hosts
+/// Tells every host that the page `uri` changed (subscribers get resources/updated, UI hosts
 /// resources/list_changed).
-fn announce(deps: &SessionDeps, tool: &str) {
-    let uri = ui_uri(tool);
+fn announce(deps: &SessionDeps, uri: &str) {
     let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
-    deps.upstream.broadcast.do_send(Broadcast(HostEvent::ResourceUpdated { uri, msg }));
-    deps.upstream.broadcast.do_send(Broadcast(HostEvent::UiResourcesChanged));
+    deps.fleet.broadcast(HostEvent::ResourceUpdated { uri: uri.to_string(), msg });
+    deps.fleet.broadcast(HostEvent::UiResourcesChanged);
+}
+
+/// Re-lists every server's tools; what changed, by the names hosts know.
+async fn refresh_all(deps: &SessionDeps) -> Value {
+    let mut all = ToolsDiff::default();
+    let mut failed = Vec::new();
+    for s in deps.fleet.servers().iter() {
+        match s.port.refresh.send(RefreshTools).await {
+            Ok(Ok(d)) => {
+                all.added.extend(d.added);
+                all.removed.extend(d.removed);
+                all.changed.extend(d.changed);
+                all.unchanged.extend(d.unchanged);
+            }
+            Ok(Err(why)) => failed.push(format!("{}: {why}", s.name)),
+            Err(_) => failed.push(format!("{}: its supervisor stopped", s.name)),
+        }
+    }
+    match (failed.is_empty(), deps.fleet.single().is_some()) {
+        (true, _) => ok_result(serde_json::to_value(all).unwrap_or_default()),
+        (false, true) => {
+            error_result(&format!("could not list the upstream's tools: {}", failed[0].split_once(": ").map_or("", |(_, w)| w)))
+        }
+        (false, false) => {
+            let mut v = serde_json::to_value(all).unwrap_or_default();
+            v["failed"] = json!(failed);
+            error_result_with(&format!("could not list the tools of {}", failed.join("; ")), v)
+        }
+    }
 }
 
 pub async fn run(
     call: UiCall,
-    status: Arc<Status>,
+    catalog: Arc<Catalog>,
     deps: SessionDeps,
     progress: mpsc::UnboundedSender<Value>,
     request_id: String,
@@ -37,12 +65,12 @@ pub async fn run(
     match call {
         UiCall::List => {
             let mut out = Vec::new();
-            for t in status.tools.iter() {
-                let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-                let on = deps.ui_enabled(&name);
+            for t in catalog.tools() {
+                let name = t.name.clone();
+                let on = deps.ui_enabled_for(t);
                 let fb = feedback_of(&deps, &name).await;
-                let entry = if on { deps.queue.peek.send(Peek { tool: t.clone() }).await.ok().flatten() } else { None };
-                out.push(json!({
+                let entry = if on { deps.queue.peek.send(Peek { tool: (*t.def).clone() }).await.ok().flatten() } else { None };
+                let mut row = json!({
                     "name": name,
                     "enabled": on,
                     "uiType": entry.as_ref().and_then(|e| e.ui_type),
@@ -50,7 +78,14 @@ pub async fn run(
                     "cached": entry.is_some(),
                     "refinements": fb.len(),
                     "fallbackReason": entry.as_ref().and_then(|e| e.fallback_reason.clone()),
-                }));
+                });
+                if deps.fleet.single().is_none() {
+                    // Several servers: which one, and what it calls the tool.
+                    row["server"] = json!(&*t.server);
+                    row["serverToolName"] = json!(t.bare);
+                    row["uri"] = json!(t.page);
+                }
+                out.push(row);
             }
             ok_result(json!({"tools": out}))
         }
@@ -58,7 +93,7 @@ pub async fn run(
             if !deps.ui_enabled(&tool) {
                 return not_enabled(&tool);
             }
-            let t = status.tool(&tool).cloned().unwrap_or(Value::Null);
+            let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
             let history = deps.refinements.history.send(History { tool: tool.clone() }).await.unwrap_or_default();
             let key = deps.queue.key_for.send(KeyFor { tool: t.clone() }).await.unwrap_or_default();
             let e = deps.queue.peek.send(Peek { tool: t.clone() }).await.ok().flatten();
@@ -84,32 +119,28 @@ pub async fn run(
                 "inputSchema": t.get("inputSchema").cloned().unwrap_or(Value::Null),
             }))
         }
-        UiCall::RefreshTools => match deps.upstream.refresh.send(RefreshTools).await {
-            Ok(Ok(diff)) => ok_result(serde_json::to_value(diff).unwrap_or_default()),
-            Ok(Err(why)) => error_result(&format!("could not list the upstream's tools: {why}")),
-            Err(_) => error_result("the upstream actor stopped"),
-        },
+        UiCall::RefreshTools => refresh_all(&deps).await,
         UiCall::Regenerate { tool, clear_refinements } => {
             if !deps.ui_enabled(&tool) {
                 return not_enabled(&tool);
             }
             let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
             // Starting over includes the rich/minimal decision.
-            if let Some(t) = status.tool(&tool) {
-                deps.queue.forget.do_send(ForgetTool { tool: t.clone() });
+            if let Some(t) = catalog.tool(&tool) {
+                deps.queue.forget.do_send(ForgetTool { tool: (*t.def).clone() });
             }
-            regenerate(&deps, &status, &tool, &progress, json!({"refinementsCleared": cleared}), request_id).await
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id).await
         }
         UiCall::Refine { tool, feedback } => {
             if !deps.ui_enabled(&tool) {
                 return not_enabled(&tool);
             }
-            let t = status.tool(&tool).cloned().unwrap_or(Value::Null);
+            let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
             let replaced = deps.queue.key_for.send(KeyFor { tool: t }).await.ok();
             let fb =
                 deps.refinements.append.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
             let n = fb.len();
-            regenerate(&deps, &status, &tool, &progress, json!({"refinements": n}), request_id).await
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n}), request_id).await
         }
     }
 }
@@ -118,18 +149,18 @@ pub async fn run(
 /// announces it, and says what happened.
 async fn regenerate(
     deps: &SessionDeps,
-    status: &Status,
+    catalog: &Catalog,
     tool: &str,
     progress: &mpsc::UnboundedSender<Value>,
     extra: Value,
     request_id: String,
 ) -> Value {
-    let Some(t) = status.tool(tool).cloned() else {
+    let Some(exposed) = catalog.tool(tool) else {
         return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
     };
     let started = Instant::now();
     let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
-    let read = deps.queue.read.send(ReadUi { tool: t, request_id, force: true });
+    let read = deps.queue.read.send(ReadUi { tool: (*exposed.def).clone(), request_id, force: true });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).
     let mut ticks =
@@ -146,7 +177,7 @@ async fn regenerate(
             }
         }
     };
-    announce(deps, tool);
+    announce(deps, &exposed.page);
     let took = started.elapsed().as_millis() as u64;
     let summary = match &entry.fallback_reason {
         None => format!("The UI for {tool} was regenerated ({}) in {took} ms.", entry.kind.as_str()),
@@ -154,7 +185,7 @@ async fn regenerate(
     };
     let mut data = json!({
         "toolName": tool,
-        "uri": ui_uri(tool),
+        "uri": exposed.page,
         "kind": entry.kind,
         "fallbackReason": entry.fallback_reason,
         "durationMs": took,

@@ -28,8 +28,8 @@ impl HostSession {
             }
         }
         let deps = self.deps.clone();
-        self.with_status(ctx, id.clone(), move |act, ctx, status| {
-            let known: Vec<String> = status.tool_names().map(str::to_string).collect();
+        self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
+            let known: Vec<String> = catalog.tools().iter().map(|t| t.name.clone()).collect();
             let call = match ui_tools::parse(&name, &args, &known) {
                 Ok(c) => c,
                 Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
@@ -50,7 +50,7 @@ impl HostSession {
                     }
                 });
             }
-            let fut = actions::run(call, status.clone(), deps, ptx, act.request_id_of(&id));
+            let fut = actions::run(call, catalog, deps, ptx, act.request_id_of(&id));
             ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
     }

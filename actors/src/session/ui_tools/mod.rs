@@ -7,7 +7,7 @@ mod calls;
 
 use serde_json::{json, Value};
 
-pub const PREFIX: &str = "_ui_";
+pub use crate::mcp::ui_meta::UI_TOOL_PREFIX as PREFIX;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum UiCall {
@@ -92,6 +92,11 @@ pub fn ok_result(data: Value) -> Value {
 
 pub fn error_result(message: &str) -> Value {
     json!({"content": [{"type": "text", "text": message}], "isError": true})
+}
+
+/// An error result that also says what did work.
+pub fn error_result_with(message: &str, data: Value) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "structuredContent": data, "isError": true})
 }
 
 #[cfg(test)]

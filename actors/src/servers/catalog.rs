@@ -1,0 +1,239 @@
+//! Pure: the tools hosts see, built from every server's list. A server's tools are curated
+//! (allow and deny globs, renames, description overrides), named (`names`), and given the page
+//! URI made here for them; a server's own MCP App keeps working, its `resourceUri` namespaced.
+//! The catalog routes a call by the name a host used: an exposed name, or (for a server's own
+//! app, which calls its tools by their bare names) a bare name exactly one server has.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::names;
+use crate::mcp::ui_meta;
+use crate::messages::ToolsDiff;
+use crate::page::tool_hash;
+
+/// What an upstream tool named like one of ours (`_ui_*`) is listed as instead, so that no two
+/// tools ever share a name: `upstream_ui_refine` for `_ui_refine`.
+pub const RENAMED_UI_PREFIX: &str = "upstream";
+
+/// How one server's tools are shown (the servers file's per-server fields).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curation {
+    /// Globs of the tools to show (empty: all).
+    pub allow: Vec<String>,
+    /// Globs of the tools to hide; wins over `allow`. A hidden tool cannot be called.
+    pub deny: Vec<String>,
+    /// A tool's name as shown (before the server's prefix).
+    pub rename: HashMap<String, String>,
+    /// A tool's description as shown.
+    pub descriptions: HashMap<String, String>,
+    /// Globs of the tools that get a page (empty: all shown tools).
+    pub pages: Vec<String>,
+}
+
+impl Curation {
+    pub fn shows(&self, tool: &str) -> bool {
+        let allowed = self.allow.is_empty() || self.allow.iter().any(|g| names::glob_match(g, tool));
+        allowed && !self.deny.iter().any(|g| names::glob_match(g, tool))
+    }
+
+    pub fn has_page(&self, tool: &str) -> bool {
+        self.pages.is_empty() || self.pages.iter().any(|g| names::glob_match(g, tool))
+    }
+}
+
+/// How a server's names reach hosts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Naming {
+    /// As they are: one server behind `--upstream` (`ui://<tool>`, no prefix).
+    Bare,
+    /// `<prefix>__<tool>`, pages `ui://<prefix>/<tool>`, resource URIs namespaced.
+    Prefixed(Arc<str>),
+}
+
+impl Naming {
+    /// A server's own resource URI as hosts see it.
+    pub fn uri_out(&self, uri: &str) -> String {
+        match self {
+            Naming::Bare => uri.to_string(),
+            Naming::Prefixed(p) => names::namespace_uri(p, uri),
+        }
+    }
+
+    /// A name (tool or prompt) as hosts see it.
+    pub fn name_out(&self, name: &str) -> String {
+        match self {
+            Naming::Bare => name.to_string(),
+            Naming::Prefixed(p) => names::exposed_name(p, name),
+        }
+    }
+}
+
+/// One server as the catalog sees it.
+#[derive(Debug, Clone)]
+pub struct ServerTools {
+    pub server: Arc<str>,
+    pub naming: Naming,
+    pub curation: Arc<Curation>,
+    /// The server's list as it sent it (empty until it is first listed).
+    pub tools: Arc<Vec<Value>>,
+}
+
+/// A tool as hosts see it.
+#[derive(Debug, Clone)]
+pub struct ExposedTool {
+    /// The server it belongs to.
+    pub server: Arc<str>,
+    /// The server's own name for it (what a call to it carries upstream).
+    pub bare: String,
+    /// The name hosts call it by.
+    pub name: String,
+    /// The definition hosts see (named, described, the server's own app URI namespaced).
+    pub def: Arc<Value>,
+    /// The `ui://` page made here for it.
+    pub page: String,
+    /// `page::tool_hash` of `def`: what its generated page depends on.
+    pub hash: String,
+    /// Whether it gets a page (its server's `enabledTools`).
+    pub ui: bool,
+}
+
+/// Where a call by name goes.
+#[derive(Debug)]
+pub enum Route<'a> {
+    Tool(&'a ExposedTool),
+    /// A bare name more than one server has: the exposed names to call instead.
+    Ambiguous(Vec<String>),
+    /// Configured away: the server that has it.
+    Hidden(Arc<str>),
+    Unknown,
+}
+
+#[derive(Debug, Default)]
+pub struct Catalog {
+    tools: Vec<ExposedTool>,
+    by_name: HashMap<String, usize>,
+    by_page: HashMap<String, usize>,
+    by_bare: HashMap<String, Vec<usize>>,
+    hidden: HashMap<String, Arc<str>>,
+    /// Names two tools would have shared, settled with a suffix (for the log).
+    pub collisions: Vec<String>,
+}
+
+impl Catalog {
+    pub fn build(servers: &[ServerTools]) -> Catalog {
+        let mut c = Catalog::default();
+        let mut bare_taken: HashSet<(Arc<str>, String)> = HashSet::new();
+        for s in servers {
+            for t in s.tools.iter() {
+                let Some(bare) = t.get("name").and_then(Value::as_str) else { continue };
+                if !bare_taken.insert((s.server.clone(), bare.to_string())) {
+                    continue; // an upstream that lists a name twice: the first stands
+                }
+                if !s.curation.shows(bare) {
+                    c.hidden.insert(bare.to_string(), s.server.clone());
+                    c.hidden.insert(s.naming.name_out(bare), s.server.clone());
+                    continue;
+                }
+                let shown = s.curation.rename.get(bare).map(String::as_str).unwrap_or(bare);
+                let mut name = s.naming.name_out(shown);
+                if name.starts_with(ui_meta::UI_TOOL_PREFIX) {
+                    name = format!("{RENAMED_UI_PREFIX}{name}");
+                }
+                if c.by_name.contains_key(&name) {
+                    let settled = names::with_suffix(&name, &format!("{}\0{bare}", s.server));
+                    c.collisions.push(format!("{name} (server {}, tool {bare}) is listed as {settled}", s.server));
+                    name = settled;
+                }
+                let page = match &s.naming {
+                    Naming::Bare => ui_meta::ui_uri(&name),
+                    Naming::Prefixed(p) => names::page_uri(p, shown),
+                };
+                let def = exposed_def(t, &name, s.curation.descriptions.get(bare), &s.naming);
+                let hash = tool_hash(&def);
+                let i = c.tools.len();
+                c.by_name.insert(name.clone(), i);
+                c.by_page.insert(page.clone(), i);
+                c.by_bare.entry(bare.to_string()).or_default().push(i);
+                let ui = s.curation.has_page(bare);
+                c.tools.push(ExposedTool { server: s.server.clone(), bare: bare.to_string(), name, def: Arc::new(def), page, hash, ui });
+            }
+        }
+        c
+    }
+
+    pub fn tools(&self) -> &[ExposedTool] {
+        &self.tools
+    }
+
+    /// The definitions hosts are listed, in order.
+    pub fn definitions(&self) -> Vec<Value> {
+        self.tools.iter().map(|t| (*t.def).clone()).collect()
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ExposedTool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tool whose page made here is `uri`.
+    pub fn by_page(&self, uri: &str) -> Option<&ExposedTool> {
+        self.by_page.get(uri).map(|&i| &self.tools[i])
+    }
+
+    /// Where a call to `name` goes: the tool of that exposed name, else the one server's tool
+    /// of that bare name.
+    pub fn route(&self, name: &str) -> Route<'_> {
+        if let Some(t) = self.tool(name) {
+            return Route::Tool(t);
+        }
+        match self.by_bare.get(name).map(Vec::as_slice) {
+            Some([only]) => Route::Tool(&self.tools[*only]),
+            Some(many) if !many.is_empty() => Route::Ambiguous(many.iter().map(|&i| self.tools[i].name.clone()).collect()),
+            _ => match self.hidden.get(name) {
+                Some(server) => Route::Hidden(server.clone()),
+                None => Route::Unknown,
+            },
+        }
+    }
+
+    /// What changed, by exposed name: a tool whose definition hashes differently changed.
+    pub fn diff(old: &Catalog, new: &Catalog) -> ToolsDiff {
+        let mut d = ToolsDiff::default();
+        for t in &new.tools {
+            match old.tool(&t.name) {
+                None => d.added.push(t.name.clone()),
+                Some(o) if o.hash != t.hash => d.changed.push(t.name.clone()),
+                Some(_) => d.unchanged.push(t.name.clone()),
+            }
+        }
+        d.removed = old.tools.iter().filter(|o| new.tool(&o.name).is_none()).map(|o| o.name.clone()).collect();
+        d
+    }
+}
+
+/// The definition hosts see: the upstream's, renamed and described as configured, with the
+/// server's own `_meta.ui.resourceUri` (both keys) namespaced so that it can be read here.
+fn exposed_def(tool: &Value, name: &str, description: Option<&String>, naming: &Naming) -> Value {
+    let mut def = tool.clone();
+    let Some(obj) = def.as_object_mut() else { return json!({"name": name}) };
+    obj.insert("name".into(), json!(name));
+    if let Some(d) = description {
+        obj.insert("description".into(), json!(d));
+    }
+    if let (Naming::Prefixed(_), Some(meta)) = (naming, obj.get_mut("_meta").and_then(Value::as_object_mut)) {
+        if let Some(uri) = meta.get("ui/resourceUri").and_then(Value::as_str).map(|u| naming.uri_out(u)) {
+            meta.insert("ui/resourceUri".into(), json!(uri));
+        }
+        if let Some(ui) = meta.get_mut("ui").and_then(Value::as_object_mut) {
+            if let Some(uri) = ui.get("resourceUri").and_then(Value::as_str).map(|u| naming.uri_out(u)) {
+                ui.insert("resourceUri".into(), json!(uri));
+            }
+        }
+    }
+    def
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+//! The catalog: names, curation, pages, routing by name, and what changed.
+
+use super::*;
+
+fn tool(name: &str) -> Value {
+    json!({"name": name, "description": format!("{name} does it"), "inputSchema": {"type": "object"}})
+}
+
+fn server(name: &str, tools: &[Value], curation: Curation) -> ServerTools {
+    ServerTools {
+        server: Arc::from(name),
+        naming: Naming::Prefixed(Arc::from(name)),
+        curation: Arc::new(curation),
+        tools: Arc::new(tools.to_vec()),
+    }
+}
+
+#[test]
+fn one_server_behind_upstream_keeps_its_names() {
+    let single = ServerTools {
+        server: Arc::from("default"),
+        naming: Naming::Bare,
+        curation: Arc::default(),
+        tools: Arc::new(vec![tool("echo"), tool("add")]),
+    };
+    let c = Catalog::build(&[single]);
+    assert_eq!(c.definitions(), vec![tool("echo"), tool("add")], "unchanged, in order");
+    assert_eq!(c.tool("echo").unwrap().page, "ui://echo");
+    assert!(matches!(c.route("echo"), Route::Tool(t) if t.bare == "echo"));
+    assert!(matches!(c.route("nope"), Route::Unknown));
+}
+
+#[test]
+fn several_servers_are_prefixed_and_bare_names_route_when_unique() {
+    let c = Catalog::build(&[
+        server("everything", &[tool("echo"), tool("add")], Curation::default()),
+        server("memory", &[tool("add"), tool("read_graph")], Curation::default()),
+    ]);
+    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["everything__echo", "everything__add", "memory__add", "memory__read_graph"]);
+    assert_eq!(c.tool("memory__read_graph").unwrap().page, "ui://memory/read_graph");
+    assert!(matches!(c.route("read_graph"), Route::Tool(t) if &*t.server == "memory"), "a bare name one server has");
+    match c.route("add") {
+        Route::Ambiguous(candidates) => assert_eq!(candidates, ["everything__add", "memory__add"]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.by_page("ui://everything/echo").unwrap().name, "everything__echo");
+}
+
+#[test]
+fn curation_hides_renames_and_describes() {
+    let curation = Curation {
+        allow: vec!["read_*".into(), "write_file".into()],
+        deny: vec!["read_secret".into()],
+        rename: HashMap::from([("write_file".to_string(), "save".to_string())]),
+        descriptions: HashMap::from([("read_file".to_string(), "Reads one file".to_string())]),
+        ..Curation::default()
+    };
+    let c = Catalog::build(&[server("fs", &[tool("read_file"), tool("read_secret"), tool("write_file"), tool("delete")], curation)]);
+    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["fs__read_file", "fs__save"]);
+    assert_eq!(c.tool("fs__read_file").unwrap().def["description"], "Reads one file");
+    assert_eq!(c.tool("fs__save").unwrap().bare, "write_file", "a call goes upstream under the tool's own name");
+    assert!(matches!(c.route("read_secret"), Route::Hidden(s) if &*s == "fs"), "a hidden tool cannot be called");
+    assert!(matches!(c.route("fs__delete"), Route::Hidden(_)));
+}
+
+#[test]
+fn a_servers_own_app_keeps_working_namespaced() {
+    let mut app = tool("show");
+    app["_meta"] =
+        json!({"ui": {"resourceUri": "ui://widget/show.html", "visibility": ["model", "app"]}, "ui/resourceUri": "ui://widget/show.html"});
+    let c = Catalog::build(&[server("apps", &[app], Curation::default())]);
+    let def = &c.tool("apps__show").unwrap().def;
+    assert_eq!(def["_meta"]["ui"]["resourceUri"], "ui://apps+widget/show.html");
+    assert_eq!(def["_meta"]["ui/resourceUri"], "ui://apps+widget/show.html");
+    assert_eq!(def["_meta"]["ui"]["visibility"], json!(["model", "app"]));
+}
+
+#[test]
+fn no_two_tools_share_a_name() {
+    // An upstream tool named like ours is renamed; a collision between servers gets a suffix.
+    let single = ServerTools {
+        server: Arc::from("default"),
+        naming: Naming::Bare,
+        curation: Arc::default(),
+        tools: Arc::new(vec![tool("_ui_refine")]),
+    };
+    let c = Catalog::build(&[single]);
+    assert_eq!(c.tools()[0].name, "upstream_ui_refine");
+    assert_eq!(c.tools()[0].bare, "_ui_refine");
+    let c = Catalog::build(&[server("a", &[tool("_b")], Curation::default()), server("a_", &[tool("b")], Curation::default())]);
+    let (x, y) = (&c.tools()[0].name, &c.tools()[1].name);
+    assert_eq!(x, "a___b");
+    assert_ne!(x, y);
+    assert!(names::is_api_name(y) && c.collisions.len() == 1, "{y} {:?}", c.collisions);
+}
+
+#[test]
+fn diffs_are_by_exposed_name_and_definition() {
+    let before = Catalog::build(&[server("s", &[tool("a"), tool("b")], Curation::default())]);
+    let mut b2 = tool("b");
+    b2["description"] = json!("new");
+    let after = Catalog::build(&[server("s", &[b2, tool("c")], Curation::default())]);
+    let d = Catalog::diff(&before, &after);
+    assert_eq!((d.added, d.removed, d.changed), (vec!["s__c".to_string()], vec!["s__a".to_string()], vec!["s__b".to_string()]));
+}

@@ -1,0 +1,54 @@
+//! Requests of the proxy's own to an upstream server: one answer awaited within a limit, or a
+//! list followed through every page.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::proxy::router::Router;
+use crate::upstream::UpstreamError;
+
+/// Pages followed before the upstream is taken to page forever.
+const MAX_PAGES: usize = 1000;
+
+/// The result of a request of ours, or why there is none.
+pub async fn await_result(rx: tokio::sync::oneshot::Receiver<Value>, limit: Duration, what: &'static str) -> Result<Value, UpstreamError> {
+    let msg = match tokio::time::timeout(limit, rx).await {
+        Err(_) => return Err(UpstreamError::Timeout { what, limit }),
+        Ok(Err(_)) => return Err(UpstreamError::ClosedDuring { what }),
+        Ok(Ok(m)) => m,
+    };
+    if let Some(err) = msg.get("error") {
+        let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
+        let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
+        return Err(UpstreamError::Remote { what, code, message });
+    }
+    Ok(msg.get("result").cloned().unwrap_or(Value::Null))
+}
+
+/// Every page of a list (`method`, items under `key`), each page awaited within `limit`. A
+/// server that does not serve the method has an empty list.
+pub async fn list_all(router: &Router, method: &'static str, key: &str, limit: Duration) -> Result<Vec<Value>, UpstreamError> {
+    let mut items = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let rx = router.internal_request(method, params);
+        let res = match await_result(rx, limit, method).await {
+            Ok(r) => r,
+            Err(e) if e.is_method_not_found() => return Ok(items),
+            Err(e) => return Err(e),
+        };
+        if let Some(page) = res.get(key).and_then(Value::as_array) {
+            items.extend(page.iter().cloned());
+        }
+        match res.get("nextCursor") {
+            Some(c) if !c.is_null() => cursor = Some(c.clone()),
+            _ => return Ok(items),
+        }
+    }
+    Err(UpstreamError::Protocol(format!("the upstream's {method} paging did not end after {MAX_PAGES} pages")))
+}

@@ -1,0 +1,104 @@
+//! The tool registry across servers: each server's list as it last sent it, and the catalog
+//! hosts see, rebuilt whenever a list changes. Shared by every thread: sessions read the
+//! catalog on every request (a lock held for a clone of an `Arc`), supervisors write their
+//! server's list. A changed or removed tool's ready page goes before the new catalog is in
+//! place, so no read of the new list is answered with the old page.
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+
+use super::catalog::{Catalog, Curation, Naming, ServerTools};
+use crate::locks::{Recover, RecoverRw};
+use crate::messages::ToolsDiff;
+use crate::store::ready_pages::ReadyPages;
+
+pub struct Registry {
+    /// Every server in the order of the configuration, with its last list.
+    servers: Mutex<Vec<ServerTools>>,
+    current: RwLock<Arc<Catalog>>,
+    pages: Option<Arc<ReadyPages>>,
+}
+
+impl Registry {
+    pub fn new(pages: Option<Arc<ReadyPages>>) -> Arc<Self> {
+        Arc::new(Registry { servers: Mutex::new(Vec::new()), current: RwLock::new(Arc::default()), pages })
+    }
+
+    /// The tools hosts see now.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.current.reading().clone()
+    }
+
+    /// Adds a server (with no tools until it is listed), or changes how a known one is shown;
+    /// `position` keeps the configuration's order.
+    pub fn add_server(&self, server: Arc<str>, naming: Naming, curation: Arc<Curation>, position: usize) -> ToolsDiff {
+        let mut servers = self.servers.guard();
+        let tools = match servers.iter().position(|s| s.server == server) {
+            Some(i) => servers.remove(i).tools,
+            None => Arc::default(),
+        };
+        let at = position.min(servers.len());
+        servers.insert(at, ServerTools { server, naming, curation, tools });
+        self.rebuild(&servers)
+    }
+
+    /// A server's new tool list.
+    pub fn set_tools(&self, server: &str, tools: Arc<Vec<Value>>) -> ToolsDiff {
+        let mut servers = self.servers.guard();
+        match servers.iter_mut().find(|s| &*s.server == server) {
+            Some(s) => s.tools = tools,
+            None => return ToolsDiff::default(), // removed meanwhile
+        }
+        self.rebuild(&servers)
+    }
+
+    /// A server left the configuration: its tools leave the catalog.
+    pub fn remove_server(&self, server: &str) -> ToolsDiff {
+        let mut servers = self.servers.guard();
+        servers.retain(|s| &*s.server != server);
+        self.rebuild(&servers)
+    }
+
+    fn rebuild(&self, servers: &[ServerTools]) -> ToolsDiff {
+        let new = Catalog::build(servers);
+        for c in &new.collisions {
+            tracing::warn!(component = "registry", event = "name_collision", detail = %c, "two tools would share a name; one was given a suffix");
+        }
+        let old = self.catalog();
+        let diff = Catalog::diff(&old, &new);
+        if let Some(p) = &self.pages {
+            for name in diff.removed.iter().chain(diff.changed.iter()) {
+                p.invalidate(name);
+            }
+        }
+        *self.current.writing() = Arc::new(new);
+        diff
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn lists_come_and_go_by_server_and_changed_pages_go_first() {
+        let pages = ReadyPages::new();
+        let r = Registry::new(Some(pages.clone()));
+        r.add_server(Arc::from("a"), Naming::Prefixed(Arc::from("a")), Arc::default(), 0);
+        r.add_server(Arc::from("b"), Naming::Prefixed(Arc::from("b")), Arc::default(), 1);
+        let d = r.set_tools("b", Arc::new(vec![json!({"name": "t"})]));
+        assert_eq!(d.added, ["b__t"]);
+        r.set_tools("a", Arc::new(vec![json!({"name": "t"})]));
+        let names: Vec<String> = r.catalog().tools().iter().map(|t| t.name.clone()).collect();
+        assert_eq!(names, ["a__t", "b__t"], "in the configuration's order, whoever listed first");
+        pages.store("b__t", pages.revision("b__t"), json!({}), "template", None);
+        let d = r.set_tools("b", Arc::new(vec![json!({"name": "t", "description": "new"})]));
+        assert_eq!(d.changed, ["b__t"]);
+        assert!(pages.get("b__t").is_none(), "the changed tool's ready page went with it");
+        assert_eq!(r.remove_server("a").removed, ["a__t"]);
+        assert!(r.set_tools("a", Arc::new(vec![json!({"name": "x"})])).added.is_empty(), "a removed server lists nothing");
+    }
+}

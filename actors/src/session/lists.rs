@@ -1,0 +1,156 @@
+//! The lists hosts ask for. Tools come from the catalog (every server's, named and curated),
+//! with `_meta.ui` and the `_ui_*` tools for UI hosts. Prompts, resources and templates are the
+//! upstream's own with one server (its paging passes through); with several, every ready
+//! server that declares them is listed whole and the lists are joined, names and URIs made
+//! the hosts' way.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::HostSession;
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::ui_meta;
+use crate::proxy::router::Router;
+use crate::servers::catalog::{Catalog, Naming};
+use crate::servers::fleet::Server;
+use crate::servers::listing::list_all;
+use crate::session::ui_tools;
+
+/// How long one server may take to list one page for a host's joined list.
+const PAGE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether `router`'s upstream declared `capability`.
+pub(super) fn upstream_has(router: &Router, capability: &str) -> bool {
+    router.status().init.as_ref().and_then(|i| i.pointer(&format!("/capabilities/{capability}"))).is_some_and(|c| !c.is_null())
+}
+
+impl HostSession {
+    pub(super) fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
+        self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
+            let ui = act.ui();
+            let mut tools: Vec<Value> = catalog
+                .tools()
+                .iter()
+                .map(|t| if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() })
+                .collect();
+            if ui {
+                tools.extend(ui_tools::definitions());
+            }
+            act.answer(jsonrpc::result(id, json!({"tools": tools})));
+        });
+    }
+
+    /// The `resources/list` entries of the pages made here (UI hosts only).
+    fn our_resources(&self, catalog: &Catalog) -> Vec<Value> {
+        if !self.ui() {
+            return Vec::new();
+        }
+        let domain = self.deps.ui_domain.clone();
+        catalog
+            .tools()
+            .iter()
+            .filter(|t| self.deps.ui_enabled_for(t))
+            .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref()))
+            .collect()
+    }
+
+    pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
+            let ours = act.our_resources(&catalog);
+            let Some(single) = act.deps.fleet.single() else {
+                return act.joined_list(ctx, id, "resources/list", "resources", "resources", ours);
+            };
+            if !upstream_has(&single.router, "resources") {
+                return act.answer(jsonrpc::result(id, json!({"resources": ours})));
+            }
+            act.forward_to_then(ctx, single, msg, move |act, _ctx, mut answer| {
+                // Ours go on the last page, so that paging clients see each exactly once.
+                let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
+                if last_page {
+                    if let Some(list) = answer.pointer_mut("/result/resources").and_then(Value::as_array_mut) {
+                        list.extend(ours);
+                    }
+                }
+                act.answer(answer);
+            });
+        });
+    }
+
+    /// `prompts/list` and `resources/templates/list` (items under `key`, served by upstreams
+    /// that declare `capability`).
+    pub(super) fn gathered_list(&mut self, ctx: &mut Context<Self>, msg: Value, capability: &'static str, key: &'static str) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let method = if key == "prompts" { "prompts/list" } else { "resources/templates/list" };
+        self.with_catalog(ctx, id.clone(), move |act, ctx, _| {
+            let Some(single) = act.deps.fleet.single() else {
+                return act.joined_list(ctx, id, method, key, capability, Vec::new());
+            };
+            // One server: its own answer, paging and all (prompts as they always went).
+            if key == "prompts" || upstream_has(&single.router, capability) {
+                act.forward_to(ctx, single, msg);
+            } else {
+                act.answer(jsonrpc::result(id, json!({key: []})));
+            }
+        });
+    }
+
+    /// Several servers: each ready one that declares `capability` is listed whole, its items
+    /// named or namespaced the hosts' way, and the lists joined (after `first`). A server that
+    /// fails to answer is left out of this answer (and logged).
+    fn joined_list(
+        &mut self,
+        ctx: &mut Context<Self>,
+        id: Value,
+        method: &'static str,
+        key: &'static str,
+        capability: &str,
+        first: Vec<Value>,
+    ) {
+        let servers: Vec<Arc<Server>> =
+            self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && upstream_has(&s.router, capability)).cloned().collect();
+        let fleet = self.deps.fleet.clone();
+        let fetch = async move {
+            let lists = futures::future::join_all(servers.iter().map(|s| list_all(&s.router, method, key, PAGE_LIMIT))).await;
+            let mut items = first;
+            for (s, list) in servers.iter().zip(lists) {
+                match list {
+                    Ok(list) => items.extend(list.into_iter().map(|item| hosts_item(&s.naming, key, item, &s.name, &fleet))),
+                    Err(why) => {
+                        tracing::warn!(component = "host_session", event = "list_failed", server = %s.name, method, error = %why, "a server's list was left out of a joined list")
+                    }
+                }
+            }
+            items
+        };
+        ctx.spawn(fetch.into_actor(self).map(move |items, act, _| act.answer(jsonrpc::result(id, json!({key: items})))));
+    }
+}
+
+/// One item of a server's list as hosts see it: a prompt named `<server>__<name>` (remembered
+/// so that `prompts/get` finds it), a resource or template with its URI namespaced.
+fn hosts_item(naming: &Naming, key: &str, mut item: Value, server: &Arc<str>, fleet: &crate::servers::fleet::Fleet) -> Value {
+    let field = match key {
+        "prompts" => "name",
+        "resourceTemplates" => "uriTemplate",
+        _ => "uri",
+    };
+    let Some(own) = item.get(field).and_then(Value::as_str).map(str::to_string) else { return item };
+    let shown = if key == "prompts" { naming.name_out(&own) } else { naming.uri_out(&own) };
+    if key == "prompts" {
+        fleet.remember_prompt(&shown, server, &own);
+    }
+    item[field] = json!(shown);
+    item
+}
+
+/// The error for a host's name that routes nowhere.
+pub(super) fn unknown(id: Value, what: &str, name: &str) -> Value {
+    jsonrpc::error(
+        id,
+        code::INVALID_PARAMS,
+        format!("no server behind this endpoint has a {what} named {name:?}; the list shows the valid names"),
+    )
+}

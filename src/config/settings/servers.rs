@@ -1,0 +1,355 @@
+//! Several upstream servers: the servers file (`--servers-file`, a Claude Desktop or VS Code
+//! file as it is) or `servers` in the config file, resolved into what each server runs with.
+//! Read at start and again on every reload (the caller keeps the running set when a reload
+//! fails). Every error names the file, the server and the field.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_gen_ui_actors::servers::catalog::Curation;
+use mcp_gen_ui_actors::servers::names;
+use mcp_gen_ui_actors::upstream::UpstreamSpec;
+use serde_json::{Map, Value};
+
+use super::{http_url, EnvLookup, MAX_TIMEOUT_MS};
+use crate::config::file::{ConfigError, ServerEntryConfig};
+
+/// One upstream server as it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSettings {
+    /// Its key in the file (`default` behind `--upstream`).
+    pub name: String,
+    /// Its name in exposed names, page URIs, metric labels and keys (`names::server_prefix`).
+    pub prefix: String,
+    pub spec: UpstreamSpec,
+    pub request_timeout: Duration,
+    pub max_message_bytes: usize,
+    pub curation: Curation,
+    pub required: bool,
+}
+
+impl ServerSettings {
+    /// Whether a change from `self` to `new` needs the server restarted (not just shown anew).
+    pub fn needs_restart(&self, new: &ServerSettings) -> bool {
+        self.spec != new.spec || self.request_timeout != new.request_timeout || self.max_message_bytes != new.max_message_bytes
+    }
+}
+
+/// What every entry falls back to (the `upstream` section's limits).
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults {
+    pub request_timeout_ms: u64,
+    pub max_message_bytes: u64,
+}
+
+/// Reads a servers file: a Claude Desktop file (`mcpServers`) or a VS Code `mcp.json`
+/// (`servers`), as they are. Returns the servers and the warnings to log.
+pub fn read_file(path: &Path, env: EnvLookup, defaults: Defaults) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+    let field = "--servers-file";
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(field, format!("cannot read {}: {e}", path.display())))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        ConfigError::new(field, format!("{} is not valid JSON ({e}); it must be a Claude Desktop or VS Code servers file", path.display()))
+    })?;
+    let (key, map) = match (doc.get("mcpServers"), doc.get("servers")) {
+        (Some(Value::Object(m)), _) => ("mcpServers", m),
+        (_, Some(Value::Object(m))) => ("servers", m),
+        _ => {
+            return Err(ConfigError::new(
+                field,
+                format!("{} holds neither mcpServers (Claude Desktop) nor servers (VS Code): no servers to run", path.display()),
+            ))
+        }
+    };
+    let base = path.parent().map(Path::to_path_buf);
+    resolve(map, &format!("{}: {key}", path.display()), env, defaults, base.as_deref())
+}
+
+/// Resolves a map of servers (`field` prefixes every error's field).
+pub fn resolve(
+    map: &Map<String, Value>,
+    field: &str,
+    env: EnvLookup,
+    defaults: Defaults,
+    base: Option<&Path>,
+) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+    let mut servers = Vec::new();
+    let mut warnings = Vec::new();
+    let mut ignored: Vec<String> = Vec::new();
+    let mut prefixes: HashMap<String, String> = HashMap::new();
+    for (name, raw) in map {
+        let at = |f: &str| if f.is_empty() { format!("{field}.{name}") } else { format!("{field}.{name}.{f}") };
+        let entry: ServerEntryConfig = serde_path_to_error::deserialize(raw).map_err(|e| {
+            let path = e.path().to_string();
+            ConfigError::new(at(if path == "." { "" } else { &path }), e.into_inner().to_string())
+        })?;
+        if entry.disabled == Some(true) {
+            warnings.push(format!("{}: disabled in the file, not started", at("")));
+            continue;
+        }
+        let Some(prefix) = names::server_prefix(name) else {
+            return Err(ConfigError::new(
+                at(""),
+                "a server's name needs a letter or a digit: it names the server's tools (<server>__<tool>)",
+            ));
+        };
+        if let Some(other) = prefixes.insert(prefix.clone(), name.clone()) {
+            return Err(ConfigError::new(
+                at(""),
+                format!("the servers {other:?} and {name:?} would both name their tools {prefix}__<tool>: rename one of them"),
+            ));
+        }
+        // Other tools' keys: `timeout` and `transportType` (Cline) are honoured; the rest
+        // (approval lists, UI hints) mean nothing here.
+        for k in entry.other.keys() {
+            if !matches!(k.as_str(), "timeout" | "transportType") && !ignored.contains(k) {
+                ignored.push(k.clone());
+            }
+        }
+        servers.push(server(name, prefix, &entry, &at, env, defaults, base)?);
+    }
+    if !ignored.is_empty() {
+        warnings.push(format!("{field}: the keys {} mean nothing to mcp-gen-ui and are ignored", ignored.join(", ")));
+    }
+    Ok((servers, warnings))
+}
+
+fn server(
+    name: &str,
+    prefix: String,
+    e: &ServerEntryConfig,
+    at: &dyn Fn(&str) -> String,
+    env: EnvLookup,
+    defaults: Defaults,
+    base: Option<&Path>,
+) -> Result<ServerSettings, ConfigError> {
+    let expand = |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(f), why));
+    // Cline's `transportType` stands in for `type`; its `timeout` (seconds) for ours.
+    let kind = e.kind.clone().or_else(|| e.other.get("transportType").and_then(Value::as_str).map(str::to_string));
+    let timeout_ms = match (e.request_timeout_ms, e.other.get("timeout").and_then(Value::as_f64)) {
+        (Some(ms), _) => ms,
+        (None, Some(secs)) if secs.is_finite() && secs > 0.0 => (secs * 1000.0).min(MAX_TIMEOUT_MS as f64) as u64,
+        _ => defaults.request_timeout_ms,
+    };
+    if !(1..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
+        return Err(ConfigError::new(at("requestTimeoutMs"), format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
+    }
+    let max_bytes = e.max_message_bytes.unwrap_or(defaults.max_message_bytes);
+    if max_bytes < 1024 {
+        return Err(ConfigError::new(at("maxMessageBytes"), "must be at least 1024 (bytes)"));
+    }
+    let kind = match kind.as_deref() {
+        None if e.command.is_some() => "stdio",
+        None if e.url.is_some() => "http",
+        None => return Err(ConfigError::new(at(""), "gives neither a command (stdio) nor a url (http, sse)")),
+        Some("stdio") => "stdio",
+        Some("sse") => "sse",
+        Some("http" | "streamable-http" | "streamableHttp" | "streamable_http") => "http",
+        Some(other) => return Err(ConfigError::new(at("type"), format!("{other:?} is not a transport: give stdio, sse or http"))),
+    };
+    let spec = if kind == "stdio" {
+        let Some(command) = e.command.as_deref().filter(|c| !c.trim().is_empty()) else {
+            return Err(ConfigError::new(at("command"), "is required for a stdio server: the program that starts it"));
+        };
+        let mut vars: Vec<(String, String)> = Vec::new();
+        if let Some(f) = &e.env_file {
+            let file = base.map(|b| b.join(f)).unwrap_or_else(|| f.clone());
+            vars.extend(read_env_file(&file).map_err(|why| ConfigError::new(at("envFile"), why))?);
+        }
+        for (k, v) in &e.env {
+            vars.push((k.clone(), expand(&format!("env.{k}"), v)?));
+        }
+        for k in &e.env_passthrough {
+            if let Some(v) = env(k) {
+                vars.push((k.clone(), v));
+            }
+        }
+        let args = e.args.iter().enumerate().map(|(i, a)| expand(&format!("args[{i}]"), a)).collect::<Result<Vec<_>, _>>()?;
+        let cwd = match &e.cwd {
+            Some(c) => Some(PathBuf::from(expand("cwd", &c.to_string_lossy())?)),
+            None => None,
+        };
+        UpstreamSpec::Stdio { command: expand("command", command)?, args, env: vars, cwd }
+    } else {
+        let Some(raw) = &e.url else {
+            return Err(ConfigError::new(at("url"), format!("is required for a {kind} server: its endpoint")));
+        };
+        let url = http_url(&expand("url", raw)?, &at("url"))?;
+        let mut headers = Vec::new();
+        for (k, v) in &e.headers {
+            let v = expand(&format!("headers.{k}"), v)?;
+            super::upstream::check_header(&at(&format!("headers.{k}")), k, &v)?;
+            headers.push((k.clone(), v));
+        }
+        if kind == "sse" {
+            UpstreamSpec::Sse { url, headers }
+        } else {
+            UpstreamSpec::StreamableHttp { url, headers }
+        }
+    };
+    let curation = Curation {
+        allow: e.tools.allow.clone(),
+        deny: e.tools.deny.clone(),
+        rename: e.rename.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        descriptions: e.descriptions.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        pages: e.enabled_tools.clone().unwrap_or_default(),
+    };
+    for (tool, to) in &curation.rename {
+        if to.trim().is_empty() || to.len() > 128 {
+            return Err(ConfigError::new(at(&format!("rename.{tool}")), "a new name is 1 to 128 characters"));
+        }
+    }
+    Ok(ServerSettings {
+        name: name.to_string(),
+        prefix,
+        spec,
+        request_timeout: Duration::from_millis(timeout_ms),
+        max_message_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
+        curation,
+        required: e.required.unwrap_or(true),
+    })
+}
+
+/// `${env:NAME}`, `${NAME}` and `${NAME:-default}` replaced by this service's environment (an
+/// unset one is empty, or its default). VS Code's `${input:...}` and workspace variables mean
+/// nothing here and are refused.
+pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let var = &after[..end];
+        let (name, default) = match var.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (var.strip_prefix("env:").unwrap_or(var), None),
+        };
+        // VS Code's own variables: its home is ours; the rest are the editor's.
+        let name = if name == "userHome" { "HOME" } else { name };
+        let editors =
+            matches!(name, "workspaceFolder" | "workspaceFolderBasename" | "fileWorkspaceFolder" | "cwd" | "pathSeparator" | "file");
+        if editors || name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "${{{var}}} cannot be filled in here (VS Code inputs and workspace variables are the editor's): write the value, or use ${{env:NAME}} with NAME set in mcp-gen-ui's environment"
+            ));
+        }
+        out.push_str(&env(name).filter(|v| !v.is_empty()).or_else(|| default.map(str::to_string)).unwrap_or_default());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// KEY=VALUE lines (`#` comments and blank lines skipped; values may be quoted).
+fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut vars = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((k, v)) = line.split_once('=') else {
+            return Err(format!("{} line {} is not KEY=VALUE", path.display(), i + 1));
+        };
+        let v = v.trim();
+        let v = v.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(v);
+        vars.push((k.trim().to_string(), v.to_string()));
+    }
+    Ok(vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: Defaults = Defaults { request_timeout_ms: 120_000, max_message_bytes: 16 << 20 };
+
+    fn env(k: &str) -> Option<String> {
+        match k {
+            "TOKEN" => Some("t0k".into()),
+            "HOME" => Some("/home/u".into()),
+            _ => None,
+        }
+    }
+
+    fn write(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcp-gen-ui-servers-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("servers.json");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_claude_desktop_file_as_it_is() {
+        let p = write(
+            "claude",
+            r#"{"mcpServers": {
+                "memory": {"command": "npx", "alwaysAllow": ["read_graph"], "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "${HOME}/m.jsonl"}},
+                "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
+                "old": {"command": "x", "disabled": true}
+            }}"#,
+        );
+        let (servers, warnings) = read_file(&p, &env, D).unwrap();
+        assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["memory", "remote"], "in the file's order");
+        match &servers[0].spec {
+            UpstreamSpec::Stdio { command, args, env, .. } => {
+                assert_eq!((command.as_str(), args.len()), ("npx", 2));
+                assert_eq!(env, &vec![("MEMORY_FILE_PATH".to_string(), "/home/u/m.jsonl".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &servers[1].spec {
+            UpstreamSpec::StreamableHttp { headers, .. } => assert_eq!(headers[0].1, "Bearer t0k"),
+            other => panic!("{other:?}"),
+        }
+        assert!(warnings.iter().any(|w| w.contains("old") && w.contains("disabled")), "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("alwaysAllow")), "one warning names the ignored keys: {warnings:?}");
+    }
+
+    #[test]
+    fn a_vs_code_file_and_our_own_fields() {
+        let p = write(
+            "vscode",
+            r#"{"inputs": [], "servers": {"fs": {"type": "stdio", "command": "node", "args": ["fs.js"],
+                "tools": {"allow": ["read_*"], "deny": ["read_secret"]}, "rename": {"read_file": "cat"},
+                "descriptions": {"read_file": "Reads"}, "enabledTools": ["read_*"], "requestTimeoutMs": 5000, "required": false,
+                "timeout": 3}}}"#,
+        );
+        let (servers, _) = read_file(&p, &env, D).unwrap();
+        let s = &servers[0];
+        assert_eq!((s.request_timeout, s.required), (Duration::from_secs(5), false), "ours win over Cline's timeout");
+        assert_eq!(s.curation.rename["read_file"], "cat");
+        assert!(s.curation.shows("read_file") && !s.curation.shows("read_secret") && !s.curation.shows("write_file"));
+    }
+
+    #[test]
+    fn errors_name_the_file_the_server_and_the_field() {
+        let e =
+            read_file(&write("input", r#"{"servers": {"gh": {"command": "x", "env": {"T": "${input:token}"}}}}"#), &env, D).unwrap_err();
+        assert!(e.field.ends_with("servers.gh.env.T"), "{e}");
+        assert!(e.message.contains("env:NAME"), "{e}");
+        let e = read_file(&write("type", r#"{"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}"#), &env, D).unwrap_err();
+        assert!(e.field.ends_with("mcpServers.x.type"), "{e}");
+        let e = read_file(&write("clash", r#"{"mcpServers": {"a b": {"command": "x"}, "a.b": {"command": "y"}}}"#), &env, D).unwrap_err();
+        assert!(e.message.contains("a b") && e.message.contains("a.b"), "both names: {e}");
+        let e = read_file(&write("neither", r#"{"something": {}}"#), &env, D).unwrap_err();
+        assert!(e.message.contains("mcpServers"), "{e}");
+        let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), &env, D).unwrap_err();
+        assert!(e.field.ends_with("mcpServers.x.args"), "{e}");
+    }
+
+    #[test]
+    fn variables() {
+        assert_eq!(expand_vars("a ${TOKEN} ${env:TOKEN} ${UNSET:-d} ${UNSET}.", &env).unwrap(), "a t0k t0k d .");
+        assert_eq!(expand_vars("${userHome}/x", &env).unwrap(), "/home/u/x");
+        assert!(expand_vars("${workspaceFolder}/x", &env).is_err());
+        assert!(expand_vars("${input:key}", &env).is_err());
+    }
+}

@@ -1,0 +1,212 @@
+//! Starts, stops and reloads the upstream servers: each gets a router and a supervisor (on one
+//! of a few arbiters of their own, away from the HTTP workers and the generation work), a place
+//! in the registry (its tools in the catalog) and in the fleet (where sessions find it).
+//!
+//! The servers file is read again on SIGHUP and when it changes (checked every second, acted
+//! on once it has been still for half a second): added servers start, removed ones stop
+//! (their calls in flight are answered with an error naming the reason), changed ones restart,
+//! and a change only to how tools are shown is applied without a restart. Hosts stay
+//! connected and hear `tools/list_changed`. A file that does not parse keeps the running set.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use actix::{Addr, Arbiter, Recipient, Supervisor};
+use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated};
+use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::proxy::router::Router;
+use mcp_gen_ui_actors::servers::catalog::Naming;
+use mcp_gen_ui_actors::servers::fleet::{Fleet, Server};
+use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
+use mcp_gen_ui_actors::upstream::LinkLimits;
+use tokio::sync::Mutex;
+
+use crate::config::settings::servers::{self, Defaults, ServerSettings};
+
+/// The running servers and what starting one needs.
+pub struct ServerSet {
+    fleet: Arc<Fleet>,
+    metrics: Arc<Metrics>,
+    bare: bool,
+    /// Told about every change to the tool list (the generation queue drops stale pages).
+    listener: Recipient<ToolsUpdated>,
+    refresh: Option<Duration>,
+    arbiters: Vec<Arbiter>,
+    next_arbiter: usize,
+    running: Vec<Running>,
+}
+
+struct Running {
+    settings: ServerSettings,
+    addr: Addr<ServerSupervisor>,
+}
+
+impl ServerSet {
+    pub fn new(fleet: Arc<Fleet>, metrics: Arc<Metrics>, bare: bool, listener: Recipient<ToolsUpdated>, refresh: Option<Duration>) -> Self {
+        ServerSet { fleet, metrics, bare, listener, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new() }
+    }
+
+    /// Starts every server (at start: a few arbiters are made for them).
+    pub fn start_all(&mut self, list: Vec<ServerSettings>) {
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let n = list.len().clamp(1, threads);
+        self.arbiters = (0..n).map(|_| Arbiter::new()).collect();
+        for (i, s) in list.into_iter().enumerate() {
+            self.start(s, i);
+        }
+    }
+
+    fn naming(&self, s: &ServerSettings) -> Naming {
+        if self.bare {
+            Naming::Bare
+        } else {
+            Naming::Prefixed(Arc::from(s.prefix.as_str()))
+        }
+    }
+
+    fn start(&mut self, s: ServerSettings, position: usize) {
+        let name: Arc<str> = Arc::from(s.name.as_str());
+        let naming = self.naming(&s);
+        self.metrics.preinit_server(&s.name);
+        let router = Router::new(name.clone(), s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone());
+        let registry = self.fleet.registry().clone();
+        registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
+        let supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone())
+            .with_listener(self.listener.clone())
+            .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })
+            .with_refresh_interval(self.refresh);
+        let arbiter = &self.arbiters[self.next_arbiter % self.arbiters.len()];
+        self.next_arbiter += 1;
+        let addr = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| supervisor);
+        let port = ServerSupervisor::port(&addr);
+        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required }));
+        self.running.push(Running { settings: s, addr });
+    }
+
+    /// Stops a server: its calls in flight are answered with `why`, its tools leave the list.
+    async fn stop(&mut self, name: &str, why: &str) {
+        let Some(i) = self.running.iter().position(|r| r.settings.name == name) else { return };
+        let r = self.running.remove(i);
+        let diff = self.fleet.registry().remove_server(name);
+        if let Some(server) = self.fleet.remove(name) {
+            server.router.fail_all(why);
+        }
+        self.announce(diff);
+        let _ = r.addr.send(Shutdown).await;
+        self.metrics.forget_server(name);
+    }
+
+    /// Hosts and listeners hear of a change to the list.
+    fn announce(&self, diff: ToolsDiff) {
+        if diff.is_change() {
+            self.fleet.broadcast(HostEvent::ToolsChanged);
+            let tools = Arc::new(self.fleet.catalog().definitions());
+            self.listener.do_send(ToolsUpdated { diff, tools });
+        }
+    }
+
+    /// Applies a new list of servers (a reload).
+    pub async fn apply(&mut self, new: Vec<ServerSettings>) {
+        let gone: Vec<String> =
+            self.running.iter().filter(|r| !new.iter().any(|n| n.name == r.settings.name)).map(|r| r.settings.name.clone()).collect();
+        for name in gone {
+            tracing::info!(component = "servers", event = "server_removed", server = %name, "a server left the servers file: stopping it");
+            self.stop(&name, &format!("the server {name} was removed from the servers file")).await;
+        }
+        for (position, s) in new.into_iter().enumerate() {
+            let old = self.running.iter().find(|r| r.settings.name == s.name).map(|r| r.settings.clone());
+            match old {
+                None => {
+                    tracing::info!(component = "servers", event = "server_added", server = %s.name, upstream = %s.spec.describe(), "a server joined the servers file: starting it");
+                    self.start(s, position);
+                }
+                Some(old) if old.needs_restart(&s) => {
+                    tracing::info!(component = "servers", event = "server_changed", server = %s.name, "a server changed in the servers file: restarting it");
+                    self.stop(&s.name, &format!("the server {} changed in the servers file and is restarting; retry shortly", s.name))
+                        .await;
+                    self.start(s, position);
+                }
+                Some(old) if old != s => {
+                    // Only how its tools are shown: no restart.
+                    let diff = self.fleet.registry().add_server(
+                        Arc::from(s.name.as_str()),
+                        self.naming(&s),
+                        Arc::new(s.curation.clone()),
+                        position,
+                    );
+                    if let Some(r) = self.running.iter_mut().find(|r| r.settings.name == s.name) {
+                        r.settings = s;
+                    }
+                    self.announce(diff);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Stops every server (shutdown): children get their stdin closed, then are killed.
+    pub async fn shutdown(&mut self) {
+        let all: Vec<Addr<ServerSupervisor>> = self.running.drain(..).map(|r| r.addr).collect();
+        futures::future::join_all(all.iter().map(|a| a.send(Shutdown))).await;
+    }
+}
+
+/// Reads the servers file again on SIGHUP and when it changes, for as long as the service runs.
+pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults) -> std::io::Result<()> {
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    actix_web::rt::spawn(async move {
+        let mut seen = stamp(&file);
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            let why = tokio::select! {
+                _ = hup.recv() => "SIGHUP",
+                _ = tick.tick() => {
+                    let now = stamp(&file);
+                    if now == seen {
+                        continue;
+                    }
+                    // Editors write in steps: act once the file has been still a moment.
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    if stamp(&file) != now {
+                        continue;
+                    }
+                    "the file changed"
+                }
+            };
+            seen = stamp(&file);
+            let env = |k: &str| std::env::var(k).ok();
+            match servers::read_file(&file, &env, defaults) {
+                Ok((list, warnings)) if !list.is_empty() => {
+                    for w in warnings {
+                        tracing::warn!(component = "config", event = "warning", "{w}");
+                    }
+                    tracing::info!(
+                        component = "servers",
+                        event = "servers_reloaded",
+                        reason = why,
+                        servers = list.len(),
+                        "reloading the servers file"
+                    );
+                    set.lock().await.apply(list).await;
+                }
+                Ok(_) => tracing::error!(
+                    component = "servers",
+                    event = "servers_reload_failed",
+                    reason = why,
+                    "the servers file lists no server that is not disabled: the running servers stay"
+                ),
+                Err(e) => {
+                    tracing::error!(component = "servers", event = "servers_reload_failed", reason = why, error = %e, "the servers file was not reloaded (the running servers stay): {e}")
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// When the file last changed, and how long it is (None: it cannot be read now).
+fn stamp(file: &PathBuf) -> Option<(SystemTime, u64)> {
+    let m = std::fs::metadata(file).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
