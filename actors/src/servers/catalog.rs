@@ -39,8 +39,9 @@ impl Curation {
         allowed && !self.deny.iter().any(|g| names::glob_match(g, tool))
     }
 
-    pub fn has_page(&self, tool: &str) -> bool {
-        self.pages.is_empty() || self.pages.iter().any(|g| names::glob_match(g, tool))
+    /// Whether a tool gets a page: `pages` names it by its own name or as it is shown.
+    pub fn has_page(&self, tool: &str, shown: &str) -> bool {
+        self.pages.is_empty() || self.pages.iter().any(|g| names::glob_match(g, tool) || names::glob_match(g, shown))
     }
 }
 
@@ -157,7 +158,7 @@ impl Catalog {
                 c.by_name.insert(name.clone(), i);
                 c.by_page.insert(page.clone(), i);
                 c.by_bare.entry(bare.to_string()).or_default().push(i);
-                let ui = s.curation.has_page(bare);
+                let ui = s.curation.has_page(bare, shown);
                 c.tools.push(ExposedTool { server: s.server.clone(), bare: bare.to_string(), name, def: Arc::new(def), page, hash, ui });
             }
         }

@@ -232,7 +232,11 @@ impl ServerSupervisor {
         self.metrics.upstream_connected(&self.name).set(0);
         self.last_error = Some(why.clone());
         self.publish();
-        self.router.fail_all(&format!("{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
+        let whose = match &self.naming {
+            Naming::Bare => String::new(),
+            Naming::Prefixed(_) => format!("server {}: ", self.name),
+        };
+        self.router.fail_all(&format!("{whose}{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
         if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
             self.backoff = Duration::from_secs(1);
         }
