@@ -4,6 +4,10 @@
 //! `event`, `requestId`, `duration_ms`, `tool_name`, `cache_key`, `error`, `message`, plus any
 //! other field. Fields of the spans an event is in (the request span carries `requestId`) are
 //! merged in, so one request id can be followed from the edge to the LLM call with `grep`.
+//!
+//! Values come from the network (tool names, methods, errors an upstream wrote): in the text
+//! form every control character in them is escaped (`\n`, `\u{1b}`), so no value can start a
+//! line of its own or drive a terminal; the JSON form is escaped by JSON itself.
 
 use std::io::Write;
 use std::path::Path;
@@ -35,12 +39,71 @@ pub fn init(level: &str, format: LogFormat, file: Option<&Path>, stdout: bool) -
             let writer = move || SinkWriter(sink.clone());
             fmt()
                 .with_env_filter(filter)
+                .fmt_fields(EscapedFields)
                 .with_writer(writer)
                 .with_ansi(file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .init()
         }
     }
     Ok(())
+}
+
+/// The text form's fields, each value with its control characters escaped.
+struct EscapedFields;
+
+impl<'w> fmt::FormatFields<'w> for EscapedFields {
+    fn format_fields<R: tracing_subscriber::field::RecordFields>(&self, writer: fmt::format::Writer<'w>, fields: R) -> std::fmt::Result {
+        let mut v = EscapingVisitor { writer, first: true, result: Ok(()) };
+        fields.record(&mut v);
+        v.result
+    }
+}
+
+struct EscapingVisitor<'w> {
+    writer: fmt::format::Writer<'w>,
+    first: bool,
+    result: std::fmt::Result,
+}
+
+impl EscapingVisitor<'_> {
+    fn write(&mut self, field: &Field, value: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        if self.result.is_err() {
+            return;
+        }
+        let sep = if self.first { "" } else { " " };
+        self.first = false;
+        self.result = if field.name() == "message" {
+            write!(self.writer, "{sep}").and_then(|_| Escape(&mut self.writer).write_fmt(value))
+        } else {
+            write!(self.writer, "{sep}{}=", field.name()).and_then(|_| Escape(&mut self.writer).write_fmt(value))
+        };
+    }
+}
+
+impl Visit for EscapingVisitor<'_> {
+    fn record_debug(&mut self, f: &Field, v: &dyn std::fmt::Debug) {
+        self.write(f, format_args!("{v:?}"));
+    }
+    fn record_str(&mut self, f: &Field, v: &str) {
+        self.write(f, format_args!("{v}"));
+    }
+}
+
+/// Writes through, with every control character written as its escape.
+struct Escape<'a, W>(&'a mut W);
+
+impl<W: std::fmt::Write> std::fmt::Write for Escape<'_, W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        for c in s.chars() {
+            if c.is_control() {
+                write!(self.0, "{}", c.escape_default())?;
+            } else {
+                self.0.write_char(c)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 struct SinkWriter(Sink);
@@ -126,5 +189,20 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for JsonLayer {
             let _ = w.write_all(&line);
             let _ = w.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::Escape;
+
+    #[test]
+    fn control_characters_never_reach_a_line_raw() {
+        let mut out = String::new();
+        write!(Escape(&mut out), "evil\nINFO mcp_gen_ui: forged admin=true\r\u{1b}[31m").unwrap();
+        assert_eq!(out, "evil\\nINFO mcp_gen_ui: forged admin=true\\r\\u{1b}[31m");
+        assert!(!out.contains('\n') && !out.contains('\u{1b}'));
     }
 }

@@ -115,6 +115,9 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let queue = deps.queue.pending.clone();
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(dir) = &settings.debug_dir {
+        if let Err(why) = mcp_gen_ui_actors::generation::debug_files::prepare(dir) {
+            tracing::error!(component = "main", event = "debug_dir_refused", error = %why, "--debug: no debug files will be written: {why}");
+        }
         tracing::info!(component = "main", event = "debug_dir", dir = %dir.display(), "debug: prompts, answers and pages are written to {}", dir.display());
     }
     let result = match (export, settings.host_transport) {

@@ -75,6 +75,7 @@ impl ServerSet {
         let supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone())
             .with_listener(self.listener.clone())
             .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })
+            .with_list_bounds(s.max_tools, s.max_tool_list_bytes)
             .with_refresh_interval(self.refresh);
         let arbiter = &self.arbiters[self.next_arbiter % self.arbiters.len()];
         self.next_arbiter += 1;

@@ -179,6 +179,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
+            tools_per_page: cfg.limits.tools_per_page,
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })

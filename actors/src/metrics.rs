@@ -67,7 +67,8 @@ pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavai
 pub const REDIS_OPS: &[&str] =
     &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping"];
 
-pub const REFUSAL_REASONS: &[&str] = &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden"];
+pub const REFUSAL_REASONS: &[&str] =
+    &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden", "connections_per_client", "body_timeout"];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
 pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];

@@ -90,6 +90,11 @@ pub struct Args {
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
 
+    /// Address or CIDR range of a reverse proxy whose Forwarded / X-Forwarded-* headers are
+    /// believed (e.g. 172.16.0.0/12); repeatable. From anyone else they are ignored.
+    #[arg(long = "trusted-proxy", value_name = "CIDR")]
+    pub trusted_proxies: Vec<String>,
+
     /// Bearer token that hosts must send (Authorization: Bearer TOKEN) on /mcp, /sse, /messages
     /// and /metrics; repeatable. MCP_GEN_UI_AUTH_TOKEN adds one more.
     #[arg(long = "auth-token", value_name = "TOKEN")]

@@ -28,12 +28,28 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         max_sessions: settings.config.limits.max_sessions,
         shared: shared.clone(),
         stateless: Default::default(),
+        body_timeout: std::time::Duration::from_secs(settings.config.server.body_timeout_secs),
+        max_per_client: settings.config.server.max_connections_per_client,
+        per_client: Default::default(),
+        trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
+        sandbox: None,
+    };
+    let sandbox = sandbox_listener(settings)?;
+    let edge = edge::http::Edge {
+        sandbox: sandbox.as_ref().map(|(addr, _)| edge::http::preview::SandboxPlace {
+            port: addr.port(),
+            origin: settings.sandbox_origin.as_ref().map(|u| u.origin().ascii_serialization()),
+        }),
+        ..edge
     };
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;
     let (app_auth, metrics_data) = (auth.clone(), data.clone());
     let server = HttpServer::new(move || App::new().app_data(data.clone()).app_data(app_auth.clone()).configure(edge::http::configure))
         .workers(settings.workers)
+        // Connections stop being accepted before the process runs out of file descriptors,
+        // so that health checks and the upstreams' pipes still find some.
+        .max_connections(connection_budget(settings.workers))
         // SSE answers go out in small writes (priming event, then the answer when the upstream
         // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
         .on_connect(|conn, _ext| {
@@ -69,10 +85,19 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         actix_web::rt::spawn(s);
         h
     });
+    let sandbox_handle = sandbox.map(|(addr, s)| {
+        println!("  preview sandbox  http://{addr}/preview/sandbox (its own origin)");
+        let h = s.handle();
+        actix_web::rt::spawn(s);
+        h
+    });
     actix_web::rt::spawn(async move {
         shutdown_signal().await;
         tracing::info!(component = "main", event = "signal", "signal received; shutting down");
         if let Some(h) = metrics_handle {
+            h.stop(true).await;
+        }
+        if let Some(h) = sandbox_handle {
             h.stop(true).await;
         }
         handle.stop(true).await;
@@ -124,6 +149,42 @@ fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<edge::http::aut
         });
     }
     Ok((auth, generated))
+}
+
+/// `server.sandboxListen`: the preview's sandbox alone, on a port of its own (another origin).
+fn sandbox_listener(settings: &Settings) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
+    let Some(at) = settings.sandbox_listen else { return Ok(None) };
+    let server = HttpServer::new(|| App::new().configure(edge::http::configure_sandbox_listener))
+        .workers(1)
+        .shutdown_timeout(1)
+        .disable_signals()
+        .bind(at)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {at} (server.sandboxListen): {e}")))?;
+    let addr = server.addrs().first().copied().unwrap_or(at);
+    Ok(Some((addr, server.run())))
+}
+
+/// Connections each worker may hold: what the file-descriptor limit leaves after a reserve
+/// for everything else (upstream pipes and sockets, files, health checks on other listeners).
+/// The soft limit is first raised to the hard one, as far as the system allows.
+fn connection_budget(workers: usize) -> usize {
+    const RESERVE: u64 = 64;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit write or read only the struct given.
+    let soft = unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 25_000;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = lim.rlim_max;
+            }
+        }
+        lim.rlim_cur
+    };
+    let total = soft.saturating_sub(RESERVE).max(16);
+    usize::try_from(total / workers.max(1) as u64).unwrap_or(25_000).clamp(8, 25_000)
 }
 
 /// `--metrics-listen`: a second server with /metrics and /healthz only, never authenticated.

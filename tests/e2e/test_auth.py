@@ -534,3 +534,59 @@ def test_the_protected_resource_metadata_document(oauth):
     challenge, message = assert_refused(initialize(base), says=("OAuth access token from " + oauth["issuer"],))
     assert f'resource_metadata="{base}/.well-known/oauth-protected-resource"' in challenge
     assert f'scope="{SCOPE}"' in challenge
+
+
+# --- issue 24: what a hostile peer found ------------------------------------------------------
+
+
+def test_oauth_refuses_tokens_with_critical_header_extensions(oauth):
+    """RFC 7515 4.1.11: a header extension marked critical that the recipient does not
+    understand makes the token invalid, however good its signature."""
+    base, make = oauth["base"], oauth["make"]
+    assert initialize(base, make("rsa-1", headers={"x-unknown": 1}))[0] == 200, "an extension not marked critical is fine"
+    assert_refused(initialize(base, make("rsa-1", headers={"crit": ["x-unknown"], "x-unknown": 1})), error="invalid_token",
+                   says=("critical", "x-unknown"))
+    assert_refused(initialize(base, make("ec-1", headers={"crit": ["exp"]})), error="invalid_token", says=("critical",))
+
+
+FORGED = {
+    "X-Forwarded-Host": "x.evil</script><script>alert(document.domain)</script>",
+    "Forwarded": "host=evil.example;proto=https",
+    "X-Forwarded-Proto": "https",
+}
+
+
+def test_forwarded_headers_from_an_untrusted_peer_do_not_choose_the_oauth_urls(oauth):
+    base = oauth["base"]
+    for forged in [FORGED, {"X-Forwarded-Host": "evil.example"}, {"Forwarded": "for=1.2.3.4;host=evil.example;proto=https"}]:
+        code, headers, body = request(base + "/.well-known/oauth-protected-resource", headers=forged)
+        assert code == 200, body
+        assert json.loads(body)["resource"] == base + "/mcp", (forged, body)
+        assert "X-Forwarded-Host" in headers.get("Vary", ""), "what may follow the request's host varies by it"
+        challenge, _ = assert_refused(initialize(base, headers=forged), says=("OAuth access token",))
+        assert f'resource_metadata="{base}/.well-known/oauth-protected-resource"' in challenge, challenge
+        assert "evil" not in challenge
+
+
+def test_the_oauth_metadata_refuses_a_dns_rebinding_host(oauth):
+    code, _, body = request(oauth["base"] + "/.well-known/oauth-protected-resource", headers={"Host": "rebind.evil.example"})
+    assert code == 403 and "--allowed-host" in body, (code, body)
+
+
+def test_forwarded_headers_from_a_trusted_proxy_choose_the_urls_when_they_name_a_host(tmp_path):
+    """With server.trustedProxies naming the proxy (here the test itself, on loopback), what it
+    forwards is believed, if it is a host name; a script in it is not a host."""
+    jwks = JwksServer()
+    try:
+        cfg = {"server": {"trustedProxies": ["127.0.0.1/32"], "auth": {"oauth": {"requiredScopes": [SCOPE]}}}}
+        args = ["--oauth-issuer", jwks.url, "--oauth-audience", AUDIENCE, "--oauth-jwks-url", jwks.url + "/jwks"]
+        with token_proxy(tmp_path, args, config=cfg, name="proxy-oauth-trusted") as (base, _proc, _log):
+            url = base + "/.well-known/oauth-protected-resource"
+            code, _, body = request(url, headers={"X-Forwarded-Host": "mcp.example.com", "X-Forwarded-Proto": "https"})
+            assert code == 200 and json.loads(body)["resource"] == "https://mcp.example.com/mcp", body
+            code, _, body = request(url, headers={"Forwarded": 'for=10.0.0.1;host="mcp.example.org:8443";proto=https'})
+            assert json.loads(body)["resource"] == "https://mcp.example.org:8443/mcp", body
+            code, _, body = request(url, headers={"X-Forwarded-Host": FORGED["X-Forwarded-Host"]})
+            assert "<" not in body and "evil" not in body, (code, body)
+    finally:
+        jwks.stop()

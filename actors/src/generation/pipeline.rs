@@ -11,9 +11,9 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::generation::llm::{ErrorCode, LlmError, LlmRequest, SharedLlm};
-use crate::generation::postprocess;
 use crate::generation::prompts::{parse_classification, PromptExtras, Prompts, PROMPT_VERSION};
 use crate::generation::templates::{UiPages, TEMPLATE_VERSION};
+use crate::generation::{debug_files, postprocess};
 use crate::metrics::Metrics;
 use crate::page::UiType;
 use crate::page::{now_ms, transient_reason, PageKind, UiEntry, ENTRY_FORMAT};
@@ -36,12 +36,6 @@ pub struct GenSettings {
 }
 
 /// Writes a debug artefact; failures only warn (debugging must not break serving).
-fn debug_write(dir: &std::path::Path, name: String, text: &str) {
-    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(&name), text)) {
-        tracing::warn!(component = "generation", event = "debug_write_failed", file = %name, error = %e, "could not write a debug file");
-    }
-}
-
 fn shorten(s: &str, redact: bool) -> &str {
     if !redact {
         return s;
@@ -265,10 +259,10 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let theme = deps.settings.theme.clone();
     let extras = PromptExtras { style_guide: deps.settings.style_guide.clone(), result_shape: job.result_shape.clone() };
     let user = render(&deps, &job, move |p, j| p.generate(&j.tool, &j.refinements, &theme, &extras)).await;
-    let stem = format!("{}-{}", crate::store::file_names::file_stem(&tool_name), job.request_id);
+    let stem = debug_files::stem(&tool_name, &job.key);
     tracing::debug!(component = "generation", event = "prompt", request_id = %job.request_id, tool_name = %tool_name, prompt = %shorten(&user, deps.settings.redact), "generation prompt");
     if let Some(dir) = &deps.settings.debug_dir {
-        debug_write(dir, format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));
+        debug_files::write(dir, &format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));
     }
     let mut last_problem = (String::from("TIMEOUT"), String::new());
     for attempt in 0..=deps.settings.max_retries {
@@ -279,7 +273,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
             Ok(text) => {
                 tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
                 if let Some(dir) = &deps.settings.debug_dir {
-                    debug_write(dir, format!("{stem}.answer-{attempt}.txt"), &text);
+                    debug_files::write(dir, &format!("{stem}.answer-{attempt}.txt"), &text);
                 }
                 // Parsing a large page is CPU work: the blocking pool, not a thread routing messages.
                 let processed = match tokio::task::spawn_blocking(move || postprocess::process(&text)).await {
@@ -290,7 +284,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                 match processed {
                     Ok(p) => {
                         if let Some(dir) = &deps.settings.debug_dir {
-                            debug_write(dir, format!("{stem}.html"), &p.html);
+                            debug_files::write(dir, &format!("{stem}.html"), &p.html);
                         }
                         let kind = if p.repairs.is_empty() { PageKind::Generated } else { PageKind::Repaired };
                         let mut e = cx.entry(p.html, kind, None, Some(ui_type));

@@ -26,10 +26,38 @@ pub async fn await_result(rx: tokio::sync::oneshot::Receiver<Value>, limit: Dura
     Ok(msg.get("result").cloned().unwrap_or(Value::Null))
 }
 
-/// Every page of a list (`method`, items under `key`), each page awaited within `limit`. A
-/// server that does not serve the method has an empty list.
+/// How much of a list is kept: beyond either bound the list is refused, not truncated (a
+/// partial list would look whole).
+#[derive(Debug, Clone, Copy)]
+pub struct ListBounds {
+    pub max_items: usize,
+    /// The items' JSON, in bytes, all pages together.
+    pub max_bytes: usize,
+    /// The setting that names each bound, for the error.
+    pub fields: (&'static str, &'static str),
+}
+
+impl ListBounds {
+    /// Bounds for a host's joined list: as large as the transport allows.
+    pub const HOSTS: ListBounds = ListBounds { max_items: 100_000, max_bytes: 64 << 20, fields: ("", "") };
+}
+
+/// Every page of a list (`method`, items under `key`), each page awaited within `limit`, the
+/// whole within `bounds`. A server that does not serve the method has an empty list.
 pub async fn list_all(router: &Router, method: &'static str, key: &str, limit: Duration) -> Result<Vec<Value>, UpstreamError> {
+    list_bounded(router, method, key, limit, ListBounds::HOSTS).await
+}
+
+/// [`list_all`] within `bounds`.
+pub async fn list_bounded(
+    router: &Router,
+    method: &'static str,
+    key: &str,
+    limit: Duration,
+    bounds: ListBounds,
+) -> Result<Vec<Value>, UpstreamError> {
     let mut items = Vec::new();
+    let mut bytes = 0usize;
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_PAGES {
         let params = match &cursor {
@@ -43,7 +71,22 @@ pub async fn list_all(router: &Router, method: &'static str, key: &str, limit: D
             Err(e) => return Err(e),
         };
         if let Some(page) = res.get(key).and_then(Value::as_array) {
-            items.extend(page.iter().cloned());
+            for item in page {
+                bytes += serde_json::to_string(item).map(|t| t.len()).unwrap_or(0);
+                if items.len() >= bounds.max_items {
+                    return Err(UpstreamError::Protocol(format!(
+                        "the upstream lists more than {} items in {method} ({}): raise it, or show fewer of its tools",
+                        bounds.max_items, bounds.fields.0
+                    )));
+                }
+                if bytes > bounds.max_bytes {
+                    return Err(UpstreamError::Protocol(format!(
+                        "the upstream's {method} is more than {} bytes ({}): raise it, or show fewer of its tools",
+                        bounds.max_bytes, bounds.fields.1
+                    )));
+                }
+                items.push(item.clone());
+            }
         }
         match res.get("nextCursor") {
             Some(c) if !c.is_null() => cursor = Some(c.clone()),

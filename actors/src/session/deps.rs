@@ -62,6 +62,8 @@ pub struct SessionLimits {
     pub max_in_flight: usize,
     /// `_ui_refine` / `_ui_regenerate` calls per minute (0: no limit).
     pub llm_calls_per_minute: u32,
+    /// `limits.toolsPerPage`: a host's `tools/list` longer than this comes in pages.
+    pub tools_per_page: usize,
 }
 
 /// When recent calls that ask the LLM were made. Stateless (2026) hosts have no session to
@@ -70,6 +72,6 @@ pub type LlmWindow = Arc<std::sync::Mutex<std::collections::VecDeque<std::time::
 
 impl Default for SessionLimits {
     fn default() -> Self {
-        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10 }
+        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10, tools_per_page: 1000 }
     }
 }

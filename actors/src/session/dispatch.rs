@@ -72,7 +72,7 @@ impl HostSession {
         }
         match method.as_str() {
             "initialize" => self.initialize(ctx, msg),
-            "tools/list" => self.tools_list(ctx, id),
+            "tools/list" => self.tools_list(ctx, msg),
             "tools/call"
                 if self.ui()
                     && jsonrpc::params(&msg).get("name").and_then(Value::as_str).is_some_and(|n| n.starts_with(ui_tools::PREFIX)) =>

@@ -16,6 +16,7 @@ use crate::proxy::router::Router;
 use crate::servers::catalog::{Catalog, Naming};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
+use crate::session::tools_cursor;
 use crate::session::ui_tools;
 
 /// How long one server may take to list one page for a host's joined list.
@@ -27,18 +28,36 @@ pub(super) fn upstream_has(router: &Router, capability: &str) -> bool {
 }
 
 impl HostSession {
-    pub(super) fn tools_list(&mut self, ctx: &mut Context<Self>, id: Value) {
+    /// One page of the tools hosts see: the catalog's, then the `_ui_*` tools. Only the page
+    /// asked for is built, so a long list costs one page per request, never the whole list.
+    pub(super) fn tools_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let offset = match tools_cursor::parse(jsonrpc::params(&msg).get("cursor")) {
+            Ok(o) => o,
+            Err(why) => return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, why)),
+        };
+        let per_page = self.deps.limits.tools_per_page.max(1);
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
             let ui = act.ui();
-            let mut tools: Vec<Value> = catalog
-                .tools()
-                .iter()
-                .map(|t| if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() })
-                .collect();
-            if ui {
-                tools.extend(ui_tools::definitions());
+            let ours = if ui { ui_tools::definitions() } else { Vec::new() };
+            let total = catalog.tools().len() + ours.len();
+            if offset > total {
+                let why = "Invalid params: the cursor is past the end of the list (it changed): list again from the start";
+                return act.answer(jsonrpc::error(id, code::INVALID_PARAMS, why));
             }
-            act.answer(jsonrpc::result(id, json!({"tools": tools})));
+            let end = total.min(offset.saturating_add(per_page));
+            let mut tools = Vec::with_capacity(end - offset);
+            for t in catalog.tools().iter().skip(offset).take(end - offset) {
+                tools.push(if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() });
+            }
+            let first_ours = offset.max(catalog.tools().len()) - catalog.tools().len();
+            let ours_wanted = (end - offset) - tools.len();
+            tools.extend(ours.into_iter().skip(first_ours).take(ours_wanted));
+            let mut result = json!({"tools": tools});
+            if end < total {
+                result["nextCursor"] = Value::String(tools_cursor::make(end));
+            }
+            act.answer(jsonrpc::result(id, result));
         });
     }
 

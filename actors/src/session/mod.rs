@@ -22,6 +22,7 @@ mod routing;
 mod server_requests;
 mod stateless;
 pub mod table;
+mod tools_cursor;
 mod ui_reads;
 pub mod ui_tools;
 

@@ -34,7 +34,8 @@ pub struct LoggingConfig {
     /// Append logs to this file.
     pub file: Option<PathBuf>,
     /// With --debug, prompts, raw answers and pages are written here
-    /// (default: mcp-gen-ui-debug in the system's temporary folder).
+    /// (default: mcp-gen-ui-debug-<uid> in the system's temporary folder). It must be a private
+    /// folder of this service's user (mode 0700); mcp-gen-ui makes it so when it creates it.
     pub debug_dir: Option<PathBuf>,
     pub redact_sensitive_data: bool,
 }

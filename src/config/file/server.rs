@@ -42,6 +42,23 @@ pub struct ServerConfig {
     pub metrics_listen: Option<String>,
     /// Who may use /mcp, /sse, /messages and /metrics.
     pub auth: AuthConfig,
+    /// Addresses (or CIDR ranges) of reverse proxies in front of this service. Only requests
+    /// from them may say, in `Forwarded` or `X-Forwarded-Host`/`-Proto`, under which name and
+    /// scheme the client reached the service (the preview's sandbox origin, the OAuth
+    /// resource URL). From anyone else those headers are ignored.
+    pub trusted_proxies: Vec<String>,
+    /// ADDR:PORT of a listener that serves only the preview's sandbox, so that on a host name
+    /// other than localhost the sandbox has an origin of its own (another port). Unset: the
+    /// preview is served on loopback names only (it uses 127.0.0.1 vs localhost there).
+    pub sandbox_listen: Option<String>,
+    /// The origin browsers reach `sandboxListen` under when it is behind a proxy
+    /// (`https://sandbox.example.com`). Unset: the preview's host name with that port.
+    pub sandbox_origin: Option<String>,
+    /// How long reading a request body may take, from its first byte; a slower body is cut
+    /// with 408.
+    pub body_timeout_secs: u64,
+    /// Requests (streams included) one client address may have open at once; more get 429.
+    pub max_connections_per_client: usize,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +74,11 @@ impl Default for ServerConfig {
             workers: None,
             metrics_listen: None,
             auth: AuthConfig::default(),
+            trusted_proxies: Vec::new(),
+            sandbox_listen: None,
+            sandbox_origin: None,
+            body_timeout_secs: 15,
+            max_connections_per_client: 256,
         }
     }
 }
@@ -113,10 +135,13 @@ pub struct LimitsConfig {
     /// `_ui_refine` and `_ui_regenerate` calls (each one asks the LLM) per session per minute;
     /// beyond it the call answers an error that says when to retry. 0: no limit.
     pub llm_calls_per_minute: u32,
+    /// Tools per `tools/list` answer: a longer list comes in pages (`nextCursor`), so that no
+    /// answer is built whole for thousands of tools.
+    pub tools_per_page: usize,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { max_sessions: 1000, max_in_flight_per_session: 64, llm_calls_per_minute: 10 }
+        LimitsConfig { max_sessions: 1000, max_in_flight_per_session: 64, llm_calls_per_minute: 10, tools_per_page: 1000 }
     }
 }

@@ -44,6 +44,13 @@ pub struct UpstreamConfig {
     /// A message from the upstream larger than this fails its request instead of growing memory.
     #[serde(default = "default_max_message_bytes")]
     pub max_message_bytes: u64,
+    /// The most tools an upstream may list; one that lists more is refused (not truncated),
+    /// and `/readyz` says why.
+    #[serde(default = "default_max_tools")]
+    pub max_tools: usize,
+    /// The most bytes of JSON an upstream's tool list (all pages) may take.
+    #[serde(default = "default_max_tool_list_bytes")]
+    pub max_tool_list_bytes: usize,
 }
 
 impl Default for UpstreamConfig {
@@ -58,6 +65,8 @@ impl Default for UpstreamConfig {
             headers: BTreeMap::new(),
             request_timeout_ms: default_request_timeout_ms(),
             max_message_bytes: default_max_message_bytes(),
+            max_tools: default_max_tools(),
+            max_tool_list_bytes: default_max_tool_list_bytes(),
         }
     }
 }
@@ -67,5 +76,13 @@ fn default_request_timeout_ms() -> u64 {
 }
 
 fn default_max_message_bytes() -> u64 {
+    16 * 1024 * 1024
+}
+
+fn default_max_tools() -> usize {
+    10_000
+}
+
+fn default_max_tool_list_bytes() -> usize {
     16 * 1024 * 1024
 }

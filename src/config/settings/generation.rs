@@ -52,5 +52,12 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
             return Err(ConfigError::new("generation.theme", format!("{t:?} is not light or dark")));
         }
     }
+    let refresh = cfg.tool_refresh.interval_ms;
+    if !(1_000..=MAX_TIMEOUT_MS).contains(&refresh) {
+        return Err(ConfigError::new(
+            "toolRefresh.intervalMs",
+            format!("must be from 1000 to {MAX_TIMEOUT_MS} (milliseconds: a second to a day)"),
+        ));
+    }
     Ok(())
 }

@@ -56,5 +56,12 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
         }
     };
     let api_key = provider.key_var().and_then(env).filter(|k| !k.is_empty()).or_else(|| cfg.llm.api_key.clone()).map(Secret);
+    let t = cfg.llm.temperature;
+    if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
+        return Err(ConfigError::new("llm.temperature", format!("{t} is out of range: from 0 to 2 (every provider's range)")));
+    }
+    if !(1..=1_000_000).contains(&cfg.llm.max_tokens) {
+        return Err(ConfigError::new("llm.maxTokens", "must be from 1 to 1000000"));
+    }
     Ok(Llm { provider, reason: provider_reason, api_key })
 }

@@ -7,7 +7,7 @@ mod cache;
 mod generation;
 mod llm;
 mod logging;
-mod server;
+pub mod server;
 pub mod servers;
 #[cfg(test)]
 mod tests;
@@ -77,6 +77,12 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// `--metrics-listen`: a second listener for /metrics and /healthz, without auth.
     pub metrics_listen: Option<SocketAddr>,
+    /// `server.trustedProxies`: the only peers whose forwarded headers are honoured.
+    pub trusted_proxies: Vec<server::IpRange>,
+    /// `server.sandboxListen`: a listener for the preview's sandbox alone.
+    pub sandbox_listen: Option<SocketAddr>,
+    /// `server.sandboxOrigin`: where browsers reach that listener, when behind a proxy.
+    pub sandbox_origin: Option<url::Url>,
     pub config: Config,
 }
 
@@ -99,6 +105,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         warnings.push("tokens and OAuth (server.auth) protect the HTTP transport; with --transport stdio the host that starts the process is trusted and they are not used".into());
     }
     let metrics_listen = server::metrics_listen(args, &mut cfg, &listener)?;
+    let server::EdgeTrust { trusted_proxies, sandbox_listen, sandbox_origin } = server::edge_trust(&cfg, &mut warnings)?;
     let llm = llm::resolve(args, env, &mut cfg, &mut warnings)?;
     cache::resolve(args, &mut cfg)?;
     logging::resolve(args, &mut cfg)?;
@@ -124,10 +131,20 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         log_stdout: cfg.logging.destination == config::LogDestination::Stdout,
         warnings,
         api_key,
-        debug_dir: args.debug.then(|| cfg.logging.debug_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mcp-gen-ui-debug"))),
+        // A folder of this user's own, made private at start (see generation::debug_files).
+        debug_dir: args.debug.then(|| {
+            cfg.logging.debug_dir.clone().unwrap_or_else(|| {
+                // SAFETY: getuid has no preconditions.
+                let uid = unsafe { libc::getuid() };
+                std::env::temp_dir().join(format!("mcp-gen-ui-debug-{uid}"))
+            })
+        }),
         export_dir: args.export_dir.clone(),
         auth,
         metrics_listen,
+        trusted_proxies,
+        sandbox_listen,
+        sandbox_origin,
         config: cfg,
     })
 }
@@ -160,8 +177,12 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     // The one upstream's checks and limits apply either way (they are the servers' defaults).
     let spec = if many { None } else { Some(upstream::resolve(args, env, cfg, warnings)?) };
     upstream::limits(args, cfg)?;
-    let defaults =
-        servers::Defaults { request_timeout_ms: cfg.upstream.request_timeout_ms, max_message_bytes: cfg.upstream.max_message_bytes };
+    let defaults = servers::Defaults {
+        request_timeout_ms: cfg.upstream.request_timeout_ms,
+        max_message_bytes: cfg.upstream.max_message_bytes,
+        max_tools: cfg.upstream.max_tools,
+        max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,
+    };
     if let Some(spec) = spec {
         let one = servers::ServerSettings {
             name: "default".into(),
@@ -169,6 +190,8 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             spec,
             request_timeout: std::time::Duration::from_millis(cfg.upstream.request_timeout_ms),
             max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX),
+            max_tools: cfg.upstream.max_tools,
+            max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,
             curation: Default::default(),
             required: true,
         };

@@ -25,6 +25,9 @@ pub struct ServerSettings {
     pub spec: UpstreamSpec,
     pub request_timeout: Duration,
     pub max_message_bytes: usize,
+    /// What its tool list may hold (`upstream.maxTools`, `upstream.maxToolListBytes`).
+    pub max_tools: usize,
+    pub max_tool_list_bytes: usize,
     pub curation: Curation,
     pub required: bool,
 }
@@ -32,7 +35,10 @@ pub struct ServerSettings {
 impl ServerSettings {
     /// Whether a change from `self` to `new` needs the server restarted (not just shown anew).
     pub fn needs_restart(&self, new: &ServerSettings) -> bool {
-        self.spec != new.spec || self.request_timeout != new.request_timeout || self.max_message_bytes != new.max_message_bytes
+        self.spec != new.spec
+            || self.request_timeout != new.request_timeout
+            || self.max_message_bytes != new.max_message_bytes
+            || (self.max_tools, self.max_tool_list_bytes) != (new.max_tools, new.max_tool_list_bytes)
     }
 }
 
@@ -41,6 +47,8 @@ impl ServerSettings {
 pub struct Defaults {
     pub request_timeout_ms: u64,
     pub max_message_bytes: u64,
+    pub max_tools: usize,
+    pub max_tool_list_bytes: usize,
 }
 
 /// Reads a servers file: a Claude Desktop file (`mcpServers`) or a VS Code `mcp.json`
@@ -205,6 +213,8 @@ fn server(
         spec,
         request_timeout: Duration::from_millis(timeout_ms),
         max_message_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
+        max_tools: defaults.max_tools,
+        max_tool_list_bytes: defaults.max_tool_list_bytes,
         curation,
         required: e.required.unwrap_or(true),
     })
@@ -268,7 +278,8 @@ fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
 mod tests {
     use super::*;
 
-    const D: Defaults = Defaults { request_timeout_ms: 120_000, max_message_bytes: 16 << 20 };
+    const D: Defaults =
+        Defaults { request_timeout_ms: 120_000, max_message_bytes: 16 << 20, max_tools: 10_000, max_tool_list_bytes: 16 << 20 };
 
     fn env(k: &str) -> Option<String> {
         match k {

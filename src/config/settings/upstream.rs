@@ -93,6 +93,12 @@ pub(super) fn limits(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     if cfg.upstream.max_message_bytes < 1024 {
         return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
     }
+    if !(1..=1_000_000).contains(&cfg.upstream.max_tools) {
+        return Err(ConfigError::new("upstream.maxTools", "must be from 1 to 1000000"));
+    }
+    if !(1024..=1 << 30).contains(&cfg.upstream.max_tool_list_bytes) {
+        return Err(ConfigError::new("upstream.maxToolListBytes", "must be from 1024 to 1073741824 (bytes)"));
+    }
     Ok(())
 }
 

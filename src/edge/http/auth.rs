@@ -282,8 +282,11 @@ impl Auth {
     }
 }
 
-fn origin_of(info: &actix_web::dev::ConnectionInfo) -> String {
-    format!("{}://{}", info.scheme(), info.host())
+/// Where the client reached this service (forwarded headers only from trusted proxies); a Host
+/// that is not a host name gives the loopback default, never the header's text.
+fn origin_of(req: &HttpRequest, edge: Option<&web::Data<super::Edge>>) -> String {
+    let trusted = edge.map(|e| e.trusted_proxies.as_slice()).unwrap_or(&[]);
+    super::forwarded::reach(req, trusted).map(|r| r.origin()).unwrap_or_else(|| "http://localhost".into())
 }
 
 /// The middleware on protected resources (`from_fn(auth::require)`). Fails closed: without an
@@ -324,7 +327,9 @@ pub async fn require<B: MessageBody + 'static>(
                 let reason = if matches!(d, Denied::MissingScopes(_)) { "forbidden" } else { "unauthorized" };
                 edge.metrics.refusals.with_label_values(&[reason]).inc();
             }
-            let res = auth.refusal(&d, &origin_of(&req.connection_info()));
+            let origin = origin_of(req.request(), req.app_data::<web::Data<super::Edge>>());
+            let mut res = auth.refusal(&d, &origin);
+            res.headers_mut().insert(actix_web::http::header::VARY, HeaderValue::from_static(super::forwarded::VARY));
             Ok(req.into_response(res).map_into_right_body())
         }
     }
@@ -332,7 +337,10 @@ pub async fn require<B: MessageBody + 'static>(
 
 /// `/.well-known/oauth-protected-resource` (RFC 9728): the resource, the authorization server
 /// that issues its tokens, the scopes, and that tokens go in the Authorization header.
-pub async fn protected_resource(req: HttpRequest) -> HttpResponse {
+pub async fn protected_resource(req: HttpRequest, edge: web::Data<super::Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
     let Some(o) = req.app_data::<web::Data<Auth>>().and_then(|a| a.oauth()) else {
         return json_error(
             StatusCode::NOT_FOUND,
@@ -340,8 +348,9 @@ pub async fn protected_resource(req: HttpRequest) -> HttpResponse {
             "this server is not an OAuth resource server (server.auth.oauth is not configured)",
         );
     };
-    let resource = o.settings.resource.clone().unwrap_or_else(|| format!("{}/mcp", origin_of(&req.connection_info())));
-    HttpResponse::Ok().insert_header(("cache-control", "max-age=300")).json(json!({
+    let resource = o.settings.resource.clone().unwrap_or_else(|| format!("{}/mcp", origin_of(&req, Some(&edge))));
+    // The resource URL may follow the request's host (a proxy's): caches keep one per host.
+    HttpResponse::Ok().insert_header(("cache-control", "max-age=300")).insert_header(("vary", super::forwarded::VARY)).json(json!({
         "resource": resource,
         "authorization_servers": [o.settings.issuer],
         "scopes_supported": o.settings.required_scopes,

@@ -23,8 +23,17 @@ fn is_local(host: &str) -> bool {
     LOCAL.contains(&h.as_str())
 }
 
+/// An IP literal (`10.0.0.5:9464`, `[fd00::1]:8080`). A DNS-rebinding page can only make the
+/// browser send its own host name, never an address: so a Host that is an address is always
+/// allowed (Prometheus and orchestrators' health checks reach the service by address).
+fn is_ip_literal(host: &str) -> bool {
+    let h = strip_port(host);
+    h.parse::<std::net::Ipv4Addr>().is_ok()
+        || h.strip_prefix('[').and_then(|v| v.strip_suffix(']')).is_some_and(|v| v.parse::<std::net::Ipv6Addr>().is_ok())
+}
+
 pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
-    if is_local(host) || allowed.iter().any(|a| a == "*") {
+    if is_local(host) || is_ip_literal(host) || allowed.iter().any(|a| a == "*") {
         return true;
     }
     let bare = strip_port(host);
@@ -76,6 +85,8 @@ mod tests {
     fn foreign_hosts_fail_unless_listed() {
         assert!(!host_allowed("evil.example.com", &[]));
         assert!(!host_allowed("localhost.evil.com:80", &[]));
+        assert!(host_allowed("10.0.0.5:9464", &[]) && host_allowed("[fd00::1]:8080", &[]), "an address cannot be a rebinding");
+        assert!(!host_allowed("10.0.0.5.evil.com", &[]));
         assert!(host_allowed("mcp.internal:8080", &["mcp.internal".into()]));
         assert!(host_allowed("anything", &["*".into()]));
     }

@@ -6,11 +6,13 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod forwarded;
 pub mod guard;
 mod legacy_sse;
+pub mod limits;
 mod oauth;
 mod ops;
-mod preview;
+pub mod preview;
 mod streamable;
 
 use std::sync::Arc;
@@ -48,6 +50,16 @@ pub struct Edge {
     pub shared: Option<mcp_gen_ui_actors::store::redis::RedisStore>,
     /// Stateless (2026-07-28) calls: those alive, and those waiting for their host's retry.
     pub stateless: mcp_gen_ui_actors::session::StatelessTables,
+    /// `server.bodyTimeoutSecs`: how long reading one request body may take.
+    pub body_timeout: Duration,
+    /// `server.maxConnectionsPerClient`, and who holds what.
+    pub max_per_client: usize,
+    pub per_client: Arc<limits::PerClient>,
+    /// `server.trustedProxies`: the only peers whose forwarded headers count.
+    pub trusted_proxies: Arc<Vec<crate::config::settings::server::IpRange>>,
+    /// `server.sandboxListen` (its port) and `server.sandboxOrigin`: where the preview's
+    /// sandbox is served on a host name other than localhost.
+    pub sandbox: Option<preview::SandboxPlace>,
 }
 
 impl Edge {
@@ -95,17 +107,31 @@ impl Edge {
         if declared.is_some_and(|n| n > self.max_body_bytes) {
             return Err(too_big());
         }
-        let mut body = web::BytesMut::new();
-        while let Some(chunk) = payload.next().await {
-            let chunk = chunk.map_err(|e| {
-                json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
-            })?;
-            if body.len() + chunk.len() > self.max_body_bytes {
-                return Err(too_big());
+        let read = async {
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| {
+                    json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
+                })?;
+                if body.len() + chunk.len() > self.max_body_bytes {
+                    return Err(too_big());
+                }
+                body.extend_from_slice(&chunk);
             }
-            body.extend_from_slice(&chunk);
+            Ok(body.freeze())
+        };
+        // A body that trickles in would hold a connection (and a file descriptor) for good.
+        match tokio::time::timeout(self.body_timeout, read).await {
+            Ok(done) => done,
+            Err(_) => {
+                self.metrics.refusals.with_label_values(&["body_timeout"]).inc();
+                Err(json_error(
+                    actix_web::http::StatusCode::REQUEST_TIMEOUT,
+                    code::INVALID_REQUEST,
+                    format!("the request body did not arrive within {} s (server.bodyTimeoutSecs)", self.body_timeout.as_secs()),
+                ))
+            }
         }
-        Ok(body.freeze())
     }
 }
 
@@ -175,26 +201,35 @@ pub fn sse_body(
 
 /// The routes. Resources wrapped in `auth::require` need a bearer token when authentication
 /// is on (an `auth::Auth` in the app data); the rest are open (see `auth.rs` for /preview).
+/// Every route but `/healthz` counts against its client's `server.maxConnectionsPerClient`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use actix_web::middleware::from_fn;
-    cfg.service(
-        web::resource("/mcp")
-            .wrap(from_fn(auth::require))
-            .route(web::post().to(streamable::post))
-            .route(web::get().to(streamable::get))
-            .route(web::delete().to(streamable::delete)),
-    )
-    .service(web::resource("/sse").wrap(from_fn(auth::require)).route(web::get().to(legacy_sse::open)))
-    .service(web::resource("/messages").wrap(from_fn(auth::require)).route(web::post().to(legacy_sse::post)))
-    .service(web::resource("/preview").route(web::get().to(preview::page)))
-    .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
-    .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
-    .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
-    .service(web::resource("/metrics").wrap(from_fn(auth::require)).route(web::get().to(ops::metrics)))
-    .service(
-        web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
-            .route(web::get().to(auth::protected_resource)),
+    cfg.service(web::resource("/healthz").route(web::get().to(ops::healthz))).service(
+        web::scope("")
+            .wrap(from_fn(limits::per_client))
+            .service(
+                web::resource("/mcp")
+                    .wrap(from_fn(auth::require))
+                    .route(web::post().to(streamable::post))
+                    .route(web::get().to(streamable::get))
+                    .route(web::delete().to(streamable::delete)),
+            )
+            .service(web::resource("/sse").wrap(from_fn(auth::require)).route(web::get().to(legacy_sse::open)))
+            .service(web::resource("/messages").wrap(from_fn(auth::require)).route(web::post().to(legacy_sse::post)))
+            .service(web::resource("/preview").route(web::get().to(preview::page)))
+            .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
+            .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
+            .service(web::resource("/metrics").wrap(from_fn(auth::require)).route(web::get().to(ops::metrics)))
+            .service(
+                web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
+                    .route(web::get().to(auth::protected_resource)),
+            ),
     );
+}
+
+/// The `server.sandboxListen` listener: the preview's sandbox alone, on an origin of its own.
+pub fn configure_sandbox_listener(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)));
 }
 
 /// The `--metrics-listen` listener: /metrics and /healthz only, never authenticated.

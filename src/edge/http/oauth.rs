@@ -241,6 +241,12 @@ impl OAuth {
     /// take 60 s, and every required scope is granted.
     pub async fn validate(&self, token: &str) -> Result<Subject, Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Refusal::Invalid("the access token is not a JWT".into()))?;
+        if let Some(crit) = critical_extensions(token) {
+            // RFC 7515 4.1.11: a header this service does not understand must not be ignored.
+            return Err(Refusal::Invalid(format!(
+                "the access token's header marks extensions as critical ({crit}), which this service does not understand"
+            )));
+        }
         if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256 | Algorithm::EdDSA) {
             return Err(Refusal::Invalid(format!("the access token is signed with {:?}; accepted: RS256, ES256, EdDSA", header.alg)));
         }
@@ -282,10 +288,38 @@ impl OAuth {
     }
 }
 
+/// The `crit` member of a JWT's protected header, when it has one (whatever it lists: this
+/// service understands no extension). `decode_header` does not keep it, so the header is read
+/// here; its text never reaches a log (names only, bounded).
+fn critical_extensions(token: &str) -> Option<String> {
+    use base64::Engine;
+    let head = token.split('.').next()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(head.trim_end_matches('=')).ok()?;
+    let header: Value = serde_json::from_slice(&bytes).ok()?;
+    let crit = header.get("crit")?;
+    let names: Vec<String> = match crit.as_array() {
+        Some(a) => {
+            a.iter().take(8).map(|n| n.as_str().unwrap_or("?").chars().filter(|c| c.is_ascii_graphic()).take(32).collect()).collect()
+        }
+        None => vec!["(not a list)".into()],
+    };
+    Some(names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn critical_header_extensions_are_found() {
+        use base64::Engine;
+        let enc = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let with = format!("{}.e30.sig", enc(json!({"alg": "RS256", "crit": ["x-unknown"], "x-unknown": 1})));
+        assert_eq!(critical_extensions(&with).as_deref(), Some("x-unknown"));
+        let without = format!("{}.e30.sig", enc(json!({"alg": "RS256", "kid": "k"})));
+        assert_eq!(critical_extensions(&without), None);
+    }
 
     #[test]
     fn the_jwks_is_fetched_again_at_most_once_a_minute() {

@@ -1,6 +1,6 @@
 //! Operations endpoints: liveness, readiness, Prometheus metrics.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::servers::fleet::Server;
 use serde_json::{json, Value};
 
@@ -30,7 +30,11 @@ fn server_state(s: &Server) -> Value {
 /// behind `--upstream`, that one; the body keeps its fields at the top as well). A shared cache
 /// (Redis) that is down does not make a replica unready (it serves on its own meanwhile):
 /// `redis.status` says "degraded" and why.
-pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
+pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    // What servers run, their programs and the Redis address: not for a DNS-rebinding page.
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
     let fleet = &edge.session.fleet;
     let servers = fleet.servers();
     let ready = servers.iter().filter(|s| s.required).all(|s| s.router.status().ready) && !servers.is_empty();
@@ -59,6 +63,9 @@ pub async fn readyz(edge: web::Data<Edge>) -> HttpResponse {
     }
 }
 
-pub async fn metrics(edge: web::Data<Edge>) -> HttpResponse {
+pub async fn metrics(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
+    if let Err(r) = edge.guard(&req) {
+        return r;
+    }
     HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(edge.metrics.render())
 }

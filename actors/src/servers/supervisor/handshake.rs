@@ -11,7 +11,7 @@ use super::{ServerSupervisor, State};
 use crate::mcp::jsonrpc;
 use crate::mcp::revision_2026;
 use crate::proxy::router::Router;
-use crate::servers::listing::{await_result, list_all};
+use crate::servers::listing::{await_result, list_bounded, ListBounds};
 use crate::upstream::{UpstreamError, UpstreamSpec};
 
 /// The protocol revision we ask the upstream for; it may answer with another it supports.
@@ -32,20 +32,21 @@ impl ServerSupervisor {
             "clientInfo": {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
         });
         let router = self.router.clone();
+        let bounds = self.list_bounds;
         router.set_upstream_meta(None);
         // Legacy HTTP+SSE has no 2026 form: no point asking.
         let probe = !matches!(self.spec, UpstreamSpec::Sse { .. });
         let fut = async move {
             if probe {
                 if let Some(init) = discover(&router).await {
-                    let tools = list_all_tools(&router).await?;
+                    let tools = list_all_tools(&router, bounds).await?;
                     return Ok((init, tools));
                 }
             }
             let rx = router.internal_request("initialize", params);
             let init = await_result(rx, INIT_TIMEOUT, "initialize").await?;
             router.send(jsonrpc::notification("notifications/initialized", Value::Null))?;
-            let tools = list_all_tools(&router).await?;
+            let tools = list_all_tools(&router, bounds).await?;
             Ok::<_, UpstreamError>((init, tools))
         };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
@@ -104,7 +105,8 @@ async fn discover(router: &Router) -> Option<Value> {
     Some(init)
 }
 
-/// Every page of `tools/list`. A server without tools (no capability) has an empty list.
-pub(super) async fn list_all_tools(router: &Router) -> Result<Vec<Value>, UpstreamError> {
-    list_all(router, "tools/list", "tools", INIT_TIMEOUT).await
+/// Every page of `tools/list`, within `bounds`. A server without tools (no capability) has an
+/// empty list.
+pub(super) async fn list_all_tools(router: &Router, bounds: ListBounds) -> Result<Vec<Value>, UpstreamError> {
+    list_bounded(router, "tools/list", "tools", INIT_TIMEOUT, bounds).await
 }

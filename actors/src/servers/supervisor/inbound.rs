@@ -109,7 +109,8 @@ impl ServerSupervisor {
     pub(super) fn refresh_tools(&mut self, ctx: &mut Context<Self>) {
         let router = self.router.clone();
         let gen = self.generation;
-        ctx.spawn(async move { list_all_tools(&router).await }.into_actor(self).map(move |res, act, _| {
+        let bounds = self.list_bounds;
+        ctx.spawn(async move { list_all_tools(&router, bounds).await }.into_actor(self).map(move |res, act, _| {
             if gen != act.generation {
                 return;
             }

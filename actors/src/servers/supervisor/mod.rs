@@ -30,6 +30,7 @@ use crate::messages::{HostEvent, RefreshTools, SessionId, Shutdown, Status, Tool
 use crate::metrics::Metrics;
 use crate::proxy::router::Router;
 use crate::servers::catalog::Naming;
+use crate::servers::listing::ListBounds;
 use crate::servers::registry::Registry;
 use crate::servers::tool_refresh;
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamError, UpstreamSpec};
@@ -77,6 +78,8 @@ pub struct ServerSupervisor {
     listeners: Vec<Recipient<ToolsUpdated>>,
     /// `toolRefresh`: re-list the tools this often (None: only on list_changed and on request).
     refresh_interval: Option<Duration>,
+    /// `upstream.maxTools`, `upstream.maxToolListBytes`: what its tool list may hold.
+    list_bounds: ListBounds,
 }
 
 impl ServerSupervisor {
@@ -103,7 +106,15 @@ impl ServerSupervisor {
             self_addr: None,
             listeners: Vec::new(),
             refresh_interval: None,
+            list_bounds: ListBounds { max_items: 10_000, max_bytes: 16 << 20, fields: ("upstream.maxTools", "upstream.maxToolListBytes") },
         }
+    }
+
+    /// What its tool list may hold (`upstream.maxTools`, `upstream.maxToolListBytes`).
+    pub fn with_list_bounds(mut self, max_tools: usize, max_bytes: usize) -> Self {
+        self.list_bounds.max_items = max_tools;
+        self.list_bounds.max_bytes = max_bytes;
+        self
     }
 
     /// Someone to tell about tool list changes.
@@ -309,12 +320,13 @@ impl Handler<RefreshTools> for ServerSupervisor {
         let why = self.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
         let router = self.router.clone();
         let gen = self.generation;
+        let bounds = self.list_bounds;
         Box::pin(
             async move {
                 if !ready {
                     return Err(UpstreamError::NotReady(why));
                 }
-                list_all_tools(&router).await
+                list_all_tools(&router, bounds).await
             }
             .into_actor(self)
             .map(move |res, act, _| {
