@@ -57,6 +57,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A cache folder the service cannot write would lose every page and refinement while
+    // /readyz stays green (the shipped image once did, on a root-owned volume): stop instead.
+    if let Some(dir) = settings.cache_dir() {
+        if let Err(why) = mcp_gen_ui_actors::store::ui_cache::check_writable(dir) {
+            eprintln!("mcp-gen-ui: {why}");
+            return ExitCode::from(2);
+        }
+    }
     let export = match &args.command {
         Some(Command::Export { dir }) => match dir.clone().or_else(|| settings.export_dir.clone()) {
             Some(d) => Some(d),

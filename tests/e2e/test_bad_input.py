@@ -1,6 +1,7 @@
 """Acceptance 4: bad input gets a clear error that names what is wrong, and nothing panics."""
 
 import json
+import os
 import subprocess
 import urllib.error
 import urllib.request
@@ -34,6 +35,8 @@ def run_bin(args, timeout=10):
         ([], {"upstream": {"url": "not a url"}}, "upstream.url"),
         ([], {"upstream": {"command": "node"}, "cache": {"type": "filesystem"}}, "cache.dir"),
         ([], {"upstream": {"command": "node"}, "logging": {"level": "loud"}}, "logging.level"),
+        # A folder beside a memory cache looked persistent and was not (issue 20).
+        ([], {"upstream": {"command": "node"}, "cache": {"dir": "/tmp/mcp-gen-ui-never"}}, "cache.type"),
     ],
 )
 def test_invalid_config_exits_2_naming_the_field(args, config, field, tmp_path):
@@ -182,3 +185,21 @@ def test_stdio_edge_answers_parse_errors_and_keeps_going():
     assert by_id[2]["result"]["tools"], "the session survives a bad line"
     assert "_meta" not in by_id[2]["result"]["tools"][0] or "ui" not in by_id[2]["result"]["tools"][0]["_meta"], "a host without the UI extension gets pass-through"
     assert p.returncode == 0
+
+
+def test_a_cache_folder_the_service_cannot_write_stops_it_at_start(tmp_path):
+    """The shipped image once ran on a root-owned volume: every page was lost while /readyz was
+    green. Now the start fails, naming the folder, the user and the fix. Run as uid 65534
+    (nobody) against a folder root owns, as the container's uid 10001 met its volume."""
+    import shutil
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to run the service as another user")
+    folder = tmp_path / "owned-by-root"
+    folder.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    out = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", str(BIN), "--demo",
+                          "--listen", "127.0.0.1:0", "--cache-dir", str(folder / "cache")], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 2, out
+    assert str(folder / "cache") in out.stderr and "uid 65534" in out.stderr and "chown" in out.stderr, out.stderr
+    assert "listening" not in out.stdout

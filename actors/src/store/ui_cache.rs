@@ -274,3 +274,27 @@ impl Handler<ForgetLocal> for UiCache {
         })
     }
 }
+
+/// Whether the cache folder can hold what the service writes (pages, and `state/` for
+/// refinements and classifications): made if missing, then a file created and removed in each.
+/// The error names the folder, the user and what to do, for a start that must not go on as if
+/// pages persisted.
+pub fn check_writable(dir: &std::path::Path) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let fix = |what: &str, e: &std::io::Error| {
+        format!(
+            "the cache folder {} is not writable by this service (uid {uid}): {what}: {e}. \
+             Give that user the folder (chown -R {uid} {}), choose another with --cache-dir, or run without a persistent cache (no cache.dir)",
+            dir.display(),
+            dir.display()
+        )
+    };
+    for d in [dir.to_path_buf(), dir.join("state")] {
+        std::fs::create_dir_all(&d).map_err(|e| fix("cannot create it", &e))?;
+        let probe = d.join(format!(".write-check-{}", std::process::id()));
+        std::fs::write(&probe, b"ok").map_err(|e| fix("cannot create a file in it", &e))?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
+}

@@ -38,6 +38,15 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
             return Err(ConfigError::new("cache.redisKeyPrefix", "must not contain spaces"));
         }
     }
+    if cfg.cache.dir.is_some() && cfg.cache.kind != config::CacheType::Filesystem {
+        // Silently running a memory cache beside a folder that looks persistent loses every
+        // page at the next restart; say so instead.
+        let kind = if cfg.cache.kind == config::CacheType::Redis { "redis" } else { "memory (the default)" };
+        return Err(ConfigError::new(
+            "cache.type",
+            format!("cache.dir is set but cache.type is {kind}: set cache.type to \"filesystem\" to keep pages in that folder, or remove cache.dir"),
+        ));
+    }
     if cfg.cache.kind == config::CacheType::Filesystem && cfg.cache.dir.is_none() {
         return Err(ConfigError::new(
             "cache.dir",

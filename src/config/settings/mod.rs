@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use crate::config::cli::Args;
-use crate::config::file::{self as config, Config, ConfigError, HostTransport, LogFormat, Provider};
+use crate::config::file::{self as config, CacheType, Config, ConfigError, HostTransport, LogFormat, Provider};
 pub use crate::config::tokens::Secret;
 pub use auth::{AuthSettings, OAuthSettings};
 
@@ -91,6 +91,14 @@ pub(super) const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
 /// Reads `KEY` from the process environment; injectable for tests.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Settings {
+    /// The folder pages persist in, when the cache is on and is a folder.
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        let c = &self.config.cache;
+        (c.enabled && c.kind == CacheType::Filesystem).then_some(c.dir.as_deref()).flatten()
+    }
+}
 
 pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     let mut cfg = match &args.config {
