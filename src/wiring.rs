@@ -175,7 +175,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
         shapes: shapes.clone(),
         ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
-        stateless_llm_calls: Default::default(),
+        llm_windows: Default::default(),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,

@@ -37,8 +37,24 @@ pub fn check_token(t: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// One token per line; `#` starts a comment line; blank lines are skipped. Errors name the
-/// line, never its content.
+/// `label:token` -> the label and the token; anything else is a token without a label. A label
+/// names the person or program the token is for (the principal that owns its sessions and
+/// allowances): letters, digits, `_ . @ -`, at most 64, starting with a letter or digit.
+pub fn split_label(raw: &str) -> (Option<&str>, &str) {
+    if let Some((label, token)) = raw.split_once(':') {
+        let ok = !label.is_empty()
+            && label.len() <= 64
+            && label.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@' | '-'));
+        if ok && !token.is_empty() {
+            return (Some(label), token);
+        }
+    }
+    (None, raw)
+}
+
+/// One token per line (`label:token` to name whose it is); `#` starts a comment line; blank
+/// lines are skipped. Errors name the line, never its content.
 pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -46,8 +62,10 @@ pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
+        let (label, t) = split_label(t);
         check_token(t).map_err(|why| format!("line {}: the token {why}", i + 1))?;
-        out.push(StaticToken { label: format!("server.auth.tokensFile:{}", i + 1), value: Secret(t.to_string()) });
+        let label = label.map_or_else(|| format!("server.auth.tokensFile:{}", i + 1), str::to_string);
+        out.push(StaticToken { label, value: Secret(t.to_string()) });
     }
     Ok(out)
 }
@@ -76,5 +94,21 @@ mod tests {
         assert_eq!(labels, vec![("server.auth.tokensFile:3", "alpha-token-1"), ("server.auth.tokensFile:5", "beta-token-22")]);
         let e = parse_tokens_file("ok-token\nhas secret space\n").unwrap_err();
         assert!(e.contains("line 2") && !e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn a_label_names_whose_token_it_is() {
+        let t = parse_tokens_file(
+            "alice:alpha-token-1
+bob@ops:beta-token-22
+plain-token-333
+",
+        )
+        .unwrap();
+        let labels: Vec<_> = t.iter().map(|t| (t.label.as_str(), t.value.0.as_str())).collect();
+        assert_eq!(labels, vec![("alice", "alpha-token-1"), ("bob@ops", "beta-token-22"), ("server.auth.tokensFile:3", "plain-token-333")]);
+        assert_eq!(split_label(":tok"), (None, ":tok"), "no label: the whole is the token");
+        assert_eq!(split_label("a b:tok"), (None, "a b:tok"));
+        assert_eq!(split_label("alice:"), (None, "alice:"));
     }
 }

@@ -26,6 +26,11 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         max_body_bytes: settings.max_body_bytes,
         sse_keepalive: settings.sse_keepalive,
         max_sessions: settings.config.limits.max_sessions,
+        max_sessions_per_principal: settings
+            .config
+            .limits
+            .max_sessions_per_principal
+            .unwrap_or((settings.config.limits.max_sessions / 4).max(1)),
         shared: shared.clone(),
         stateless: Default::default(),
         body_timeout: std::time::Duration::from_secs(settings.config.server.body_timeout_secs),

@@ -140,7 +140,14 @@ impl Stateless {
                 return None;
             }
         };
-        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta) {
+        match stateless_session_for(
+            &self.deps,
+            &self.tables,
+            Transport::Stdio,
+            &msg,
+            meta,
+            &std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS),
+        ) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {
                     self.calls.retain(|_, s| s.connected());

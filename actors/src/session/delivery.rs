@@ -19,7 +19,7 @@ const BACKLOG_LIMIT: usize = 1000;
 impl HostSession {
     pub(super) fn stream_full(&self, which: &str) {
         self.metrics.dropped_messages.with_label_values(&["host_stream_full"]).inc();
-        tracing::warn!(component = "host_session", event = "stream_full", session = %self.id, stream = which, bound = STREAM_BOUND + outlet::OVERFLOW_MAX, "the host is not reading its stream; closing that stream");
+        tracing::warn!(component = "host_session", event = "stream_full", session = %self.log_id, stream = which, bound = STREAM_BOUND + outlet::OVERFLOW_MAX, "the host is not reading its stream; closing that stream");
     }
 
     /// A stream has messages waiting for room: pump them soon (not in this turn, so the edge
@@ -144,7 +144,7 @@ impl HostSession {
         let answer = if stateless { self.stateless_answer(answer) } else { answer };
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
-        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
+        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
         let Some(mut outlet) = f.sink else {
             return self.send_session(answer);
         };

@@ -31,8 +31,9 @@ pub struct SessionDeps {
     /// Ready ui:// read results (None with the cache off: then every read makes a page).
     pub pages: Option<Arc<ReadyPages>>,
     pub limits: SessionLimits,
-    /// The window stateless calls share for `limits.llmCallsPerMinute`.
-    pub stateless_llm_calls: LlmWindow,
+    /// `limits.llmCallsPerMinute`: each principal's window, shared by its sessions and its
+    /// stateless calls.
+    pub llm_windows: crate::session::llm_window::Windows,
     /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model
     /// (hosts that render MCP Apps only).
     pub shape_artifacts: bool,
@@ -65,10 +66,6 @@ pub struct SessionLimits {
     /// `limits.toolsPerPage`: a host's `tools/list` longer than this comes in pages.
     pub tools_per_page: usize,
 }
-
-/// When recent calls that ask the LLM were made. Stateless (2026) hosts have no session to
-/// count in, so they all count in one window shared by the process.
-pub type LlmWindow = Arc<std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>>;
 
 impl Default for SessionLimits {
     fn default() -> Self {

@@ -48,7 +48,7 @@ impl HostSession {
             );
             return self.refuse(sink, jsonrpc::error(id, code::LIMITED, why));
         }
-        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.id, method = %method, "request received");
+        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.log_id, method = %method, "request received");
         self.in_flight.insert(
             key,
             InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now(), server: None },
@@ -57,7 +57,7 @@ impl HostSession {
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
             // Hosts must initialize first; tolerate the ones that don't by treating them as
             // plain (no UI) hosts rather than refusing: the upstream decides what is valid.
-            tracing::debug!(component = "host_session", event = "no_initialize", session = %self.id, method = %method, "request before initialize");
+            tracing::debug!(component = "host_session", event = "no_initialize", session = %self.log_id, method = %method, "request before initialize");
         }
         if let Era::Stateless(_) = self.era {
             match method.as_str() {
@@ -145,7 +145,7 @@ impl HostSession {
         match self.owed.remove(&key) {
             Some(tx) => drop(tx.send(msg)),
             None => {
-                tracing::debug!(component = "host_session", event = "unexpected_response", session = %self.id, "host answered a request we did not send (or already timed out)")
+                tracing::debug!(component = "host_session", event = "unexpected_response", session = %self.log_id, "host answered a request we did not send (or already timed out)")
             }
         }
     }
@@ -157,7 +157,7 @@ impl HostSession {
         let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) { requested } else { HOST_PROTOCOL_VERSIONS[0] }.to_string();
         let ui = ui_meta::host_supports_ui(&params);
         if !ui {
-            tracing::info!(component = "host_session", event = "pass_through", session = %self.id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
+            tracing::info!(component = "host_session", event = "pass_through", session = %self.log_id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
         }
         let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
         let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));

@@ -1,5 +1,5 @@
-//! `limits.llmCallsPerMinute`: a sliding minute of the calls that ask the LLM. Pure: the
-//! caller owns the window (a session's own, or one shared) and gives the time.
+//! `limits.llmCallsPerMinute`: a sliding minute of the calls that ask the LLM, one per
+//! principal. The caller gives the time.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -23,6 +23,20 @@ pub fn take(window: &mut VecDeque<Instant>, limit: u32, now: Instant) -> Result<
     Ok(())
 }
 
+/// The windows of every principal. Bounded by the principals that called in the last minute:
+/// windows left empty are dropped as the table grows.
+pub type Windows = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<std::sync::Arc<str>, VecDeque<Instant>>>>;
+
+/// [`take`] in `principal`'s window.
+pub fn take_for(windows: &Windows, principal: &std::sync::Arc<str>, limit: u32, now: Instant) -> Result<(), Duration> {
+    use crate::locks::Recover;
+    let mut all = windows.guard();
+    if all.len() > 1024 {
+        all.retain(|_, w| w.back().is_some_and(|t| now.saturating_duration_since(*t) < MINUTE));
+    }
+    take(all.entry(principal.clone()).or_default(), limit, now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,5 +51,15 @@ mod tests {
         assert_eq!(wait, Duration::from_secs(40), "until the first call is a minute old");
         assert!(take(&mut w, 2, t0 + Duration::from_secs(60)).is_ok(), "the first call left the window");
         assert!(take(&mut w, 0, t0).is_ok(), "0: no limit");
+    }
+
+    #[test]
+    fn each_principal_has_one_window_whatever_its_sessions() {
+        let windows = Windows::default();
+        let (a, b): (std::sync::Arc<str>, std::sync::Arc<str>) = ("token alice".into(), "token bob".into());
+        let t0 = Instant::now();
+        assert!(take_for(&windows, &a, 2, t0).is_ok() && take_for(&windows, &a, 2, t0).is_ok());
+        assert!(take_for(&windows, &a, 2, t0).is_err(), "alice's allowance is spent, from any session");
+        assert!(take_for(&windows, &b, 2, t0).is_ok(), "bob has his own");
     }
 }

@@ -16,6 +16,9 @@ mod dispatch;
 mod forward;
 mod lists;
 pub mod llm_window;
+
+/// The principal of every request when authentication is off.
+pub const ANONYMOUS: &str = "anonymous";
 pub mod outlet;
 mod results;
 mod routing;
@@ -108,8 +111,11 @@ pub struct HostSession {
     in_flight: HashMap<String, InFlight>,
     owed: HashMap<String, oneshot::Sender<Value>>,
     last_seen: Instant,
-    /// When this session's recent `_ui_refine` / `_ui_regenerate` calls were made (last minute).
-    llm_calls: VecDeque<Instant>,
+    /// Who opened the session (the edge's principal; `anonymous` without auth): its LLM
+    /// allowance is the principal's, shared by all its sessions.
+    principal: table::Owner,
+    /// The id as logs show it: a short hash, never the id itself.
+    log_id: String,
     /// What the edge may know without asking (see `SessionFlags`).
     flags: Arc<SessionFlags>,
 }
@@ -117,7 +123,6 @@ pub struct HostSession {
 impl HostSession {
     pub fn new(id: SessionId, transport: Transport, deps: SessionDeps) -> Self {
         HostSession {
-            id,
             transport,
             era: Era::Session,
             metrics: deps.metrics.clone(),
@@ -133,9 +138,17 @@ impl HostSession {
             in_flight: HashMap::new(),
             owed: HashMap::new(),
             last_seen: Instant::now(),
-            llm_calls: VecDeque::new(),
+            principal: Arc::from(ANONYMOUS),
+            log_id: table::log_name(&id),
             flags: Arc::default(),
+            id,
         }
+    }
+
+    /// The session belongs to `principal` (its allowances are that principal's).
+    pub fn owned_by(mut self, principal: table::Owner) -> Self {
+        self.principal = principal;
+        self
     }
 
     /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how
@@ -185,7 +198,7 @@ impl HostSession {
             && self.in_flight.is_empty()
             && !stream_open;
         if stream_gone || idle {
-            tracing::info!(component = "host_session", event = "reaped", session = %self.id, stream_gone, idle, "closing host session");
+            tracing::info!(component = "host_session", event = "reaped", session = %self.log_id, stream_gone, idle, "closing host session");
             ctx.stop();
         }
     }
@@ -203,7 +216,7 @@ impl Actor for HostSession {
             // One call: checked often, since a host that hangs up means "cancel".
             Era::Stateless(_) => drop(ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx))),
             Era::Session => {
-                tracing::info!(component = "host_session", event = "opened", session = %self.id, transport = self.transport.label(), "host session opened");
+                tracing::info!(component = "host_session", event = "opened", session = %self.log_id, transport = self.transport.label(), "host session opened");
                 ctx.run_interval(Duration::from_secs(5), |act, ctx| act.reap(ctx));
             }
         }
@@ -217,7 +230,7 @@ impl Actor for HostSession {
         }
         match &mut self.era {
             Era::Stateless(call) => call.leave_parked(),
-            Era::Session => tracing::info!(component = "host_session", event = "closed", session = %self.id, "host session closed"),
+            Era::Session => tracing::info!(component = "host_session", event = "closed", session = %self.log_id, "host session closed"),
         }
     }
 }

@@ -259,7 +259,7 @@ impl Fixture {
             idle_limit: Duration::from_secs(3600),
             enabled_tools: None,
             pages: Some(pages.clone()),
-            stateless_llm_calls: Default::default(),
+            llm_windows: Default::default(),
             limits: Default::default(),
             shape_artifacts: false,
             shapes: None,
@@ -530,8 +530,15 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
     let tables = StatelessTables::default();
     let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
-    let session =
-        stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let session = stateless_session_for(
+        &f.deps,
+        &tables,
+        Transport::StreamableHttp,
+        &first,
+        stateless_meta(json!({"elicitation": {}})),
+        &std::sync::Arc::from("anonymous"),
+    )
+    .unwrap();
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     assert!(upstream_call.pointer("/params/_meta").is_none(), "the host's own _meta stays here: {upstream_call}");
@@ -552,20 +559,27 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
     assert!(round["result"]["inputRequests"]["elicitation_1"].get("id").is_none(), "input requests are not JSON-RPC requests");
     let state = round["result"]["requestState"].as_str().unwrap().to_string();
     assert!(next_or_closed(&mut stream).await.is_none(), "the round's answer ends its request");
-    assert!(parked.get(&state).is_some(), "the call waits under its state");
+    assert!(matches!(parked.lookup(&state, "anonymous"), crate::session::table::Lookup::Found(_)), "the call waits under its state");
 
     // The retry (a new request, new id) carries the answer: it goes to the upstream's request.
     let retry = stateless_call(
         2,
         json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "accept", "content": {"n": "Ada"}}}}),
     );
-    let again =
-        stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &retry, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let again = stateless_session_for(
+        &f.deps,
+        &tables,
+        Transport::StreamableHttp,
+        &retry,
+        stateless_meta(json!({"elicitation": {}})),
+        &std::sync::Arc::from("anonymous"),
+    )
+    .unwrap();
     let mut stream = post_ref(&again, retry).await;
     let answered = asked.await.unwrap().unwrap();
     assert_eq!(answered["id"], json!(host_side_id));
     assert_eq!(answered["result"]["content"]["n"], "Ada", "{answered}");
-    assert!(parked.get(&state).is_none(), "a state is used once");
+    assert!(matches!(parked.lookup(&state, "anonymous"), crate::session::table::Lookup::Missing), "a state is used once");
 
     f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": [{"type": "text", "text": "hi Ada"}]})));
     let done = next(&mut stream).await;
@@ -580,7 +594,15 @@ async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error(
     let mut link = f.link();
     let tables = StatelessTables::default();
     let first = stateless_call(1, json!({}));
-    let session = stateless_session_for(&f.deps, &tables, Transport::StreamableHttp, &first, stateless_meta(json!({}))).unwrap();
+    let session = stateless_session_for(
+        &f.deps,
+        &tables,
+        Transport::StreamableHttp,
+        &first,
+        stateless_meta(json!({})),
+        &std::sync::Arc::from("anonymous"),
+    )
+    .unwrap();
     let _stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
@@ -638,8 +660,15 @@ async fn parked_call(
     link: &mut mpsc::Receiver<Value>,
 ) -> (SessionRef, Value, String, tokio::task::JoinHandle<Result<Value, MailboxError>>) {
     let first = stateless_call(1, json!({}));
-    let session =
-        stateless_session_for(&f.deps, tables, Transport::StreamableHttp, &first, stateless_meta(json!({"elicitation": {}}))).unwrap();
+    let session = stateless_session_for(
+        &f.deps,
+        tables,
+        Transport::StreamableHttp,
+        &first,
+        stateless_meta(json!({"elicitation": {}})),
+        &std::sync::Arc::from("anonymous"),
+    )
+    .unwrap();
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();

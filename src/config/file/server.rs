@@ -132,7 +132,12 @@ pub struct LimitsConfig {
     pub max_sessions: usize,
     /// Requests one session may have in flight; the next gets a JSON-RPC error at once.
     pub max_in_flight_per_session: usize,
-    /// `_ui_refine` and `_ui_regenerate` calls (each one asks the LLM) per session per minute;
+    /// With authentication on, the sessions one principal (a token's label, a JWT subject) may
+    /// have open; beyond it their new session gets HTTP 503. Default: a quarter of
+    /// maxSessions (at least 1), so one person cannot take every session.
+    pub max_sessions_per_principal: Option<usize>,
+    /// `_ui_refine` and `_ui_regenerate` calls (each one asks the LLM) per principal per minute,
+    /// all of their sessions and stateless calls together (without auth: everyone together);
     /// beyond it the call answers an error that says when to retry. 0: no limit.
     pub llm_calls_per_minute: u32,
     /// Tools per `tools/list` answer: a longer list comes in pages (`nextCursor`), so that no
@@ -142,6 +147,12 @@ pub struct LimitsConfig {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { max_sessions: 1000, max_in_flight_per_session: 64, llm_calls_per_minute: 10, tools_per_page: 1000 }
+        LimitsConfig {
+            max_sessions: 1000,
+            max_sessions_per_principal: None,
+            max_in_flight_per_session: 64,
+            llm_calls_per_minute: 10,
+            tools_per_page: 1000,
+        }
     }
 }

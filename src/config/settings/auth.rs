@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{http_url, EnvLookup, Secret};
 use crate::config::cli::Args;
 use crate::config::file::{Config, ConfigError};
-use crate::config::tokens::{check_token, read_tokens_file, StaticToken};
+use crate::config::tokens::{check_token, read_tokens_file, split_label, StaticToken};
 
 /// Authentication of the HTTP edge, from flags, environment and the config file.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +43,8 @@ pub struct OAuthSettings {
 pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<AuthSettings, ConfigError> {
     let mut tokens = Vec::new();
     let mut add = |label: String, field: &str, t: &str| -> Result<(), ConfigError> {
+        let (named, t) = split_label(t);
+        let label = named.map_or(label, str::to_string);
         check_token(t).map_err(|why| ConfigError::new(field, format!("the token {why}")))?;
         if t.len() < 16 {
             warnings.push(format!("{label}: the token is shorter than 16 characters, which is easy to guess"));

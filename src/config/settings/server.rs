@@ -129,6 +129,12 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<Listener, ConfigE
     if cfg.limits.max_sessions == 0 {
         return Err(ConfigError::new("limits.maxSessions", "must be at least 1"));
     }
+    if cfg.limits.max_sessions_per_principal == Some(0) {
+        return Err(ConfigError::new(
+            "limits.maxSessionsPerPrincipal",
+            "must be at least 1 (leave it out for a quarter of limits.maxSessions)",
+        ));
+    }
     if cfg.limits.max_in_flight_per_session == 0 {
         return Err(ConfigError::new("limits.maxInFlightPerSession", "must be at least 1"));
     }

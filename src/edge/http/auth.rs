@@ -64,6 +64,17 @@ impl std::fmt::Display for Principal {
     }
 }
 
+/// The principal a request was authenticated as, in the request's extensions (absent:
+/// authentication is off, the anonymous principal).
+#[derive(Clone)]
+pub struct Caller(pub mcp_gen_ui_actors::session::table::Owner);
+
+/// Whose request this is.
+pub fn caller(req: &actix_web::HttpRequest) -> mcp_gen_ui_actors::session::table::Owner {
+    use actix_web::HttpMessage;
+    req.extensions().get::<Caller>().map(|c| c.0.clone()).unwrap_or_else(|| std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS))
+}
+
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Denied {
@@ -303,6 +314,8 @@ pub async fn require<B: MessageBody + 'static>(
     match auth.authenticate(req.headers().get(AUTHORIZATION)).await {
         Ok(Principal::Anonymous) => Ok(next.call(req).await?.map_into_left_body()),
         Ok(who) => {
+            // Whose request this is: sessions it opens are theirs, and so are its allowances.
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.to_string())));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"

@@ -15,10 +15,11 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.guard(&req) {
         return r;
     }
-    if let Err(r) = edge.session_room() {
+    let owner = super::auth::caller(&req);
+    if let Err(r) = edge.session_room(&owner) {
         return r;
     }
-    let (session_id, session) = edge.open_session(Transport::Sse);
+    let (session_id, session) = edge.open_session(Transport::Sse, owner);
     let (tx, rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx });
     let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));
@@ -49,7 +50,7 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
             "the sessionId query parameter is required: use the endpoint URL the /sse stream sent",
         );
     };
-    let session = match edge.sessions.get(&id) {
+    let session = match edge.owned_session(&id, &super::auth::caller(&req)) {
         Some(s) => s,
         None => {
             return json_error(

@@ -26,7 +26,7 @@ use mcp_gen_ui_actors::mcp::sse;
 use mcp_gen_ui_actors::messages::SessionRef;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
-use mcp_gen_ui_actors::session::table::SessionTable;
+use mcp_gen_ui_actors::session::table::{log_name, Lookup, Owner, SessionTable};
 use mcp_gen_ui_actors::session::{HostSession, Transport};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -46,6 +46,8 @@ pub struct Edge {
     pub sse_keepalive: Duration,
     /// `limits.maxSessions`, across /mcp and /sse.
     pub max_sessions: usize,
+    /// `limits.maxSessionsPerPrincipal`: one principal's share of them.
+    pub max_sessions_per_principal: usize,
     /// `cache.type: redis`: the store shared with other replicas (its state is in /readyz).
     pub shared: Option<mcp_gen_ui_actors::store::redis::RedisStore>,
     /// Stateless (2026-07-28) calls: those alive, and those waiting for their host's retry.
@@ -63,17 +65,46 @@ pub struct Edge {
 }
 
 impl Edge {
-    /// Starts a host session on this worker's arbiter and files it in the table.
-    pub fn open_session(&self, transport: Transport) -> (String, SessionRef) {
+    /// Starts a host session for `owner` on this worker's arbiter and files it in the table.
+    pub fn open_session(&self, transport: Transport, owner: Owner) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let session = HostSession::new(id.clone(), transport, self.session.clone()).start_session();
-        self.sessions.insert(id.clone(), session.clone());
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(owner.clone()).start_session();
+        self.sessions.insert(id.clone(), session.clone(), owner);
         (id, session)
     }
 
-    /// `limits.maxSessions`: a new session is refused with 503 and Retry-After when the table is
-    /// full; sessions already open are untouched.
-    fn session_room(&self) -> Result<(), HttpResponse> {
+    /// The session `id` names, if `owner` opened it. Another principal's session is answered
+    /// exactly like one that does not exist (404), and counted.
+    pub fn owned_session(&self, id: &str, owner: &str) -> Option<SessionRef> {
+        match self.sessions.lookup(id, owner) {
+            Lookup::Found(s) => Some(s),
+            Lookup::Foreign => {
+                self.metrics.refusals.with_label_values(&["foreign_session"]).inc();
+                tracing::warn!(component = "edge", event = "foreign_session", session = %log_name(id), principal = %owner, "a request named another principal's session: answered as unknown");
+                None
+            }
+            Lookup::Missing => None,
+        }
+    }
+
+    /// `limits.maxSessions` and `limits.maxSessionsPerPrincipal`: a new session is refused
+    /// with 503 and Retry-After when the table, or the principal's share of it, is full;
+    /// sessions already open are untouched. Without auth everyone is one principal, whose
+    /// share is the whole table.
+    fn session_room(&self, owner: &str) -> Result<(), HttpResponse> {
+        if owner != mcp_gen_ui_actors::session::ANONYMOUS && self.sessions.count_of(owner) >= self.max_sessions_per_principal {
+            self.metrics.refusals.with_label_values(&["max_sessions_per_principal"]).inc();
+            let mut res = json_error(
+                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+                code::LIMITED,
+                format!(
+                    "{owner} has {} sessions open (limits.maxSessionsPerPrincipal); close one (DELETE /mcp) or let an idle one expire",
+                    self.max_sessions_per_principal
+                ),
+            );
+            res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+            return Err(res);
+        }
         if self.sessions.len() < self.max_sessions {
             return Ok(());
         }

@@ -62,7 +62,7 @@ async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, Session
             "Mcp-Session-Id header is required: send initialize first and echo the session id it returns",
         ));
     };
-    match edge.sessions.get(&id) {
+    match edge.owned_session(&id, &super::auth::caller(req)) {
         Some(s) => Ok((id, s)),
         None => Err(json_error(
             StatusCode::NOT_FOUND,
@@ -104,10 +104,11 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     }
     let initializing = msgs.iter().any(|m| jsonrpc::method(m) == Some("initialize"));
     let (session_id, session) = if initializing {
-        if let Err(r) = edge.session_room() {
+        let owner = super::auth::caller(&req);
+        if let Err(r) = edge.session_room(&owner) {
             return r;
         }
-        edge.open_session(Transport::StreamableHttp)
+        edge.open_session(Transport::StreamableHttp, owner)
     } else {
         match find_session(&edge, &req).await {
             Ok(s) => s,
@@ -223,10 +224,11 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
-    let session = match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta) {
-        Ok(s) => s,
-        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
-    };
+    let session =
+        match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &super::auth::caller(req)) {
+            Ok(s) => s,
+            Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+        };
     let (tx, mut rx) = sink_channel();
     session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req) });
     if !wants_stream {

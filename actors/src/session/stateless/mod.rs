@@ -22,7 +22,7 @@ use crate::mcp::revision_2026::{self, RequestMeta};
 use crate::mcp::ui_meta;
 use crate::messages::{Close, SessionRef};
 use crate::session::deps::SessionDeps;
-use crate::session::table::SessionTable;
+use crate::session::table::{Lookup, Owner, SessionTable};
 
 /// How long a call waits parked for the host's retry before it is cancelled upstream.
 pub const PARK_LIMIT: Duration = Duration::from_secs(300);
@@ -159,7 +159,7 @@ impl HostSession {
         let abandoned = call.parked_since.is_some_and(|t| t.elapsed() > PARK_LIMIT);
         if hung_up || abandoned {
             let reason = if hung_up { "the host closed its request" } else { "the host did not retry the call in time" };
-            tracing::info!(component = "host_session", event = "stateless_cancelled", session = %self.id, reason, "cancelling a stateless call upstream");
+            tracing::info!(component = "host_session", event = "stateless_cancelled", session = %self.log_id, reason, "cancelling a stateless call upstream");
             if let Some(host_id) = call.host_id.clone() {
                 let msg = jsonrpc::notification("notifications/cancelled", json!({"requestId": host_id, "reason": reason}));
                 self.on_notification(msg);
@@ -232,11 +232,20 @@ pub fn session_for(
     transport: Transport,
     msg: &Value,
     meta: RequestMeta,
+    principal: &Owner,
 ) -> Result<SessionRef, Value> {
     let parked = &tables.parked;
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     if let Some(state) = jsonrpc::params(msg).get("requestState") {
-        let found = state.as_str().and_then(|s| parked.get(s));
+        // Another principal's state is answered like one that never existed.
+        let found = match state.as_str().map(|s| parked.lookup(s, principal)) {
+            Some(Lookup::Found(s)) => Some(s),
+            Some(Lookup::Foreign) => {
+                deps.metrics.refusals.with_label_values(&["foreign_session"]).inc();
+                None
+            }
+            _ => None,
+        };
         return found.ok_or_else(|| {
             jsonrpc::error(
                 id,
@@ -248,7 +257,8 @@ pub fn session_for(
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
     let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
-    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).start_session();
-    tables.live.insert(session_id, session.clone());
+    let session =
+        HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).owned_by(principal.clone()).start_session();
+    tables.live.insert(session_id, session.clone(), principal.clone());
     Ok(session)
 }

@@ -8,11 +8,10 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::locks::Recover;
 use crate::mcp::jsonrpc;
 use crate::messages::HostEvent;
 use crate::session::ui_tools::{self, actions};
-use crate::session::{llm_window, Era, HostSession};
+use crate::session::{llm_window, HostSession};
 
 impl HostSession {
     /// `_ui_*` tools: answered here (see `ui_tools::actions`), never forwarded.
@@ -55,17 +54,17 @@ impl HostSession {
         });
     }
 
-    /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute),
-    /// or says when the next one may be made.
+    /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute
+    /// per principal: every session of one person, and their stateless calls, share it), or
+    /// says when the next one may be made.
     pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), String> {
         let limit = self.deps.limits.llm_calls_per_minute;
         let now = Instant::now();
-        let (who, taken) = match self.era {
-            // Stateless hosts have no session to count in: they share one window.
-            Era::Stateless(_) => {
-                ("stateless (2026-07-28) hosts together", llm_window::take(&mut self.deps.stateless_llm_calls.guard(), limit, now))
-            }
-            Era::Session => ("this session", llm_window::take(&mut self.llm_calls, limit, now)),
+        let taken = llm_window::take_for(&self.deps.llm_windows, &self.principal, limit, now);
+        let who = if &*self.principal == crate::session::ANONYMOUS {
+            "this service's hosts together".to_string()
+        } else {
+            self.principal.to_string()
         };
         taken.map_err(|wait| {
             self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();

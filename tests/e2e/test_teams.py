@@ -1,0 +1,163 @@
+"""Issue 23, a team on one endpoint (items 1 to 3): every request has a principal (a static
+token's label, a JWT's subject), sessions belong to the principal that opened them, and the LLM
+allowance and the share of sessions are the principal's. Two people, raw HTTP and the real
+`mcp` SDK, tokens labelled `name:token`, and JWTs minted here against a local JWKS."""
+
+import json
+import time
+
+import anyio
+import httpx2
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import UI_EXT, metric, scrape
+from test_auth import INIT, JwksServer, initialize, open_sse, public_jwk, request, token_proxy
+
+ALICE = "alice:alice-token-5f2e9c1b7a"
+BOB = "bob:bob-token-0d8e4b6a2c"
+A, B = ALICE.split(":", 1)[1], BOB.split(":", 1)[1]
+
+
+def post(base, token, sid, body):
+    return request(base + "/mcp", "POST", body, token=token, headers={"Mcp-Session-Id": sid})
+
+
+def open_session(base, token) -> str:
+    code, headers, body = initialize(base, token)
+    assert code == 200, body
+    sid = headers["Mcp-Session-Id"]
+    assert post(base, token, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"})[0] == 202
+    return sid
+
+
+def tools_list(base, token, sid):
+    return post(base, token, sid, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+
+
+def test_a_session_belongs_to_whoever_opened_it(tmp_path):
+    with token_proxy(tmp_path, ["--auth-token", ALICE, "--auth-token", BOB], name="proxy-teams-owners") as (base, _proc, log):
+        sid = open_session(base, A)
+        assert tools_list(base, A, sid)[0] == 200
+        unknown_code, _, unknown = tools_list(base, B, "0" * 32)
+        # Bob holds Alice's session id: everything he does with it is as if it did not exist.
+        code, _, body = tools_list(base, B, sid)
+        assert code == 404 == unknown_code, (code, body)
+        assert json.loads(body)["error"]["message"] == json.loads(unknown)["error"]["message"].replace("0" * 32, sid)
+        code, _, _ = request(base + "/mcp", "GET", token=B, headers={"Mcp-Session-Id": sid, "Accept": "text/event-stream"}, timeout=5)
+        assert code == 404, "Bob cannot attach to Alice's stream"
+        code, _, _ = request(base + "/mcp", "DELETE", token=B, headers={"Mcp-Session-Id": sid})
+        assert code == 404, "nor close her session"
+        assert tools_list(base, A, sid)[0] == 200, "Alice's session is untouched"
+
+        # Legacy SSE: Bob's POST to Alice's /messages endpoint is refused; hers goes through.
+        conn, resp, endpoint = open_sse(base, A)
+        try:
+            assert endpoint and "sessionId=" in endpoint
+            code, _, _ = request(base + endpoint, "POST", INIT, token=B)
+            assert code == 404, "Bob cannot post into Alice's /sse session"
+            code, _, _ = request(base + endpoint, "POST", INIT, token=A)
+            assert code == 202
+        finally:
+            conn.close()
+        assert metric(scrape_with(base, A), "mcp_gen_ui_refusals_total", reason="foreign_session") == 4
+        time.sleep(0.3)
+        text = log.read_text()
+        assert sid not in text, "session ids never reach the logs"
+        assert "token alice" in text and "foreign_session" in text
+
+
+def scrape_with(base, token):
+    code, _, body = request(base + "/metrics", token=token)
+    assert code == 200
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = {}
+    for fam in text_string_to_metric_families(body):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def regenerate(base, token, sid):
+    code, _, body = post(base, token, sid, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                           "params": {"name": "_ui_regenerate", "arguments": {"toolName": "get_current_weather"}}})
+    assert code == 200, body
+    if body.startswith("event:") or "\ndata:" in body or body.startswith("data:"):
+        body = [line[5:] for line in body.splitlines() if line.startswith("data:") and line[5:].strip()][-1]
+    return json.loads(body)["result"]
+
+
+def ui_session(base, token) -> str:
+    body = dict(INIT, params=dict(INIT["params"], capabilities={"extensions": UI_EXT}))
+    code, headers, text = request(base + "/mcp", "POST", body, token=token)
+    assert code == 200, text
+    sid = headers["Mcp-Session-Id"]
+    post(base, token, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return sid
+
+
+def test_the_llm_allowance_and_the_share_of_sessions_are_the_principals(tmp_path):
+    cfg = {"limits": {"llmCallsPerMinute": 3, "maxSessions": 10, "maxSessionsPerPrincipal": 3}}
+    with token_proxy(tmp_path, ["--auth-token", ALICE, "--auth-token", BOB], config=cfg, name="proxy-teams-allowances") as (base, _proc, _log):
+        a1, a2 = ui_session(base, A), ui_session(base, A)
+        for _ in range(3):
+            assert not regenerate(base, A, a1).get("isError"), "within Alice's allowance"
+        refused = regenerate(base, A, a2)
+        assert refused.get("isError") and "limits.llmCallsPerMinute" in refused["content"][0]["text"], refused
+        assert "token alice" in refused["content"][0]["text"], "the refusal names whose allowance it is"
+        assert not regenerate(base, B, ui_session(base, B)).get("isError"), "Bob's allowance is his own"
+
+        # Alice has 2 sessions open; a third is allowed, a fourth is not, and Bob is unaffected.
+        ui_session(base, A)
+        code, headers, body = initialize(base, A)
+        assert code == 503 and "limits.maxSessionsPerPrincipal" in body and headers["Retry-After"], body
+        assert initialize(base, B)[0] == 200, "Alice cannot take Bob's share"
+        # Closing one of hers makes room again.
+        assert request(base + "/mcp", "DELETE", token=A, headers={"Mcp-Session-Id": a2})[0] in (200, 204)
+        assert initialize(base, A)[0] == 200
+        samples = scrape_with(base, A)
+        assert metric(samples, "mcp_gen_ui_refusals_total", reason="max_sessions_per_principal") == 1
+        assert metric(samples, "mcp_gen_ui_refusals_total", reason="llm_calls_per_minute") == 1
+
+
+def test_two_jwt_subjects_are_two_principals(tmp_path):
+    jwks = JwksServer()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwks.keys = [public_jwk(key, "k1", "RS256")]
+    audience = "http://mcp.test/mcp"
+
+    def token(sub):
+        now = int(time.time())
+        return jwt.encode({"iss": jwks.url, "aud": audience, "sub": sub, "iat": now, "exp": now + 600}, key, algorithm="RS256",
+                          headers={"kid": "k1"})
+
+    try:
+        args = ["--oauth-issuer", jwks.url, "--oauth-audience", audience, "--oauth-jwks-url", jwks.url + "/jwks"]
+        with token_proxy(tmp_path, args, name="proxy-teams-jwt") as (base, _proc, _log):
+            carol, dave = token("carol@example.com"), token("dave@example.com")
+            sid = open_session(base, carol)
+            assert tools_list(base, token("carol@example.com"), sid)[0] == 200, "another token of the same subject: the same person"
+            assert tools_list(base, dave, sid)[0] == 404
+
+            async def sdk():
+                # The official SDK, carrying Dave's token, on Carol's session id: refused.
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {carol}"}) as client:
+                    async with streamable_http_client(base + "/mcp", http_client=client) as streams:
+                        async with ClientSession(streams[0], streams[1]) as s:
+                            await s.initialize()
+                            return [t.name for t in (await s.list_tools()).tools]
+
+            assert "get_current_weather" in anyio.run(sdk)
+    finally:
+        jwks.stop()
+
+
+def test_without_auth_everyone_is_one_principal_and_sessions_still_work(tmp_path):
+    with token_proxy(tmp_path, ["--no-auth"], config={"limits": {"maxSessions": 4}}, name="proxy-teams-anonymous") as (base, _proc, _log):
+        sids = [open_session(base, None) for _ in range(4)]
+        assert all(tools_list(base, None, s)[0] == 200 for s in sids), "no per-principal share without auth"
+        assert initialize(base, None)[0] == 503, "only limits.maxSessions applies"
+        assert metric(scrape(base), "mcp_gen_ui_refusals_total", reason="max_sessions") == 1
