@@ -197,7 +197,9 @@ def test_no_token_wrong_token_right_token_over_mcp_sse_and_messages(tmp_path):
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         # A session id is not a credential: every request needs the token.
         assert_refused(request(base + "/mcp", "POST", ping, headers={"Mcp-Session-Id": sid}))
-        assert request(base + "/mcp", "POST", ping, token=OTHER, headers={"Mcp-Session-Id": sid})[0] == 200
+        # Another token is another principal (named by its index): the session is not theirs.
+        assert request(base + "/mcp", "POST", ping, token=OTHER, headers={"Mcp-Session-Id": sid})[0] == 404
+        assert request(base + "/mcp", "POST", ping, token=TOKEN, headers={"Mcp-Session-Id": sid})[0] == 200
         assert request(base + "/mcp", "POST", ping, headers={"Mcp-Session-Id": sid, "Authorization": f"bearer {TOKEN}"})[0] == 200, "the scheme is case-insensitive"
         assert_refused(request(base + "/mcp", "GET", headers={"Accept": "text/event-stream", "Mcp-Session-Id": sid}))
         assert_refused(request(base + "/mcp", "DELETE", headers={"Mcp-Session-Id": sid}))

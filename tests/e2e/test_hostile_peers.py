@@ -26,7 +26,9 @@ from mcp.types import PaginatedRequestParams
 
 from conftest import BIN, Proc, free_port, metric, proxy_http, scrape, wait_http
 from mcpclient import session
+from replica_peers import readyz
 from test_generation import gen_proxy
+from test_hardening import write_config
 
 HOSTILE = str(Path(__file__).with_name("hostile_upstream.py"))
 EVIL = "evil\nINFO mcp_gen_ui: forged line admin=true\n"
@@ -34,12 +36,6 @@ EVIL = "evil\nINFO mcp_gen_ui: forged line admin=true\n"
 
 def hostile(*extra: str) -> list[str]:
     return ["--upstream", shlex.join([sys.executable, HOSTILE, *extra])]
-
-
-def write_config(tmp_path: Path, cfg: dict) -> str:
-    path = tmp_path / f"config-{time.time_ns()}.json"
-    path.write_text(json.dumps(cfg))
-    return str(path)
 
 
 def get(url: str, headers: dict | None = None, timeout: float = 10):
@@ -50,10 +46,6 @@ def get(url: str, headers: dict | None = None, timeout: float = 10):
             return r.status, r.headers, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read().decode()
-
-
-def readyz(base: str) -> dict:
-    return json.loads(get(base + "/readyz")[2])
 
 
 def wait_for(pred, timeout: float = 20.0, what: str = "condition"):
@@ -322,6 +314,14 @@ def regenerate(base: str, tool: str = "get_current_weather") -> None:
     anyio.run(go)
 
 
+def read_page(base: str, tool: str = "get_current_weather") -> None:
+    async def go():
+        async with session("mcp", base) as s:
+            await s.read_resource(f"ui://{tool}")
+
+    anyio.run(go)
+
+
 def test_debug_files_never_follow_a_symlink_and_are_named_by_the_service(fake, tmp_path):
     debug = tmp_path / "debug"
     victim = tmp_path / "victim.txt"
@@ -329,11 +329,7 @@ def test_debug_files_never_follow_a_symlink_and_are_named_by_the_service(fake, t
     log = tmp_path / "gen.log"
     cfg = {"logging": {"debugDir": str(debug), "file": str(log)}}
     with gen_proxy(fake, config=cfg, args=["--debug"], name="proxy-debug-files", tmp_path=tmp_path) as (base, _):
-        async def read():
-            async with session("mcp", base) as s:
-                await s.read_resource("ui://get_current_weather")
-
-        anyio.run(read)
+        read_page(base)
         assert oct(debug.stat().st_mode & 0o777) == "0o700", "the folder is private"
         first = sorted(p.name for p in debug.iterdir())
         stems = {re.match(r"(get_current_weather-[0-9a-f]+-)1\.", n).group(1) for n in first if n.endswith(".prompt.txt")}
@@ -357,11 +353,7 @@ def test_a_debug_folder_open_to_others_is_refused(fake, tmp_path):
     log = tmp_path / "gen.log"
     cfg = {"logging": {"debugDir": str(debug), "file": str(log)}}
     with gen_proxy(fake, config=cfg, args=["--debug"], name="proxy-debug-open", tmp_path=tmp_path) as (base, _):
-        async def read():
-            async with session("mcp", base) as s:
-                await s.read_resource("ui://get_current_weather")
-
-        anyio.run(read)
+        read_page(base)
     assert list(debug.iterdir()) == [], "nothing written to a folder others can write"
     assert "open to other users" in log.read_text()
 

@@ -114,7 +114,10 @@ def test_max_in_flight_per_session_refuses_at_once_and_spares_others(tmp_path):
         assert metric(scrape(base), "mcp_gen_ui_refusals_total", reason="max_in_flight") == 1
 
 
-def test_llm_calls_per_minute_limits_refine_and_regenerate_per_session(fake, tmp_path):
+def test_llm_calls_per_minute_limits_refine_and_regenerate_per_principal(fake, tmp_path):
+    """The allowance is a principal's, not a session's: opening another session does not
+    reset it (issue 23). Without auth everyone is one principal; two principals apart are in
+    test_teams.py."""
     fake.default = {"html": page("LIMITED-PAGE")}
 
     async def go(base):
@@ -131,9 +134,9 @@ def test_llm_calls_per_minute_limits_refine_and_regenerate_per_session(fake, tmp
         out, other, read = anyio.run(go, base)
         assert [e for e, _ in out] == [False, False, True], out
         assert "limits.llmCallsPerMinute" in out[2][1] and "retry in" in out[2][1], out[2][1]
-        assert not other.is_error, "another session has its own allowance"
+        assert other.is_error and "limits.llmCallsPerMinute" in other.content[0].text, "another session of the same principal shares it"
         assert "LIMITED-PAGE" in read.contents[0].text, "plain ui:// reads are not limited"
-        assert metric(scrape(base), "mcp_gen_ui_refusals_total", reason="llm_calls_per_minute") == 1
+        assert metric(scrape(base), "mcp_gen_ui_refusals_total", reason="llm_calls_per_minute") == 2
 
 
 def test_limits_config_errors_name_the_field(tmp_path):

@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import time
-import urllib.request
 from pathlib import Path
 
 import anyio
@@ -18,6 +17,7 @@ from mcp import types
 
 from conftest import BIN, EVERYTHING, NODE, NODE_MODULES, ROOT, Proc, everything_http, proxy_http, scrape, metric
 from mcpclient import session
+from replica_peers import readyz
 
 MEMORY = NODE_MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 TIME = ROOT / "tests" / ".venv" / "bin" / "mcp-server-time"
@@ -45,14 +45,6 @@ def claude_desktop_file(tmp_path: Path, http_url: str) -> Path:
 
 def text(res) -> str:
     return "\n".join(c.text for c in res.content if c.type == "text")
-
-
-def readyz(base: str) -> dict:
-    try:
-        with urllib.request.urlopen(base + "/readyz", timeout=5) as r:
-            return json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read())
 
 
 def test_four_servers_from_a_claude_desktop_file_as_it_is(tmp_path):
