@@ -341,3 +341,68 @@ def test_servers_file_errors_name_the_field(tmp_path, case):
     }[case]
     for e in expect:
         assert e in err, (e, err)
+
+
+def test_the_several_servers_compose_stack_runs_its_servers_file(tmp_path):
+    """Item 9: deploy/docker-compose.servers.yml, resolved by docker-compose with an empty .env,
+    run as the container would run it: its command, its environment, the servers file it
+    mounts (deploy/servers.json, each server's compose address replaced by a local process of
+    the same server: server-everything over Streamable HTTP, server-memory behind supergateway)."""
+    from conftest import free_port, wait_port
+    from test_hardening_streams import compose_config
+
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    cfg = compose_config(ROOT / "deploy" / "docker-compose.servers.yml", empty)
+    svc = cfg["services"]["mcp-gen-ui"]
+    # Compose v2 gives volumes as objects, v1 as "source:target:mode" strings.
+    mounts = {v["target"]: v.get("source") for v in svc["volumes"] if isinstance(v, dict)}
+    mounts.update({v.split(":")[1]: v.split(":")[0] for v in svc["volumes"] if isinstance(v, str)})
+    assert mounts["/etc/mcp-gen-ui/servers.json"].endswith("deploy/servers.json"), mounts
+    file = json.loads((ROOT / "deploy" / "servers.json").read_text())
+    assert set(file["mcpServers"]) == {"everything", "memory"}, "the Claude Desktop format, as it is"
+    memory_port = free_port()
+    gateway = Proc("compose-servers-memory", [str(NODE_MODULES / ".bin" / "supergateway"), "--stdio", f"{NODE} {MEMORY}",
+                                              "--outputTransport", "streamableHttp", "--stateful", "--port", str(memory_port), "--logLevel", "none"],
+                   env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")})
+    try:
+        wait_port(memory_port)
+        with everything_http("streamableHttp") as everything_url:
+            local = {"http://everything:3001/mcp": everything_url, "http://memory:3002/mcp": f"http://127.0.0.1:{memory_port}/mcp"}
+            for entry in file["mcpServers"].values():
+                entry["url"] = local[entry["url"]]
+            servers = tmp_path / "servers.json"
+            servers.write_text(json.dumps(file))
+            args = []
+            for prev, a in zip([None, *svc["command"]], svc["command"]):
+                if a == "/etc/mcp-gen-ui/servers.json":
+                    a = str(servers)
+                elif a.startswith("/var/lib/mcp-gen-ui/cache"):
+                    a = str(tmp_path / "cache")
+                elif (prev or "").endswith("listen"):
+                    a = "127.0.0.1:0"
+                args.append(a)
+            env = {k: "" if v is None else str(v) for k, v in (svc.get("environment") or {}).items()}
+            p = Proc("compose-servers-proxy", [str(BIN), *args], env=env)
+            try:
+                base = p.read_line_matching(r"listening on (http://\S+)").group(1)
+                for _ in range(120):
+                    state = readyz(base)
+                    if state.get("status") == "ready":
+                        break
+                    time.sleep(0.25)
+                assert state["status"] == "ready" and {s["name"] for s in state["servers"]} == {"everything", "memory"}, state
+
+                async def use():
+                    async with session("mcp", base) as s:
+                        names = {t.name for t in (await s.list_tools()).tools}
+                        assert {"everything__echo", "memory__read_graph"} <= names, sorted(names)
+                        assert text(await s.call_tool("everything__echo", {"message": "compose"})) == "Echo: compose"
+                        page = await s.read_resource("ui://memory/read_graph")
+                        assert "<html" in page.contents[0].text.lower()
+
+                anyio.run(use)
+            finally:
+                p.stop()
+    finally:
+        gateway.stop()
