@@ -203,7 +203,66 @@ impl Weather {
     }
 }
 
-#[tool_handler]
+/// The router with schemas that use only formats JSON Schema defines: schemars writes `double`,
+/// `uint64`, ... for Rust numbers, which ajv-based hosts warn about and some mark "Invalid".
+fn standard_router() -> rmcp::handler::server::router::tool::ToolRouter<Weather> {
+    let mut router = Weather::tool_router();
+    for route in router.map.values_mut() {
+        let t = &mut route.attr;
+        t.input_schema = Arc::new(standard_formats(&t.input_schema));
+        if let Some(out) = &t.output_schema {
+            t.output_schema = Some(Arc::new(standard_formats(out)));
+        }
+    }
+    router
+}
+
+/// The formats of JSON Schema 2020-12 (section 7.3), which validators know.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without any `format` JSON Schema does not define (the type and bounds stay).
+fn standard_formats(schema: &serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if o.get("format").and_then(|f| f.as_str()).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                    o.remove("format");
+                }
+                o.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::Value::Object(schema.clone());
+    walk(&mut v);
+    match v {
+        serde_json::Value::Object(o) => o,
+        _ => schema.clone(),
+    }
+}
+
+#[tool_handler(router = standard_router())]
 impl ServerHandler for Weather {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -253,7 +312,11 @@ mod tests {
 
     #[test]
     fn tools_carry_their_schemas_and_annotations() {
-        let tools = Weather::tool_router().list_all();
+        let tools = standard_router().list_all();
+        let all = serde_json::to_string(&tools).unwrap();
+        for f in ["double", "uint64", "uint8", "int64"] {
+            assert!(!all.contains(&format!("\"format\":\"{f}\"")), "{f} is not a JSON Schema format");
+        }
         let forecast = tools.iter().find(|t| t.name == "get_forecast").expect("get_forecast is listed");
         let schema = serde_json::to_value(&forecast.input_schema).unwrap();
         assert_eq!(schema["properties"]["days"]["maximum"], 14);

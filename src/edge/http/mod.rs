@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+mod cors;
 pub mod forwarded;
 pub mod guard;
 mod legacy_sse;
@@ -238,15 +239,27 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/healthz").route(web::get().to(ops::healthz))).service(
         web::scope("")
             .wrap(from_fn(limits::per_client))
+            // CORS outermost: preflights are answered before auth, refusals readable by pages.
             .service(
                 web::resource("/mcp")
                     .wrap(from_fn(auth::require))
+                    .wrap(from_fn(cors::browser_hosts))
                     .route(web::post().to(streamable::post))
                     .route(web::get().to(streamable::get))
                     .route(web::delete().to(streamable::delete)),
             )
-            .service(web::resource("/sse").wrap(from_fn(auth::require)).route(web::get().to(legacy_sse::open)))
-            .service(web::resource("/messages").wrap(from_fn(auth::require)).route(web::post().to(legacy_sse::post)))
+            .service(
+                web::resource("/sse")
+                    .wrap(from_fn(auth::require))
+                    .wrap(from_fn(cors::browser_hosts))
+                    .route(web::get().to(legacy_sse::open)),
+            )
+            .service(
+                web::resource("/messages")
+                    .wrap(from_fn(auth::require))
+                    .wrap(from_fn(cors::browser_hosts))
+                    .route(web::post().to(legacy_sse::post)),
+            )
             .service(web::resource("/preview").route(web::get().to(preview::page)))
             .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
             .service(web::resource("/readyz").route(web::get().to(ops::readyz)))

@@ -1,0 +1,79 @@
+"""Issue 21, what hosts no one here wrote need (items 1 and 6 here; the browser half of item 1
+is tests/node/browser/web_host.test.mjs): CORS for web hosts over raw HTTP, the demo's schemas
+in standard JSON Schema, and what a session without the UI extension is told of a page."""
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from conftest import proxy_http
+from mcpclient import session
+from test_auth import INIT, request
+
+STANDARD = {"date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
+            "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex"}
+
+
+def formats(v) -> set:
+    if isinstance(v, dict):
+        return ({v["format"]} if isinstance(v.get("format"), str) else set()) | set().union(*(formats(x) for x in v.values()))
+    if isinstance(v, list):
+        return set().union(*(formats(x) for x in v)) if v else set()
+    return set()
+
+
+def test_the_demo_schemas_use_only_standard_formats():
+    with proxy_http(["--demo"], name="proxy-demo-formats") as (base, _):
+        async def go():
+            async with session("mcp", base) as s:
+                return [t.model_dump(by_alias=True) for t in (await s.list_tools()).tools]
+
+        tools = anyio.run(go)
+        used = formats([{k: t.get(k) for k in ("inputSchema", "outputSchema")} for t in tools])
+        assert used <= STANDARD, f"formats JSON Schema does not define: {used - STANDARD}"
+        forecast = next(t for t in tools if t["name"] == "get_forecast")
+        assert forecast["inputSchema"]["properties"]["days"]["type"] == "integer", "the types and bounds stay"
+
+
+def test_a_session_without_the_ui_extension_is_told_how_to_read_a_page():
+    with proxy_http(["--demo"], name="proxy-no-ui-read") as (base, _):
+        async def go():
+            async with session("mcp", base, ui=False) as s:
+                with pytest.raises(MCPError) as e:
+                    await s.read_resource("ui://get_current_weather")
+                return str(e.value)
+
+        msg = anyio.run(go)
+        assert "get_current_weather" in msg and "io.modelcontextprotocol/ui" in msg and "initialize" in msg, msg
+        assert "no tool named" not in msg
+
+
+ORIGIN = "https://chat.example.com"
+
+
+def test_cors_for_allowed_origins_only():
+    with proxy_http(["--demo", "--allowed-origin", ORIGIN, "--auth-token", "cors-token-4b8e2d1c9f"], name="proxy-cors") as (base, _):
+        ask = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST",
+               "Access-Control-Request-Headers": "authorization, content-type, mcp-session-id, mcp-protocol-version, mcp-param-city"}
+        for path in ["/mcp", "/sse", "/messages"]:
+            code, headers, _ = request(base + path, "OPTIONS", headers=ask)
+            assert code == 204, (path, code)
+            assert headers["Access-Control-Allow-Origin"] == ORIGIN
+            assert "POST" in headers["Access-Control-Allow-Methods"] and "DELETE" in headers["Access-Control-Allow-Methods"]
+            assert set(headers["Access-Control-Allow-Headers"].split(", ")) == {"authorization", "content-type", "mcp-session-id",
+                                                                                  "mcp-protocol-version", "mcp-param-city"}
+        # A refusal (no token) is readable by the page: the challenge is exposed.
+        code, headers, _ = request(base + "/mcp", "POST", INIT, headers={"Origin": ORIGIN})
+        assert code == 401 and headers["Access-Control-Allow-Origin"] == ORIGIN
+        assert "WWW-Authenticate" in headers["Access-Control-Expose-Headers"]
+        code, headers, _ = request(base + "/mcp", "POST", INIT, token="cors-token-4b8e2d1c9f", headers={"Origin": ORIGIN})
+        assert code == 200 and "Mcp-Session-Id" in headers["Access-Control-Expose-Headers"]
+        # Other origins: no CORS at all, and their requests are refused.
+        evil = dict(ask, Origin="https://evil.example.com")
+        code, headers, _ = request(base + "/mcp", "OPTIONS", headers=evil)
+        assert code == 403 and "Access-Control-Allow-Origin" not in headers
+        code, headers, _ = request(base + "/mcp", "POST", INIT, token="cors-token-4b8e2d1c9f", headers={"Origin": "https://evil.example.com"})
+        assert code == 403 and "Access-Control-Allow-Origin" not in headers
+        # Headers outside MCP's are not granted.
+        code, headers, _ = request(base + "/mcp", "OPTIONS", headers=dict(ask, **{"Access-Control-Request-Headers": "cookie"}))
+        assert code == 403 and "Access-Control-Allow-Origin" not in headers
