@@ -29,8 +29,9 @@ pub struct ServerSet {
     fleet: Arc<Fleet>,
     metrics: Arc<Metrics>,
     bare: bool,
-    /// Told about every change to the tool list (the generation queue drops stale pages).
-    listener: Recipient<ToolsUpdated>,
+    /// Told about every change to the tool list (the generation queue drops stale pages; the
+    /// warmer makes new ones).
+    listeners: Vec<Recipient<ToolsUpdated>>,
     refresh: Option<Duration>,
     arbiters: Vec<Arbiter>,
     next_arbiter: usize,
@@ -43,8 +44,14 @@ struct Running {
 }
 
 impl ServerSet {
-    pub fn new(fleet: Arc<Fleet>, metrics: Arc<Metrics>, bare: bool, listener: Recipient<ToolsUpdated>, refresh: Option<Duration>) -> Self {
-        ServerSet { fleet, metrics, bare, listener, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new() }
+    pub fn new(
+        fleet: Arc<Fleet>,
+        metrics: Arc<Metrics>,
+        bare: bool,
+        listeners: Vec<Recipient<ToolsUpdated>>,
+        refresh: Option<Duration>,
+    ) -> Self {
+        ServerSet { fleet, metrics, bare, listeners, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new() }
     }
 
     /// Starts every server (at start: a few arbiters are made for them).
@@ -72,8 +79,11 @@ impl ServerSet {
         let router = Router::new(name.clone(), s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone());
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
-        let supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone())
-            .with_listener(self.listener.clone())
+        let mut supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone());
+        for l in &self.listeners {
+            supervisor = supervisor.with_listener(l.clone());
+        }
+        let supervisor = supervisor
             .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })
             .with_list_bounds(s.max_tools, s.max_tool_list_bytes)
             .with_refresh_interval(self.refresh);
@@ -103,7 +113,9 @@ impl ServerSet {
         if diff.is_change() {
             self.fleet.broadcast(HostEvent::ToolsChanged);
             let tools = Arc::new(self.fleet.catalog().definitions());
-            self.listener.do_send(ToolsUpdated { diff, tools });
+            for l in &self.listeners {
+                l.do_send(ToolsUpdated { diff: diff.clone(), tools: tools.clone() });
+            }
         }
     }
 

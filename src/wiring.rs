@@ -5,18 +5,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Supervisor;
+use actix::{Actor, Addr, Supervisor};
 use mcp_gen_ui_actors::generation::cache_key::ConfigFingerprint;
 use mcp_gen_ui_actors::generation::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::generation::pipeline::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::generation::queue::GenerationQueue;
 use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
+use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
 use mcp_gen_ui_actors::mcp::jsonrpc;
 use mcp_gen_ui_actors::messages::HostEvent;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
+use mcp_gen_ui_actors::servers::names;
 use mcp_gen_ui_actors::servers::registry::Registry;
 use mcp_gen_ui_actors::session::deps::{SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
@@ -149,7 +151,12 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let registry = Registry::new(pages.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
-    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, queue.clone().recipient(), refresh);
+    let mut listeners = vec![queue.clone().recipient()];
+    let warm = warmer(settings, &fleet, &queue, &metrics);
+    if let Some((addr, _)) = &warm {
+        listeners.push(addr.clone().recipient());
+    }
+    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh);
     servers.start_all(settings.upstreams.servers.clone());
     if let Some(s) = &shared {
         // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
@@ -176,6 +183,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         shapes: shapes.clone(),
         ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
         llm_windows: Default::default(),
+        warm: warm.map(|(_, progress)| progress),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
@@ -183,4 +191,31 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// `generation.warm`: the warmer, told of every tool list change, and its progress; None when off.
+fn warmer(
+    settings: &Settings,
+    fleet: &Arc<Fleet>,
+    queue: &Addr<GenerationQueue>,
+    metrics: &Arc<Metrics>,
+) -> Option<(Addr<Warmer>, Arc<WarmProgress>)> {
+    let cfg = &settings.config;
+    let globs = config::settings::generation::warm_globs(cfg).ok().flatten()?;
+    if !cfg.cache.enabled {
+        return None; // nothing would keep what it made
+    }
+    let enabled: Option<Arc<std::collections::HashSet<String>>> =
+        cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
+    let catalog = fleet.clone();
+    // The tools hosts would get a page for, among those the globs name.
+    let select: warm::Selection = Arc::new(move |name: &str| {
+        let gets_page = catalog.catalog().tool(name).is_some_and(|t| t.ui && enabled.as_ref().is_none_or(|e| e.contains(&t.name)));
+        gets_page && globs.iter().any(|g| names::glob_match(g, name))
+    });
+    let progress = Arc::new(WarmProgress::default());
+    let port = GenerationQueue::port(queue);
+    let ports = warm::WarmPorts { read: port.read, peek: port.peek, pending: port.pending };
+    let w = Warmer::new(ports, select, cfg.generation.warm_calls_per_minute, progress.clone(), metrics.clone());
+    Some((w.start(), progress))
 }

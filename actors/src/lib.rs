@@ -16,6 +16,7 @@ pub mod messages;
 pub mod metrics;
 pub mod page;
 pub mod proxy;
+pub mod rate_window;
 pub mod servers;
 pub mod session;
 pub mod store;

@@ -57,6 +57,8 @@ pub struct Metrics {
     pub lease_waits: IntCounterVec,
     /// Generations taken over from a replica whose lease expired (it died or hung).
     pub lease_takeovers: IntCounter,
+    /// `generation.warm`: pages made ahead of any read (`done`) of those to make (`total`).
+    pub warm_pages: IntGaugeVec,
 }
 
 /// How a wait on another replica's generation ends (label values of `lease_waits`).
@@ -67,8 +69,17 @@ pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavai
 pub const REDIS_OPS: &[&str] =
     &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping"];
 
-pub const REFUSAL_REASONS: &[&str] =
-    &["max_sessions", "max_in_flight", "llm_calls_per_minute", "unauthorized", "forbidden", "connections_per_client", "body_timeout"];
+pub const REFUSAL_REASONS: &[&str] = &[
+    "max_sessions",
+    "max_in_flight",
+    "llm_calls_per_minute",
+    "unauthorized",
+    "forbidden",
+    "connections_per_client",
+    "body_timeout",
+    "foreign_session",
+    "max_sessions_per_principal",
+];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
 pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
@@ -291,6 +302,11 @@ impl Metrics {
             "Generations taken over from a replica whose lease expired before it stored the page",
         )
         .expect("valid metric");
+        let warm_pages = IntGaugeVec::new(
+            Opts::new(format!("{PREFIX}_warm_pages"), "generation.warm: pages made before anyone asked (done) of those selected (total)"),
+            &["state"],
+        )
+        .expect("valid metric");
         let shape_regenerations = IntCounter::new(
             format!("{PREFIX}_shape_regenerations_total"),
             "Pages remade in the background once their tool's result shape was learnt",
@@ -298,6 +314,7 @@ impl Metrics {
         .expect("valid metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(warm_pages.clone()),
             Box::new(shape_regenerations.clone()),
             Box::new(redis_errors.clone()),
             Box::new(redis_connected.clone()),
@@ -382,6 +399,7 @@ impl Metrics {
             actor_restarts,
             dropped_messages,
             refusals,
+            warm_pages,
             shape_regenerations,
             redis_errors,
             redis_connected,

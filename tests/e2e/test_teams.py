@@ -161,3 +161,70 @@ def test_without_auth_everyone_is_one_principal_and_sessions_still_work(tmp_path
         assert all(tools_list(base, None, s)[0] == 200 for s in sids), "no per-principal share without auth"
         assert initialize(base, None)[0] == 503, "only limits.maxSessions applies"
         assert metric(scrape(base), "mcp_gen_ui_refusals_total", reason="max_sessions") == 1
+
+
+# --- item 5: pages ready before anyone asks ----------------------------------------------------
+
+
+def warm_state(base) -> dict:
+    from replica_peers import readyz
+
+    return readyz(base)
+
+
+def test_warm_makes_the_selected_pages_with_no_read_within_the_slots(fake, tmp_path):
+    import sys
+
+    from fake_llm import page
+    from test_generation import RECORDER, gen_proxy
+
+    fake.default = {"html": page("WARM-PAGE"), "delay": 0.3}
+    upstream = ["--upstream", f"{sys.executable} {RECORDER} {tmp_path / 'up.jsonl'} --extra-tools 10"]
+    cfg = {"generation": {"warm": ["extra_*"], "maxConcurrentGenerations": 2}}
+    with gen_proxy(fake, "openai", upstream=upstream, config=cfg, name="proxy-warm", tmp_path=tmp_path) as (base, _):
+        assert warm_state(base)["status"] == "ready", "readiness does not wait for warming"
+        deadline = time.time() + 60
+        while time.time() < deadline and warm_state(base)["warm"] != {"done": 10, "total": 10}:
+            time.sleep(0.2)
+        assert warm_state(base)["warm"] == {"done": 10, "total": 10}
+        made = fake.generations()
+        assert len(made) == 10, f"{len(made)} generations for 10 tools"
+        assert all("extra_" in json.dumps(g["body"]) for g in made), "only the selected tools"
+        assert fake.max_open <= 2, f"{fake.max_open} LLM requests at once: more than the slots"
+        samples = scrape(base)
+        assert metric(samples, "mcp_gen_ui_warm_pages", state="done") == 10
+
+        async def read():
+            from mcpclient import session
+
+            async with session("mcp", base) as s:
+                r = await s.read_resource("ui://extra_7")
+                return r.contents[0].text
+
+        assert "WARM-PAGE" in anyio.run(read)
+        assert len(fake.generations()) == 10, "the warm page is served: no generation at the first read"
+
+
+def test_a_host_read_during_warm_up_goes_before_the_remaining_warm_pages(fake, tmp_path):
+    import sys
+
+    from fake_llm import page
+    from test_generation import RECORDER, gen_proxy
+
+    fake.default = {"html": page("WARM-PAGE"), "delay": 0.6}
+    upstream = ["--upstream", f"{sys.executable} {RECORDER} {tmp_path / 'up.jsonl'} --extra-tools 10"]
+    cfg = {"generation": {"warm": "all", "maxConcurrentGenerations": 1}}
+    with gen_proxy(fake, "openai", upstream=upstream, config=cfg, name="proxy-warm-first", tmp_path=tmp_path) as (base, _):
+        while warm_state(base)["warm"]["done"] < 1:
+            time.sleep(0.05)
+
+        async def read():
+            from mcpclient import session
+
+            async with session("mcp", base) as s:
+                r = await s.read_resource("ui://extra_9")
+                return r.contents[0].text
+
+        assert "WARM-PAGE" in anyio.run(read)
+        state = warm_state(base)["warm"]
+        assert state["done"] < state["total"] - 3, f"the host's read waited for the warm-up: {state}"

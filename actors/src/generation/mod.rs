@@ -13,3 +13,4 @@ pub mod prompts;
 pub mod queue;
 pub mod template_form;
 pub mod templates;
+pub mod warm;

@@ -33,7 +33,9 @@ pub struct SessionDeps {
     pub limits: SessionLimits,
     /// `limits.llmCallsPerMinute`: each principal's window, shared by its sessions and its
     /// stateless calls.
-    pub llm_windows: crate::session::llm_window::Windows,
+    pub llm_windows: crate::rate_window::Windows,
+    /// `generation.warm`: how far warming has come (None: off).
+    pub warm: Option<Arc<crate::generation::warm::WarmProgress>>,
     /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model
     /// (hosts that render MCP Apps only).
     pub shape_artifacts: bool,

@@ -15,10 +15,6 @@ pub mod deps;
 mod dispatch;
 mod forward;
 mod lists;
-pub mod llm_window;
-
-/// The principal of every request when authentication is off.
-pub const ANONYMOUS: &str = "anonymous";
 pub mod outlet;
 mod results;
 mod routing;
@@ -28,6 +24,9 @@ pub mod table;
 mod tools_cursor;
 mod ui_reads;
 pub mod ui_tools;
+
+/// The principal of every request when authentication is off.
+pub const ANONYMOUS: &str = "anonymous";
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

@@ -260,6 +260,7 @@ impl Fixture {
             enabled_tools: None,
             pages: Some(pages.clone()),
             llm_windows: Default::default(),
+            warm: None,
             limits: Default::default(),
             shape_artifacts: false,
             shapes: None,

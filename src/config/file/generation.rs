@@ -28,6 +28,26 @@ pub struct GenerationConfig {
     /// tool, give it to the next generation prompt, and remake a page made before the shape was
     /// known once, in the background.
     pub learn_result_shape: bool,
+    /// Pages made before anyone asks, once a server's tools are listed and whenever tools are
+    /// added or change: "off" (the default), "all", or a list of tool-name globs (the names
+    /// hosts see, `weather__*`). One at a time, only while no host read waits.
+    pub warm: Warm,
+    /// LLM generations warming may start per minute (0: no limit).
+    pub warm_calls_per_minute: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+/// `generation.warm`: "off", "all", or tool-name globs.
+pub enum Warm {
+    Word(String),
+    Globs(Vec<String>),
+}
+
+impl Default for Warm {
+    fn default() -> Self {
+        Warm::Word("off".into())
+    }
 }
 
 impl Default for GenerationConfig {
@@ -41,6 +61,8 @@ impl Default for GenerationConfig {
             prompts_dir: None,
             style_guide: None,
             learn_result_shape: false,
+            warm: Warm::default(),
+            warm_calls_per_minute: 30,
         }
     }
 }

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use cache::{CacheConfig, CacheType};
-pub use generation::{GenerationConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig};
+pub use generation::{GenerationConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig, Warm};
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};

@@ -3,7 +3,7 @@
 
 use super::MAX_TIMEOUT_MS;
 use crate::config::cli::Args;
-use crate::config::file::{Config, ConfigError};
+use crate::config::file::{Config, ConfigError, Warm};
 
 pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     if cfg.generation.max_concurrent_generations == 0 {
@@ -52,6 +52,7 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
             return Err(ConfigError::new("generation.theme", format!("{t:?} is not light or dark")));
         }
     }
+    warm_globs(cfg)?;
     let refresh = cfg.tool_refresh.interval_ms;
     if !(1_000..=MAX_TIMEOUT_MS).contains(&refresh) {
         return Err(ConfigError::new(
@@ -60,4 +61,20 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
         ));
     }
     Ok(())
+}
+
+/// `generation.warm` as globs of tool names (None: off; "all" is `*`).
+pub fn warm_globs(cfg: &Config) -> Result<Option<Vec<String>>, ConfigError> {
+    match &cfg.generation.warm {
+        Warm::Word(w) if w == "off" => Ok(None),
+        Warm::Word(w) if w == "all" => Ok(Some(vec!["*".into()])),
+        Warm::Word(w) => Err(ConfigError::new("generation.warm", format!("{w:?} is not \"off\", \"all\" or a list of tool-name globs"))),
+        Warm::Globs(g) if g.is_empty() => Ok(None),
+        Warm::Globs(g) => {
+            if g.len() > 1000 || g.iter().any(|p| p.is_empty() || p.len() > 200) {
+                return Err(ConfigError::new("generation.warm", "give at most 1000 globs, each 1 to 200 characters"));
+            }
+            Ok(Some(g.clone()))
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 mod auth;
 mod cache;
-mod generation;
+pub mod generation;
 mod llm;
 mod logging;
 pub mod server;

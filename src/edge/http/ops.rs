@@ -56,6 +56,11 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Some(shared) = &edge.shared {
         body["redis"] = serde_json::to_value(shared.health()).unwrap_or_default();
     }
+    // Warming never holds readiness back: it only reports how far it has come.
+    if let Some(w) = &edge.session.warm {
+        let (done, total) = w.get();
+        body["warm"] = json!({"done": done, "total": total});
+    }
     if ready {
         HttpResponse::Ok().json(body)
     } else {

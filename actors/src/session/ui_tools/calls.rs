@@ -10,8 +10,9 @@ use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
 use crate::messages::HostEvent;
+use crate::rate_window;
 use crate::session::ui_tools::{self, actions};
-use crate::session::{llm_window, HostSession};
+use crate::session::HostSession;
 
 impl HostSession {
     /// `_ui_*` tools: answered here (see `ui_tools::actions`), never forwarded.
@@ -60,7 +61,7 @@ impl HostSession {
     pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), String> {
         let limit = self.deps.limits.llm_calls_per_minute;
         let now = Instant::now();
-        let taken = llm_window::take_for(&self.deps.llm_windows, &self.principal, limit, now);
+        let taken = rate_window::take_for(&self.deps.llm_windows, &self.principal, limit, now);
         let who = if &*self.principal == crate::session::ANONYMOUS {
             "this service's hosts together".to_string()
         } else {

@@ -1,5 +1,5 @@
-//! `limits.llmCallsPerMinute`: a sliding minute of the calls that ask the LLM, one per
-//! principal. The caller gives the time.
+//! A sliding minute of calls: `limits.llmCallsPerMinute` (one window per principal) and
+//! `generation.warmCallsPerMinute`. Pure: the caller gives the time.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

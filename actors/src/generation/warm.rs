@@ -1,0 +1,143 @@
+//! `generation.warm`: pages made before anyone asks. Once a server's tools are listed (and
+//! whenever tools are added or change), the selected tools' pages are made one at a time, in
+//! the background, through the queue like any read (its slots, single flight and cache), only
+//! while no read of a host is waiting, and within `generation.warmCallsPerMinute`. A page
+//! already cached counts as done without a call. Readiness never waits for it.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use crate::messages::{Peek, Pending, ReadUi, ToolsUpdated};
+use crate::metrics::Metrics;
+use crate::rate_window;
+
+/// How often a warm-up waiting for hosts' reads to finish looks again.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
+/// Which tools to warm, by the name hosts see (the caller decides: globs, pages enabled).
+pub type Selection = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// Progress, for `/readyz` and metrics.
+#[derive(Default)]
+pub struct WarmProgress {
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl WarmProgress {
+    /// (done, total)
+    pub fn get(&self) -> (u64, u64) {
+        (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+}
+
+/// What the warmer reads through: the generation queue's ports.
+pub struct WarmPorts {
+    pub read: Recipient<ReadUi>,
+    pub peek: Recipient<Peek>,
+    pub pending: Recipient<Pending>,
+}
+
+pub struct Warmer {
+    ports: Arc<WarmPorts>,
+    select: Selection,
+    per_minute: u32,
+    window: VecDeque<Instant>,
+    todo: VecDeque<(String, Value)>,
+    queued: HashSet<String>,
+    busy: bool,
+    progress: Arc<WarmProgress>,
+    metrics: Arc<Metrics>,
+}
+
+impl Warmer {
+    pub fn new(ports: WarmPorts, select: Selection, per_minute: u32, progress: Arc<WarmProgress>, metrics: Arc<Metrics>) -> Self {
+        Warmer {
+            ports: Arc::new(ports),
+            select,
+            per_minute,
+            window: VecDeque::new(),
+            todo: VecDeque::new(),
+            queued: HashSet::new(),
+            busy: false,
+            progress,
+            metrics,
+        }
+    }
+
+    fn publish(&self) {
+        let (done, total) = self.progress.get();
+        self.metrics.warm_pages.with_label_values(&["done"]).set(i64::try_from(done).unwrap_or(i64::MAX));
+        self.metrics.warm_pages.with_label_values(&["total"]).set(i64::try_from(total).unwrap_or(i64::MAX));
+    }
+
+    /// Starts the next warm page when nothing is being warmed.
+    fn next(&mut self, ctx: &mut Context<Self>) {
+        if self.busy {
+            return;
+        }
+        let Some((name, tool)) = self.todo.pop_front() else { return };
+        self.queued.remove(&name);
+        self.busy = true;
+        // The allowance is taken here; when it is spent, the page waits until it is not.
+        let wait = rate_window::take(&mut self.window, self.per_minute, Instant::now()).err();
+        let ports = self.ports.clone();
+        let job = async move {
+            if let Some(w) = wait {
+                tokio::time::sleep(w).await;
+            }
+            if ports.peek.send(Peek { tool: tool.clone() }).await.ok().flatten().is_some() {
+                return "cached";
+            }
+            // A host's read always goes first: wait until none is waiting.
+            while ports.pending.send(Pending).await.unwrap_or(0) > 0 {
+                tokio::time::sleep(IDLE_POLL).await;
+            }
+            let request_id = format!("warm-{}", uuid::Uuid::new_v4().simple());
+            tracing::debug!(component = "warm", event = "warm_page", requestId = %request_id, tool_name = %name, "making a page before anyone asks");
+            match ports.read.send(ReadUi { tool, request_id, force: false }).await {
+                Ok(_) => "made",
+                Err(_) => "lost",
+            }
+        };
+        ctx.spawn(job.into_actor(self).map(move |how, act, ctx| {
+            if how == "cached" {
+                // No call was made: give the allowance back.
+                act.window.pop_back();
+            }
+            act.progress.done.fetch_add(1, Ordering::Relaxed);
+            act.publish();
+            act.busy = false;
+            act.next(ctx);
+        }));
+    }
+}
+
+impl Actor for Warmer {
+    type Context = Context<Self>;
+}
+
+impl Handler<ToolsUpdated> for Warmer {
+    type Result = ();
+
+    /// Added and changed tools are (re)warmed; removed ones leave the list to do.
+    fn handle(&mut self, m: ToolsUpdated, ctx: &mut Context<Self>) {
+        self.todo.retain(|(n, _)| !m.diff.removed.contains(n));
+        for name in m.diff.added.iter().chain(m.diff.changed.iter()) {
+            if self.queued.contains(name) || !(self.select)(name) {
+                continue;
+            }
+            let Some(def) = m.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str())) else { continue };
+            self.queued.insert(name.clone());
+            self.todo.push_back((name.clone(), def.clone()));
+            self.progress.total.fetch_add(1, Ordering::Relaxed);
+        }
+        self.publish();
+        self.next(ctx);
+    }
+}
