@@ -1,6 +1,9 @@
-"""Issue 21, what hosts no one here wrote need (items 1 and 6 here; the browser half of item 1
-is tests/node/browser/web_host.test.mjs): CORS for web hosts over raw HTTP, the demo's schemas
-in standard JSON Schema, and what a session without the UI extension is told of a page."""
+"""Issue 21, what hosts no one here wrote need (items 1, 4 and 6 here; the browser half of item
+1 is tests/node/browser/web_host.test.mjs): CORS for web hosts over raw HTTP, the demo's schemas
+in standard JSON Schema, what a session without the UI extension is told of a page, and pages
+whose scripts do not parse, which are repaired or replaced, never served."""
+
+import json
 
 import anyio
 import pytest
@@ -77,3 +80,34 @@ def test_cors_for_allowed_origins_only():
         # Headers outside MCP's are not granted.
         code, headers, _ = request(base + "/mcp", "OPTIONS", headers=dict(ask, **{"Access-Control-Request-Headers": "cookie"}))
         assert code == 403 and "Access-Control-Allow-Origin" not in headers
+
+
+# --- item 4: scripts parsed before serving -----------------------------------------------------
+
+BROKEN = """<!doctype html><html><head><meta charset="utf-8"><title>broken</title></head><body><h1>BROKEN-PAGE</h1>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+const app = new App({ name: "broken", version: "1.0.0" });
+app.ontoolresult = (r) => { render(r;
+await app.connect();
+</script></body></html>"""
+
+
+def test_a_page_whose_script_does_not_parse_is_repaired_or_replaced_never_served(fake, tmp_path):
+    from fake_llm import page
+    from test_generation import gen_proxy, read_ui
+
+    fake.script = [{"html": BROKEN}, {"html": page("FIXED-PAGE", "get_forecast")}]
+    with gen_proxy(fake, "openai", name="proxy-broken-script", tmp_path=tmp_path) as (base, _):
+        html, meta = read_ui(base, "get_forecast")
+        assert "FIXED-PAGE" in html and "BROKEN-PAGE" not in html, meta
+        asked = [json.dumps(g["body"]) for g in fake.generations()]
+        assert len(asked) == 2
+        assert "does not parse" not in asked[0] and "does not parse at line 4" in asked[1], "the repair prompt carries the parser's message"
+
+    fake.script = []
+    fake.default = {"html": BROKEN}
+    with gen_proxy(fake, "openai", name="proxy-broken-always", tmp_path=tmp_path) as (base, _):
+        html, meta = read_ui(base, "get_forecast")
+        assert "BROKEN-PAGE" not in html and meta["kind"] == "template", meta
+        assert meta["fallbackReason"] == "script_syntax", meta

@@ -11,6 +11,7 @@ pub mod pipeline;
 pub mod postprocess;
 pub mod prompts;
 pub mod queue;
+pub mod scripts;
 pub mod template_form;
 pub mod templates;
 pub mod warm;

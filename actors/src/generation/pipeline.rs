@@ -35,6 +35,9 @@ pub struct GenSettings {
     pub style_guide: Option<String>,
 }
 
+/// Appended to the prompt after a rejected page, before what was wrong with it.
+const REPAIR_NOTE: &str = "\n\nYour previous answer could not be used: ";
+
 /// Writes a debug artefact; failures only warn (debugging must not break serving).
 fn shorten(s: &str, redact: bool) -> &str {
     if !redact {
@@ -265,11 +268,13 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
         debug_files::write(dir, &format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));
     }
     let mut last_problem = (String::from("TIMEOUT"), String::new());
+    // After a rejected page the next attempt is told what was wrong (the repair prompt).
+    let mut asking = user.clone();
     for attempt in 0..=deps.settings.max_retries {
         if cx.remaining().is_zero() {
             break;
         }
-        match cx.ask(system.clone(), user.clone(), deps.settings.max_tokens).await {
+        match cx.ask(system.clone(), asking.clone(), deps.settings.max_tokens).await {
             Ok(text) => {
                 tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
                 if let Some(dir) = &deps.settings.debug_dir {
@@ -296,6 +301,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                     Err(rej) => {
                         tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
                         last_problem = (rej.reason().to_string(), rej.to_string());
+                        asking = format!("{user}{REPAIR_NOTE}{rej}. Write the whole page again with that fixed.\n");
                     }
                 }
             }

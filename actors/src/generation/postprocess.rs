@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use scraper::{Html, Selector};
 
+use crate::generation::scripts;
 use crate::generation::templates::RUNTIME_JS;
 
 pub const MAX_PAGE_BYTES: usize = 500 * 1024;
@@ -24,6 +25,8 @@ pub enum Rejection {
     PromptInjection(String),
     NoAppConnection,
     UnresolvedImport(String),
+    /// An inline script the browser could not parse.
+    ScriptSyntax(crate::generation::scripts::ScriptError),
 }
 
 impl Rejection {
@@ -40,6 +43,7 @@ impl Rejection {
             Rejection::PromptInjection(_) => "prompt_injection",
             Rejection::NoAppConnection => "no_app_connection",
             Rejection::UnresolvedImport(_) => "unresolved_import",
+            Rejection::ScriptSyntax(_) => "script_syntax",
         }
     }
 }
@@ -60,6 +64,7 @@ impl std::fmt::Display for Rejection {
             Rejection::InlineHandler(s) => write!(f, "inline event handler attribute {s:?}"),
             Rejection::PromptInjection(s) => write!(f, "the answer reads like instructions or commentary, not a page ({s:?})"),
             Rejection::NoAppConnection => write!(f, "the page never creates an App, so it cannot talk to the host"),
+            Rejection::ScriptSyntax(e) => write!(f, "{e} (the browser would run nothing and show a blank page)"),
             Rejection::UnresolvedImport(s) => {
                 write!(f, "import of {s:?}, which no host can resolve")
             }
@@ -269,6 +274,7 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
     };
     html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
     let warnings = validate(&html)?;
+    scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
     Ok(Processed { html, repairs, warnings })
 }
 
@@ -299,6 +305,7 @@ pub fn servable(html: &str) -> Result<Vec<String>, Rejection> {
     if !html.contains("globalThis.McpGenUiRuntime = ") {
         return Err(Rejection::NoAppConnection);
     }
+    scripts::check(html).map_err(Rejection::ScriptSyntax)?;
     Ok(warnings)
 }
 
