@@ -59,7 +59,7 @@
     switch (m.method) {
       case "ui/notifications/tool-input": this._call("ontoolinput", params); break;
       case "ui/notifications/tool-input-partial": this._call("ontoolinputpartial", params); break;
-      case "ui/notifications/tool-result": this._call("ontoolresult", params); break;
+      case "ui/notifications/tool-result": this._call("ontoolresult", unwrapResult(params)); break;
       case "ui/notifications/tool-cancelled": this._call("ontoolcancelled", params); break;
       case "ui/notifications/host-context-changed":
         Object.assign(this._hostContext, params);
@@ -111,7 +111,7 @@
     if (typeof ResizeObserver === "function") new ResizeObserver(report).observe(document.documentElement);
     report();
   };
-  App.prototype.callServerTool = function (p) { return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }); };
+  App.prototype.callServerTool = function (p) { return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }).then(unwrapResult); };
   App.prototype.readServerResource = function (p) { return this._request("resources/read", { uri: p.uri }); };
   App.prototype.sendMessage = function (p) {
     var c = p && p.content;
@@ -129,6 +129,20 @@
     if (this._listener) window.removeEventListener("message", this._listener);
     this._listener = null;
   };
+  /* FastMCP (Python) returns a tool's non-object value as structuredContent {"result": X}; a
+     page wants the object inside, also when X is a string holding JSON. */
+  function unwrapResult(r) {
+    var sc = r && r.structuredContent;
+    if (!sc || typeof sc !== "object" || Array.isArray(sc)) return r;
+    var keys = Object.keys(sc);
+    if (keys.length !== 1 || keys[0] !== "result") return r;
+    var inner = sc.result;
+    if (typeof inner === "string" && /^\s*\{/.test(inner)) { try { inner = JSON.parse(inner); } catch (e) { return r; } }
+    if (!inner || typeof inner !== "object" || Array.isArray(inner)) return r;
+    var out = {}; for (var k in r) out[k] = r[k];
+    out.structuredContent = inner;
+    return out;
+  }
   function applyHostContext(ctx) {
     var root = document.documentElement;
     if (ctx.theme === "dark" || ctx.theme === "light") {

@@ -111,3 +111,39 @@ def test_a_page_whose_script_does_not_parse_is_repaired_or_replaced_never_served
         html, meta = read_ui(base, "get_forecast")
         assert "BROKEN-PAGE" not in html and meta["kind"] == "template", meta
         assert meta["fallbackReason"] == "script_syntax", meta
+
+
+# --- item 5: FastMCP results ------------------------------------------------------------------
+
+
+def test_fastmcp_results_are_unwrapped_for_shaping_and_learned_shapes(fake, tmp_path):
+    import sys
+    from pathlib import Path
+
+    from fake_llm import page
+    from test_generation import gen_proxy
+
+    fake.default = {"html": page("FASTMCP-PAGE", "export_report")}
+    server = Path(__file__).with_name("fastmcp_upstream.py")
+    cfg = {"results": {"shaping": "artifacts"}, "generation": {"learnResultShape": True}}
+
+    async def call(base, ui):
+        async with session("mcp", base, ui=ui) as s:
+            return await s.call_tool("export_report", {"rows": 1})
+
+    async def read(base):
+        async with session("mcp", base) as s:
+            await s.read_resource("ui://export_report")
+
+    with gen_proxy(fake, "openai", upstream=["--upstream", f"{sys.executable} {server}"], config=cfg, name="proxy-fastmcp", tmp_path=tmp_path) as (base, _):
+        plain = anyio.run(call, base, False)
+        wrapped = plain.structured_content
+        assert set(wrapped) == {"result"} and isinstance(wrapped["result"], str), "FastMCP wraps the string (the plain host sees it unchanged)"
+        assert "returned_file_contents" in plain.content[0].text
+        shaped = anyio.run(call, base, True)
+        assert shaped.structured_content == wrapped, "the wrapper its outputSchema declares stays (the page's runtime unwraps it)"
+        assert "returned_file_contents" not in shaped.content[0].text and "report.csv" in shaped.content[0].text, "the model's text is shaped"
+        assert '"rows": 1' in shaped.content[0].text.replace('"rows":1', '"rows": 1')
+        anyio.run(read, base)
+        prompt = json.dumps(fake.generations()[-1]["body"])
+        assert "Shape of the results" in prompt and "returned_file_names" in prompt and "meta_data" in prompt, "the learnt shape has the inner keys"

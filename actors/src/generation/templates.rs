@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 
 use crate::generation::template_form;
 
-pub const TEMPLATE_VERSION: &str = "3";
+/// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
+/// (4: FastMCP results unwrapped for the page).
+pub const TEMPLATE_VERSION: &str = "4";
 pub const RUNTIME_JS: &str = include_str!("../../../templates/runtime.js");
 const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
 /// The template page's script: the form built from the schema, the JSON view, the confirmation

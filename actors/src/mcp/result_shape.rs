@@ -13,10 +13,11 @@ use serde_json::{json, Map, Value};
 const MAX_DEPTH: usize = 6;
 const MAX_KEYS: usize = 64;
 
-/// The object a result carries: its `structuredContent`, else a text item that is a JSON object.
+/// The object a result carries: its `structuredContent` (unwrapped when it is FastMCP's
+/// `{"result": X}`), else a text item that is a JSON object.
 pub fn result_object(result: &Value) -> Option<Value> {
     if let Some(s) = result.get("structuredContent").filter(|s| s.is_object()) {
-        return Some(s.clone());
+        return Some(fastmcp_unwrapped(s).unwrap_or_else(|| s.clone()));
     }
     let items = result.get("content")?.as_array()?;
     items.iter().filter(|c| c.get("type").and_then(Value::as_str) == Some("text")).find_map(|c| {
@@ -28,6 +29,18 @@ pub fn result_object(result: &Value) -> Option<Value> {
         }
         serde_json::from_str::<Value>(t).ok().filter(Value::is_object)
     })
+}
+
+/// FastMCP (the Python `mcp` package) returns a tool's non-object value as
+/// `structuredContent: {"result": X}`: the object inside, when X is one or is a string holding
+/// one (a tool that returns `json.dumps(...)`).
+fn fastmcp_unwrapped(s: &Value) -> Option<Value> {
+    let o = s.as_object().filter(|o| o.len() == 1)?;
+    match o.get("result")? {
+        Value::Object(_) => o.get("result").cloned(),
+        Value::String(text) if text.trim_start().starts_with('{') => serde_json::from_str::<Value>(text).ok().filter(Value::is_object),
+        _ => None,
+    }
 }
 
 /// Keys and JSON types of `v`, never its values.
@@ -110,7 +123,12 @@ pub fn shape_artifacts(result: &Value) -> Option<Value> {
     }
     let mut out = result.as_object().cloned().unwrap_or_default();
     out.insert("content".into(), json!([{"type": "text", "text": Value::Object(for_model).to_string()}]));
-    out.insert("structuredContent".into(), obj);
+    // FastMCP's wrapper stays as it is: the tool's outputSchema declares it, and clients check
+    // results against it. The View runtime unwraps it for the page.
+    let wrapped = result.get("structuredContent").is_some_and(|s| fastmcp_unwrapped(s).is_some());
+    if !wrapped {
+        out.insert("structuredContent".into(), obj);
+    }
     Some(Value::Object(out))
 }
 
@@ -151,6 +169,29 @@ mod tests {
         assert_eq!(result_object(&json!({"structuredContent": {"a": 1}})), Some(json!({"a": 1})));
         assert_eq!(result_object(&json!({"content": [{"type": "text", "text": " {\"a\": 2}"}]})), Some(json!({"a": 2})));
         assert_eq!(result_object(&json!({"content": [{"type": "text", "text": "plain words"}]})), None);
+    }
+
+    #[test]
+    fn fastmcp_wrapped_results_are_unwrapped() {
+        let inner = json!({"results": [1], "returned_file_names": ["a.csv"]});
+        assert_eq!(
+            result_object(&json!({"structuredContent": {"result": inner.to_string()}})),
+            Some(inner.clone()),
+            "a JSON string, parsed"
+        );
+        assert_eq!(result_object(&json!({"structuredContent": {"result": inner}})), Some(inner.clone()));
+        assert_eq!(
+            result_object(&json!({"structuredContent": {"result": "plain"}})),
+            Some(json!({"result": "plain"})),
+            "not JSON: as it is"
+        );
+        let two = json!({"result": 1, "other": 2});
+        assert_eq!(result_object(&json!({"structuredContent": two})), Some(two), "not the wrapper: as it is");
+        let wrapper = json!({"result": inner.to_string()});
+        let shaped =
+            shape_artifacts(&json!({"content": [{"type": "text", "text": inner.to_string()}], "structuredContent": wrapper})).unwrap();
+        assert_eq!(shaped["structuredContent"], wrapper, "the wrapper its outputSchema declares stays");
+        assert!(shaped["content"][0]["text"].as_str().unwrap().contains("a.csv"), "the model's text is shaped");
     }
 
     #[test]
