@@ -706,6 +706,28 @@
     wrap.appendChild(more);
     return wrap;
   }
+  /* Numbers and dates the host's way (hostContext.locale, timeZone); the value as sent stays in
+     the title. Anything the host sends that Intl refuses falls back to the value as it is. */
+  var ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+  function local(v) {
+    var ctx = app.getHostContext() || {}, loc = typeof ctx.locale === "string" ? ctx.locale : undefined;
+    try {
+      if (typeof v === "number" && isFinite(v)) return new Intl.NumberFormat(loc, { maximumFractionDigits: 6 }).format(v);
+      if (typeof v === "string" && ISO_DATE.test(v)) {
+        var d = new Date(v);
+        if (isNaN(d.getTime())) return v;
+        var opts = v.length > 10 ? { dateStyle: "medium", timeStyle: "short" } : { dateStyle: "medium", timeZone: "UTC" };
+        if (v.length > 10 && typeof ctx.timeZone === "string") opts.timeZone = ctx.timeZone;
+        return new Intl.DateTimeFormat(loc, opts).format(d);
+      }
+    } catch (e) { /* an unknown locale or time zone: the value as sent */ }
+    return v === null ? "null" : String(v);
+  }
+  function scalarEl(v) {
+    var shown = local(v), span = el("span", typeof v === "number" ? "num" : null, shown);
+    if (shown !== String(v)) span.title = String(v);
+    return span;
+  }
   function isRecordList(v) {
     return Array.isArray(v) && v.length > 0 && v.length <= 2000 && v.every(function (r) { return r && typeof r === "object" && !Array.isArray(r); });
   }
@@ -716,7 +738,7 @@
     depth = depth || 0;
     if (scalar(v)) {
       var t = v === null ? "null" : String(v);
-      return t.length > 200 ? longText(t, "pre") : el("span", typeof v === "number" ? "num" : null, t);
+      return t.length > 200 ? longText(t, "pre") : scalarEl(v);
     }
     if (depth > 6) return longText(JSON.stringify(v, null, 2));
     if (isRecordList(v)) return table(v, depth);
@@ -749,7 +771,7 @@
         var row = el("tr");
         cols.forEach(function (c) {
           var v = r[c], td = el("td", typeof v === "number" ? "num" : null);
-          if (v !== undefined) td.appendChild(scalar(v) ? el("span", null, v === null ? "null" : String(v)) : renderValue(v, depth + 2));
+          if (v !== undefined) td.appendChild(scalar(v) ? scalarEl(v) : renderValue(v, depth + 2));
           row.appendChild(td);
         });
         tbody.appendChild(row);
@@ -829,8 +851,18 @@
       var f = el("details", "file");
       var sum = el("summary", null, String(name) + " \u00b7 " + mime + " \u00b7 " + kb(b64size(data)));
       f.appendChild(sum);
-      var save = el("a", "button", "Download"); save.href = "data:" + mime + ";base64," + data; save.download = String(name).replace(/[\\/]/g, "_");
-      f.appendChild(save);
+      var safe = String(name).replace(/[\\/]/g, "_");
+      if ((app.getHostCapabilities() || {}).downloadFile) {
+        /* A sandboxed View cannot download: the host saves the file (ui/download-file). */
+        f.appendChild(btn("Download", null, function () {
+          app.downloadFile({ contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(safe), mimeType: mime, blob: data } }] })
+            .then(function (r) { statusEl.textContent = r && r.isError ? "The host did not save " + safe + "." : "Saved " + safe + "."; },
+                  function (e) { statusEl.textContent = "The host could not save " + safe + ": " + e.message; });
+        }, "Download " + safe));
+      } else {
+        var save = el("a", "button", "Download"); save.href = "data:" + mime + ";base64," + data; save.download = safe;
+        f.appendChild(save);
+      }
       if (/^image\//.test(mime) && mime !== "image/svg+xml") f.appendChild(media("image", mime, data, String(name)));
       else {
         var text = decodeText(data);
@@ -876,6 +908,23 @@
     raw.appendChild(copyBtn(function () { return JSON.stringify(result, null, 2); }, "raw JSON"));
     raw.appendChild(longText(JSON.stringify(result, null, 2)));
     resultEl.appendChild(raw);
+    offerFullscreen(result);
+  }
+  /* A large result may use the whole window, when the host offers that mode. */
+  function offerFullscreen(result) {
+    var ctx = app.getHostContext() || {}, modes = Array.isArray(ctx.availableDisplayModes) ? ctx.availableDisplayModes : [];
+    if (modes.indexOf("fullscreen") < 0 || JSON.stringify(result).length < 1500) return;
+    var full = ctx.displayMode === "fullscreen";
+    var b = btn(full ? "Exit full screen" : "Full screen", "fullscreen", function () {
+      var want = (app.getHostContext() || {}).displayMode === "fullscreen" ? "inline" : "fullscreen";
+      app.requestDisplayMode({ mode: want }).then(function (r) {
+        var mode = (r && r.mode) || want;
+        document.documentElement.setAttribute("data-display-mode", mode);
+        (app.getHostContext() || {}).displayMode = mode;
+        b.textContent = mode === "fullscreen" ? "Exit full screen" : "Full screen";
+      }, function (e) { statusEl.textContent = "The host kept this view as it is: " + e.message; });
+    }, "Show the result in full screen");
+    resultEl.insertBefore(b, resultEl.firstChild);
   }
   function showFailure(msg) {
     resultEl.textContent = "";

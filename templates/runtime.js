@@ -119,6 +119,8 @@
   };
   App.prototype.openLink = function (p) { return this._request("ui/open-link", { url: p.url }); };
   App.prototype.requestDisplayMode = function (p) { return this._request("ui/request-display-mode", { mode: p.mode }); };
+  /* Draft ext-apps: the host saves files a sandboxed View cannot (capability downloadFile). */
+  App.prototype.downloadFile = function (p) { return this._request("ui/download-file", { contents: (p && p.contents) || [] }); };
   App.prototype.updateModelContext = function (p) { return this._request("ui/update-model-context", p || {}); };
   App.prototype.sendLog = function (p) { this._notify("notifications/message", { level: p.level || "info", data: p.data, logger: p.logger }); };
   App.prototype.sendSizeChanged = function (p) { this._notify("ui/notifications/size-changed", p); };
@@ -143,6 +145,10 @@
     out.structuredContent = inner;
     return out;
   }
+  var fontsApplied = null;
+  function px(v) { return typeof v === "number" && isFinite(v) && v >= 0 && v < 100000 ? v + "px" : null; }
+  /* What the host says of its look and place: theme, the standardized CSS variables, its fonts,
+     the container's bounds, the safe area and the locale, set on the root for pages to use. */
   function applyHostContext(ctx) {
     var root = document.documentElement;
     if (ctx.theme === "dark" || ctx.theme === "light") {
@@ -150,7 +156,22 @@
       root.style.colorScheme = ctx.theme;
     }
     var vars = ctx.styles && ctx.styles.variables;
-    if (vars) for (var k in vars) if (vars[k] != null && k.indexOf("--") === 0) root.style.setProperty(k, vars[k]);
+    if (vars) for (var k in vars) if (vars[k] != null && k.indexOf("--") === 0) root.style.setProperty(k, String(vars[k]));
+    var fonts = ctx.styles && ctx.styles.css && ctx.styles.css.fonts;
+    if (typeof fonts === "string" && fonts.length < 65536 && fonts !== fontsApplied && document.head) {
+      var old = document.getElementById("mcp-gen-ui-host-fonts");
+      if (old) old.remove();
+      var st = document.createElement("style"); st.id = "mcp-gen-ui-host-fonts"; st.textContent = fonts; document.head.appendChild(st);
+      fontsApplied = fonts;
+    }
+    var dim = ctx.containerDimensions || {};
+    [["width", "--host-width"], ["maxWidth", "--host-max-width"], ["height", "--host-height"], ["maxHeight", "--host-max-height"]].forEach(function (p) {
+      var v = px(dim[p[0]]); if (v) root.style.setProperty(p[1], v); else root.style.removeProperty(p[1]);
+    });
+    var inset = ctx.safeAreaInsets || {};
+    ["top", "right", "bottom", "left"].forEach(function (side) { root.style.setProperty("--safe-area-" + side, px(inset[side]) || "0px"); });
+    if (typeof ctx.locale === "string" && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(ctx.locale)) root.setAttribute("lang", ctx.locale);
+    if (ctx.displayMode) root.setAttribute("data-display-mode", String(ctx.displayMode).slice(0, 20));
   }
   function PostMessageTransport(target) { this.target = target; }
   /* The SDK's style helpers, for generated pages that import them. */

@@ -9,14 +9,16 @@ window.mountView = async function mountView(html, opts = {}) {
   iframe.setAttribute("sandbox", "allow-scripts allow-forms");
   iframe.style.cssText = "width:860px;height:900px;border:1px solid #999";
   document.body.appendChild(iframe);
-  const log = { initialized: false, calls: [], sizes: [], links: [], logs: [] };
+  const log = { initialized: false, calls: [], sizes: [], links: [], logs: [], downloads: [], modes: [] };
   window.__hostLog = log;
   const bridge = new AppBridge(
     null,
     { name: "mcp-gen-ui-test-host", version: "1.0.0" },
-    { openLinks: {}, serverTools: {}, logging: {} },
-    { hostContext: { theme: opts.theme || "light", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web", locale: "en-US" } },
+    { openLinks: {}, serverTools: {}, logging: {}, ...(opts.capabilities || {}) },
+    { hostContext: { theme: opts.theme || "light", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web", locale: "en-US", ...(opts.hostContext || {}) } },
   );
+  bridge.ondownloadfile = async ({ contents }) => { log.downloads.push(contents); return {}; };
+  bridge.onrequestdisplaymode = async ({ mode }) => { log.modes.push(mode); return { mode }; };
   bridge.oninitialized = () => { log.initialized = true; };
   bridge.oncalltool = async (params) => {
     log.calls.push(params);

@@ -77,14 +77,14 @@ async function fillSamples(frame, scope) {
 }
 
 /** A page hosting one View under the official AppBridge. The host answers tools/call through `client`. */
-export async function openView(browser, client, html, { theme = "light", viewport = { width: 900, height: 950 }, autoHeight = false } = {}) {
+export async function openView(browser, client, html, { theme = "light", viewport = { width: 900, height: 950 }, autoHeight = false, hostContext, capabilities } = {}) {
   const page = await browser.newPage({ viewport, timezoneId: "UTC", locale: "en-US" });
   const errors = [];
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.exposeFunction("hostCallTool", async (params) => client.callTool(params));
   await page.setContent(`<!doctype html><html><body><script>${await hostBundle()}</script></body></html>`);
-  await page.evaluate(([h, o]) => window.mountView(h, o), [html, { theme, autoHeight }]);
+  await page.evaluate(([h, o]) => window.mountView(h, o), [html, { theme, autoHeight, hostContext, capabilities }]);
   await page.waitForFunction(() => window.__hostLog && window.__hostLog.initialized, null, { timeout: 10000 })
     .catch(() => { throw new Error(`the View never completed ui/initialize; console: ${errors.join(" | ")}`); });
   const frame = page.frames().find((f) => f !== page.mainFrame());
