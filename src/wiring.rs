@@ -184,6 +184,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
         llm_windows: Default::default(),
         warm: warm.map(|(_, progress)| progress),
+        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,

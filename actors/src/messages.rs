@@ -231,6 +231,9 @@ pub struct ReadUi {
     pub tool: Value,
     pub request_id: String,
     pub force: bool,
+    /// `refinements.scope: principal`: the caller's own refinements (their history key), read
+    /// after the shared ones. None: the shared page.
+    pub personal: Option<String>,
 }
 
 /// Forgets what was learnt about a tool (its classification) so the next generation asks again.
@@ -246,6 +249,8 @@ pub struct ForgetTool {
 #[rtype(result = "Option<Arc<UiEntry>>")]
 pub struct Peek {
     pub tool: Value,
+    /// As in [`ReadUi`].
+    pub personal: Option<String>,
 }
 
 /// The cache key a read of the tool would use now (for `_ui_inspect`, and the key a
@@ -254,6 +259,8 @@ pub struct Peek {
 #[rtype(result = "String")]
 pub struct KeyFor {
     pub tool: Value,
+    /// As in [`ReadUi`].
+    pub personal: Option<String>,
 }
 
 /// How many reads are waiting on a lookup or generation (shutdown drains to zero).

@@ -147,6 +147,7 @@ impl Stateless {
             &msg,
             meta,
             &std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS),
+            true,
         ) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {

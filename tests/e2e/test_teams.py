@@ -228,3 +228,108 @@ def test_a_host_read_during_warm_up_goes_before_the_remaining_warm_pages(fake, t
         assert "WARM-PAGE" in anyio.run(read)
         state = warm_state(base)["warm"]
         assert state["done"] < state["total"] - 3, f"the host's read waited for the warm-up: {state}"
+
+
+# --- item 4: refinements that belong to someone ----------------------------------------------
+
+CAROL = "carol:carol-admin-token-8e1f2a"
+C = CAROL.split(":", 1)[1]
+SCOPED = {"refinements": {"scope": "principal"}, "server": {"auth": {"admins": ["carol"]}}}
+
+
+async def sdk_session(base, token):
+    """An SDK session with a bearer token and the UI extension."""
+    import contextlib
+
+    stack = contextlib.AsyncExitStack()
+    client = await stack.enter_async_context(httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
+    streams = await stack.enter_async_context(streamable_http_client(base + "/mcp", http_client=client))
+    s = await stack.enter_async_context(ClientSession(streams[0], streams[1], extensions=UI_EXT))
+    await s.initialize()
+    return s, stack
+
+
+async def read_page(base, token, tool="get_forecast") -> str:
+    s, stack = await sdk_session(base, token)
+    async with stack:
+        return (await s.read_resource(f"ui://{tool}")).contents[0].text
+
+
+async def call(base, token, name, args):
+    s, stack = await sdk_session(base, token)
+    async with stack:
+        r = await s.call_tool(name, args)
+        assert not r.is_error, r.content[0].text
+        return r.structured_content
+
+
+def prompts(fake) -> list[str]:
+    return [json.dumps(g["body"]) for g in fake.generations()]
+
+
+def test_in_principal_scope_a_refinement_shapes_only_its_authors_page(fake, tmp_path):
+    from fake_llm import page
+    from test_generation import gen_proxy
+
+    answers = iter(["SHARED-PAGE", "ALICE-PAGE", "CAROL-SHARED-PAGE", "ALICE-AFTER-CAROL"])
+    fake.script = [{"html": page(next(answers), "get_forecast")} for _ in range(4)]
+    args = ["--auth-token", ALICE, "--auth-token", BOB, "--auth-token", CAROL, "--cache-dir", str(tmp_path / "cache")]
+    with gen_proxy(fake, "openai", config=SCOPED, args=args, name="proxy-scope", tmp_path=tmp_path) as (base, _):
+        assert "SHARED-PAGE" in anyio.run(read_page, base, A)
+        assert "SHARED-PAGE" in anyio.run(read_page, base, B), "pages with no refinement are made once for everyone"
+        assert len(fake.generations()) == 1
+
+        done = anyio.run(call, base, A, "_ui_refine", {"toolName": "get_forecast", "feedback": "make the heading say ALICE-WISH"})
+        assert done["scope"] == "yours"
+        assert "ALICE-WISH" in prompts(fake)[-1], "Alice's refinement reaches the LLM prompt of her page"
+        assert "ALICE-PAGE" in anyio.run(read_page, base, A)
+        assert "SHARED-PAGE" in anyio.run(read_page, base, B), "and not Bob's page"
+        assert len(fake.generations()) == 2
+
+        mine = anyio.run(call, base, A, "_ui_inspect", {"toolName": "get_forecast"})
+        assert [(r["feedback"], r["scope"]) for r in mine["refinements"]] == [("make the heading say ALICE-WISH", "yours")]
+        assert anyio.run(call, base, B, "_ui_inspect", {"toolName": "get_forecast"})["refinements"] == [], "Bob sees what applies to him"
+
+        # Carol is an admin: her refinement is everyone's.
+        assert anyio.run(call, base, C, "_ui_refine", {"toolName": "get_forecast", "feedback": "add a CAROL-NOTE"})["scope"] == "shared"
+        assert "CAROL-NOTE" in prompts(fake)[-1] and "ALICE-WISH" not in prompts(fake)[-1]
+        assert "CAROL-SHARED-PAGE" in anyio.run(read_page, base, B), "an admin's refinement reaches Bob"
+        assert "ALICE-AFTER-CAROL" in anyio.run(read_page, base, A), "and Alice, with hers on top"
+        last = prompts(fake)[-1]
+        assert "CAROL-NOTE" in last and "ALICE-WISH" in last
+        made = len(fake.generations())
+
+    # After a restart each one's page comes from the cache folder, no LLM call.
+    with gen_proxy(fake, "openai", config=SCOPED, args=args, name="proxy-scope-again", tmp_path=tmp_path) as (base, _):
+        assert "ALICE-AFTER-CAROL" in anyio.run(read_page, base, A)
+        assert "CAROL-SHARED-PAGE" in anyio.run(read_page, base, B)
+        assert len(fake.generations()) == made, "served from disk, the scopes kept"
+
+
+def test_principal_scope_across_replicas_sharing_redis(fake, tmp_path):
+    from fake_llm import page
+    from replica_peers import Redis, replicas
+
+    fake.script = [{"html": page("SHARED-PAGE", "get_forecast")}, {"html": page("ALICE-PAGE", "get_forecast")}]
+    redis = Redis()
+    try:
+        with replicas(fake, redis, 2, tmp_path, name="rep-scope", config=SCOPED, args=["--auth-token", ALICE, "--auth-token", BOB]) as reps:
+            (one, _), (two, _) = reps
+            assert "SHARED-PAGE" in anyio.run(read_page, one, B)
+            anyio.run(call, one, A, "_ui_refine", {"toolName": "get_forecast", "feedback": "make it ALICE-WISH"})
+            assert "ALICE-PAGE" in anyio.run(read_page, two, A), "Alice's page on the other replica"
+            assert "SHARED-PAGE" in anyio.run(read_page, two, B), "Bob's stays the shared one there too"
+            assert len(fake.generations()) == 2
+    finally:
+        redis.stop()
+
+
+def test_principal_scope_without_auth_is_refused_naming_the_field(tmp_path):
+    import subprocess
+
+    from conftest import BIN
+
+    cfg = tmp_path / "scope.json"
+    cfg.write_text(json.dumps({"refinements": {"scope": "principal"}}))
+    out = subprocess.run([str(BIN), "--demo", "--config", str(cfg)], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 2 and "refinements.scope" in out.stderr, out.stderr

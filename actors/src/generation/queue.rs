@@ -140,10 +140,19 @@ impl GenerationQueue {
     }
 
     /// The tool's refinements as they are now (none when the refinements actor is away).
-    fn feedback_of(&self, tool: &Value) -> impl std::future::Future<Output = Vec<String>> + 'static {
+    /// The feedback a read's page is made with: the tool's shared refinements, then (principal
+    /// scope) the caller's own.
+    fn feedback_of(&self, tool: &Value, personal: Option<String>) -> impl std::future::Future<Output = Vec<String>> + 'static {
         let tool = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let history = self.refinements.history.send(History { tool });
-        async move { history.await.unwrap_or_default().into_iter().map(|r| r.feedback).collect() }
+        let shared = self.refinements.history.send(History { tool });
+        let own = personal.map(|p| self.refinements.history.send(History { tool: p }));
+        async move {
+            let mut all: Vec<String> = shared.await.unwrap_or_default().into_iter().map(|r| r.feedback).collect();
+            if let Some(own) = own {
+                all.extend(own.await.unwrap_or_default().into_iter().map(|r| r.feedback));
+            }
+            all
+        }
     }
 }
 
@@ -187,6 +196,8 @@ struct Read {
     refinements: Vec<String>,
     request_id: String,
     force: bool,
+    /// A page of one principal's own (principal scope): remaking it leaves everyone else's.
+    personal: bool,
     key: String,
     tool_hash: String,
 }
@@ -196,7 +207,7 @@ impl Handler<ReadUi> for GenerationQueue {
 
     fn handle(&mut self, m: ReadUi, _ctx: &mut Self::Context) -> Self::Result {
         let arrived = Instant::now();
-        let feedback = self.feedback_of(&m.tool);
+        let feedback = self.feedback_of(&m.tool, m.personal.clone());
         self.resolving += 1;
         Box::pin(feedback.into_actor(self).then(move |refinements, act, ctx| {
             act.resolving = act.resolving.saturating_sub(1);
@@ -211,7 +222,15 @@ impl Handler<ReadUi> for GenerationQueue {
                 known_type: None,
                 result_shape: None,
             };
-            let read = Read { tool: m.tool, refinements, request_id: m.request_id, force: m.force, key, tool_hash };
+            let read = Read {
+                tool: m.tool,
+                refinements,
+                request_id: m.request_id,
+                force: m.force,
+                personal: m.personal.is_some(),
+                key,
+                tool_hash,
+            };
             let rx = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(act.enqueue(read, arrived, ctx)), || None);
             async move {
                 match rx {
@@ -246,7 +265,9 @@ impl GenerationQueue {
             }
         };
         if !joined {
-            let forced = m.force;
+            // A forced remake drops the tool's other pages everywhere, unless it is one person's.
+            let drop_others = m.force && !m.personal;
+            let personal = m.personal;
             let th = m.tool_hash;
             let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
             let span = tracing::info_span!("generation", requestId = %m.request_id, tool_name = %tool_name, cache_key = %key);
@@ -278,7 +299,7 @@ impl GenerationQueue {
                 tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
                 let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let started = Instant::now();
-                let (outcome, lease) = match make(shared.as_ref(), &cache, forced, &th, job, &slots, &deps).await {
+                let (outcome, lease) = match make(shared.as_ref(), &cache, drop_others, &th, job, &slots, &deps).await {
                     Made::Here(outcome, lease) => (*outcome, lease),
                     Made::Served(entry) => return (entry, None),
                 };
@@ -301,12 +322,17 @@ impl GenerationQueue {
                 }
                 if let (Some(s), Some(lease)) = (&shared, lease) {
                     // Waiters on other replicas wake on this; then the lease goes.
-                    let stored =
-                        Event::Stored { origin: s.replica().to_string(), key: entry.key.clone(), tool: entry.tool_name.clone(), forced };
+                    let stored = Event::Stored {
+                        origin: s.replica().to_string(),
+                        key: entry.key.clone(),
+                        tool: entry.tool_name.clone(),
+                        forced: drop_others,
+                    };
                     let _ = s.publish(&stored).await;
                     lease.release().await;
                 }
-                if let Some(dir) = export_dir {
+                // The export is the shared pages: one person's own is not one of them.
+                if let (Some(dir), false) = (export_dir, personal) {
                     export(&dir, &entry).await;
                 }
                 (entry, outcome.classified.map(|c| (th, c)))
@@ -315,7 +341,7 @@ impl GenerationQueue {
                 if let Some((th, c)) = classified {
                     act.remember(th, c);
                 }
-                if forced {
+                if drop_others {
                     act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
                 }
                 for w in act.waiting.remove(&slot).unwrap_or_default() {
@@ -354,7 +380,7 @@ enum Made {
 async fn make(
     shared: Option<&RedisStore>,
     cache: &CachePort,
-    forced: bool,
+    drop_others: bool,
     th: &str,
     mut job: Job,
     slots: &Arc<Semaphore>,
@@ -362,7 +388,7 @@ async fn make(
 ) -> Made {
     let Some(s) = shared else { return Made::Here(Box::new(with_slot(slots, deps, job).await), None) };
     let tool = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-    if forced {
+    if drop_others {
         // The old page goes everywhere first, so no replica serves it while the new one is made
         // and a waiter's lookup cannot mistake it for the new one.
         let _ = cache.invalidate.send(InvalidateTool { tool_name: tool }).await;
@@ -440,7 +466,7 @@ impl Handler<Peek> for GenerationQueue {
         if !self.cache_enabled {
             return Box::pin(fut::ready(None));
         }
-        Box::pin(self.feedback_of(&m.tool).into_actor(self).then(move |refinements, act, _| {
+        Box::pin(self.feedback_of(&m.tool, m.personal.clone()).into_actor(self).then(move |refinements, act, _| {
             let get = act.cache.get.send(Get { key: act.key_for(&m.tool, &refinements).0 });
             async move { get.await.ok().flatten() }.into_actor(act)
         }))
@@ -451,7 +477,11 @@ impl Handler<KeyFor> for GenerationQueue {
     type Result = ResponseActFuture<Self, String>;
 
     fn handle(&mut self, m: KeyFor, _ctx: &mut Self::Context) -> Self::Result {
-        Box::pin(self.feedback_of(&m.tool).into_actor(self).map(move |refinements, act, _| act.key_for(&m.tool, &refinements).0))
+        Box::pin(
+            self.feedback_of(&m.tool, m.personal.clone())
+                .into_actor(self)
+                .map(move |refinements, act, _| act.key_for(&m.tool, &refinements).0),
+        )
     }
 }
 

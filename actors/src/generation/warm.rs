@@ -91,7 +91,7 @@ impl Warmer {
             if let Some(w) = wait {
                 tokio::time::sleep(w).await;
             }
-            if ports.peek.send(Peek { tool: tool.clone() }).await.ok().flatten().is_some() {
+            if ports.peek.send(Peek { tool: tool.clone(), personal: None }).await.ok().flatten().is_some() {
                 return "cached";
             }
             // A host's read always goes first: wait until none is waiting.
@@ -100,7 +100,7 @@ impl Warmer {
             }
             let request_id = format!("warm-{}", uuid::Uuid::new_v4().simple());
             tracing::debug!(component = "warm", event = "warm_page", requestId = %request_id, tool_name = %name, "making a page before anyone asks");
-            match ports.read.send(ReadUi { tool, request_id, force: false }).await {
+            match ports.read.send(ReadUi { tool, request_id, force: false, personal: None }).await {
                 Ok(_) => "made",
                 Err(_) => "lost",
             }

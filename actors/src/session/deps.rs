@@ -34,6 +34,8 @@ pub struct SessionDeps {
     /// `limits.llmCallsPerMinute`: each principal's window, shared by its sessions and its
     /// stateless calls.
     pub llm_windows: crate::rate_window::Windows,
+    /// `refinements.scope: principal`: a person's refinements shape only their own pages.
+    pub personal_scope: bool,
     /// `generation.warm`: how far warming has come (None: off).
     pub warm: Option<Arc<crate::generation::warm::WarmProgress>>,
     /// `results.shaping: artifacts`: file artifacts in results go to the page, not the model

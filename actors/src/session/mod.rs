@@ -113,6 +113,9 @@ pub struct HostSession {
     /// Who opened the session (the edge's principal; `anonymous` without auth): its LLM
     /// allowance is the principal's, shared by all its sessions.
     principal: table::Owner,
+    /// The principal has the admin right: with `refinements.scope: principal`, their
+    /// refinements are everyone's.
+    admin: bool,
     /// The id as logs show it: a short hash, never the id itself.
     log_id: String,
     /// What the edge may know without asking (see `SessionFlags`).
@@ -138,16 +141,25 @@ impl HostSession {
             owed: HashMap::new(),
             last_seen: Instant::now(),
             principal: Arc::from(ANONYMOUS),
+            admin: true,
             log_id: table::log_name(&id),
             flags: Arc::default(),
             id,
         }
     }
 
-    /// The session belongs to `principal` (its allowances are that principal's).
-    pub fn owned_by(mut self, principal: table::Owner) -> Self {
+    /// The session belongs to `principal` (its allowances are that principal's), who is an
+    /// admin or not.
+    pub fn owned_by(mut self, principal: table::Owner, admin: bool) -> Self {
         self.principal = principal;
+        self.admin = admin;
         self
+    }
+
+    /// `refinements.scope: principal` and not an admin: the principal whose own refinements
+    /// shape this session's pages. None: the shared pages are this session's.
+    fn own(&self) -> Option<Arc<str>> {
+        (self.deps.personal_scope && !self.admin).then(|| self.principal.clone())
     }
 
     /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how

@@ -59,14 +59,14 @@ impl HostSession {
             if !shapes.take_remake(&name, &hash) {
                 return;
             }
-            let made = deps.queue.peek.send(Peek { tool: tool.clone() }).await.ok().flatten();
+            let made = deps.queue.peek.send(Peek { tool: tool.clone(), personal: None }).await.ok().flatten();
             if made.is_none() {
                 return; // no page yet: the first one will know the shape
             }
             deps.metrics.shape_regenerations.inc();
             tracing::info!(component = "host_session", event = "shape_remake", tool_name = %name, "remaking a page with the result shape learnt for its tool");
             let request_id = uuid::Uuid::new_v4().simple().to_string();
-            let _ = deps.queue.read.send(ReadUi { tool, request_id, force: true }).await;
+            let _ = deps.queue.read.send(ReadUi { tool, request_id, force: true, personal: None }).await;
             deps.fleet.broadcast(HostEvent::UiResourcesChanged);
         };
         ctx.spawn(fut.into_actor(self));

@@ -261,6 +261,7 @@ impl Fixture {
             pages: Some(pages.clone()),
             llm_windows: Default::default(),
             warm: None,
+            personal_scope: false,
             limits: Default::default(),
             shape_artifacts: false,
             shapes: None,
@@ -538,6 +539,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         &first,
         stateless_meta(json!({"elicitation": {}})),
         &std::sync::Arc::from("anonymous"),
+        true,
     )
     .unwrap();
     let mut stream = post_ref(&session, first).await;
@@ -574,6 +576,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         &retry,
         stateless_meta(json!({"elicitation": {}})),
         &std::sync::Arc::from("anonymous"),
+        true,
     )
     .unwrap();
     let mut stream = post_ref(&again, retry).await;
@@ -602,6 +605,7 @@ async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error(
         &first,
         stateless_meta(json!({})),
         &std::sync::Arc::from("anonymous"),
+        true,
     )
     .unwrap();
     let _stream = post_ref(&session, first).await;
@@ -668,6 +672,7 @@ async fn parked_call(
         &first,
         stateless_meta(json!({"elicitation": {}})),
         &std::sync::Arc::from("anonymous"),
+        true,
     )
     .unwrap();
     let mut stream = post_ref(&session, first).await;

@@ -12,14 +12,24 @@ use super::routing::with_uris_out;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
-use crate::messages::{ReadUi, Subscribe};
+use crate::messages::{History, ReadUi, Subscribe};
 use crate::servers::catalog::ExposedTool;
 use crate::store::ready_pages::Hit;
+use crate::store::refinements::personal_key;
 
 /// The ready result of `uri`'s page, when a UI host may be given it without asking anyone: the
 /// tool's server is up and the catalog still lists the tool with a page. The one place that
 /// decides it.
 pub fn ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
+    // Principal scope: whether this caller has pages of their own is the session's to find out.
+    if deps.personal_scope {
+        return None;
+    }
+    shared_ready_page(deps, uri)
+}
+
+/// The shared page of `uri`, ready.
+fn shared_ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
     let catalog = deps.fleet.catalog();
     let tool = catalog.by_page(uri).filter(|t| deps.ui_enabled_for(t))?;
     if !deps.fleet.by_name(&tool.server)?.router.status().ready {
@@ -42,17 +52,48 @@ impl HostSession {
         });
     }
 
-    /// A page made here: ready, or through the generation queue (then kept ready).
+    /// A page made here. Principal scope: a caller with refinements of their own gets their own
+    /// page (never kept ready: the ready pages are everyone's); anyone else the shared one.
     fn read_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
+        let Some(own) = self.own() else { return self.read_shared_page(ctx, id, uri, tool) };
+        let key = personal_key(&tool.name, &own);
+        let mine = self.deps.refinements.history.send(History { tool: key.clone() });
+        ctx.spawn(mine.into_actor(self).map(move |res, act, ctx| {
+            if res.map(|h| h.is_empty()).unwrap_or(true) {
+                return act.read_shared_page(ctx, id, uri, tool);
+            }
+            let read = act.deps.queue.read.send(ReadUi {
+                tool: (*tool.def).clone(),
+                request_id: act.request_id_of(&id),
+                force: false,
+                personal: Some(key),
+            });
+            ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
+                Ok(entry) => {
+                    act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
+                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref())));
+                }
+                Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
+            }));
+        }));
+    }
+
+    /// The shared page: ready, or through the generation queue (then kept ready).
+    fn read_shared_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
         // The usual read: the page is ready, answered here without a hop.
-        if let Some(hit) = ready_page(&self.deps, &uri) {
+        if let Some(hit) = shared_ready_page(&self.deps, &uri) {
             self.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
             self.metrics.cache_hits.inc();
             return self.answer(jsonrpc::result(id, (*hit.result).clone()));
         }
         let pages = self.deps.pages.clone();
         let rev = pages.as_ref().map(|p| p.revision(&tool.name)).unwrap_or(0);
-        let read = self.deps.queue.read.send(ReadUi { tool: (*tool.def).clone(), request_id: self.request_id_of(&id), force: false });
+        let read = self.deps.queue.read.send(ReadUi {
+            tool: (*tool.def).clone(),
+            request_id: self.request_id_of(&id),
+            force: false,
+            personal: None,
+        });
         ctx.spawn(read.into_actor(self).map(move |res, act, _| match res {
             Ok(entry) => {
                 act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();

@@ -22,6 +22,22 @@ use crate::store::snapshot_file::{self, Writer};
 
 type ByTool = HashMap<String, Vec<Refinement>>;
 
+/// Between a tool's name and a principal in the history key of that principal's own
+/// refinements (`refinements.scope: principal`): a control character, which neither tool
+/// names hosts see nor principals' labels contain.
+const PERSONAL_SEPARATOR: char = '\u{1f}';
+
+/// The key of `principal`'s own refinements of `tool`. Histories, their files, Redis lists and
+/// replica events carry it like a tool name, so the scope survives restarts and replicas.
+pub fn personal_key(tool: &str, principal: &str) -> String {
+    format!("{tool}{PERSONAL_SEPARATOR}{principal}")
+}
+
+/// The tool a history key belongs to (a personal key's tool, or the key itself).
+pub fn tool_of_key(key: &str) -> &str {
+    key.split(PERSONAL_SEPARATOR).next().unwrap_or(key)
+}
+
 pub struct Refinements {
     by_tool: ByTool,
     file: Option<PathBuf>,

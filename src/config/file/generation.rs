@@ -108,3 +108,20 @@ pub enum Shaping {
 pub struct ResultsConfig {
     pub shaping: Shaping,
 }
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RefinementScope {
+    /// Every refinement shapes everyone's page (one person, or a team that agrees).
+    #[default]
+    Shared,
+    /// A person's refinements shape only their own pages; admins' shape everyone's.
+    Principal,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Whose pages a `_ui_refine` changes.
+pub struct RefinementsConfig {
+    pub scope: RefinementScope,
+}

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use cache::{CacheConfig, CacheType};
-pub use generation::{GenerationConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig, Warm};
+pub use generation::{GenerationConfig, RefinementScope, RefinementsConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig, Warm};
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};
@@ -61,6 +61,8 @@ pub struct Config {
     pub results: ResultsConfig,
     #[serde(default)]
     pub ui: UiConfig,
+    #[serde(default)]
+    pub refinements: RefinementsConfig,
     /// Several upstream servers behind one endpoint, by name (instead of `upstream`). Each is a
     /// Claude Desktop or VS Code entry as it is, plus fields of mcp-gen-ui's own.
     #[schemars(with = "Option<std::collections::BTreeMap<String, ServerEntryConfig>>")]

@@ -100,6 +100,10 @@ pub struct AuthConfig {
     pub tokens_file: Option<PathBuf>,
     /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
     pub oauth: Option<OAuthConfig>,
+    /// Principals with the admin right (token labels, as in `alice:TOKEN`, or JWT subjects):
+    /// with `refinements.scope: principal`, their refinements shape everyone's page. A JWT
+    /// granting the scope `mcp-gen-ui:admin` has it too.
+    pub admins: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]

@@ -19,6 +19,8 @@ pub struct AuthSettings {
     /// What the tokens file held at start (it is read again on SIGHUP).
     pub file_tokens: Vec<StaticToken>,
     pub oauth: Option<OAuthSettings>,
+    /// `server.auth.admins`: principals whose refinements are everyone's.
+    pub admins: Vec<String>,
 }
 
 impl AuthSettings {
@@ -130,7 +132,7 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
         }
     };
     let disabled = args.no_auth || cfg.server.auth.disabled;
-    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth };
+    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone() };
     if disabled && auth.configured() {
         let field = if args.no_auth { "--no-auth" } else { "server.auth.disabled" };
         let what = if !auth.tokens.is_empty() {

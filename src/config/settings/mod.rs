@@ -109,6 +109,12 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     let upstreams = upstreams(args, env, &mut cfg, &mut warnings)?;
     let listener = server::resolve(args, &mut cfg)?;
     let auth = auth::resolve(args, env, &mut cfg, &mut warnings)?;
+    if cfg.refinements.scope == config::RefinementScope::Principal && !auth.configured() {
+        return Err(ConfigError::new(
+            "refinements.scope",
+            "\"principal\" keeps each person's refinements to themselves, which needs authentication to tell people apart: give labelled tokens (--auth-token alice:TOKEN) or OAuth, or use \"shared\"",
+        ));
+    }
     if cfg.server.transport == HostTransport::Stdio && auth.configured() {
         warnings.push("tokens and OAuth (server.auth) protect the HTTP transport; with --transport stdio the host that starts the process is trusted and they are not used".into());
     }

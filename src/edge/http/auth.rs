@@ -50,8 +50,8 @@ pub enum Principal {
     Anonymous,
     /// A static token, by its label.
     Token(String),
-    /// An OAuth access token, by its subject.
-    Jwt(String),
+    /// An OAuth access token, by its subject; whether it grants `mcp-gen-ui:admin`.
+    Jwt(String, bool),
 }
 
 impl std::fmt::Display for Principal {
@@ -59,7 +59,7 @@ impl std::fmt::Display for Principal {
         match self {
             Principal::Anonymous => f.write_str("anonymous"),
             Principal::Token(label) => write!(f, "token {label}"),
-            Principal::Jwt(sub) => write!(f, "jwt sub={sub}"),
+            Principal::Jwt(sub, _) => write!(f, "jwt sub={sub}"),
         }
     }
 }
@@ -67,12 +67,19 @@ impl std::fmt::Display for Principal {
 /// The principal a request was authenticated as, in the request's extensions (absent:
 /// authentication is off, the anonymous principal).
 #[derive(Clone)]
-pub struct Caller(pub mcp_gen_ui_actors::session::table::Owner);
+pub struct Caller(pub mcp_gen_ui_actors::session::table::Owner, pub bool);
 
 /// Whose request this is.
 pub fn caller(req: &actix_web::HttpRequest) -> mcp_gen_ui_actors::session::table::Owner {
     use actix_web::HttpMessage;
     req.extensions().get::<Caller>().map(|c| c.0.clone()).unwrap_or_else(|| std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS))
+}
+
+/// Whether the request's principal has the admin right (`server.auth.admins`, or a JWT with
+/// `mcp-gen-ui:admin`). Without auth, the one anonymous principal has it: it is everyone.
+pub fn caller_is_admin(req: &actix_web::HttpRequest) -> bool {
+    use actix_web::HttpMessage;
+    req.extensions().get::<Caller>().is_none_or(|c| c.1)
 }
 
 /// Why a request was refused.
@@ -122,12 +129,22 @@ pub struct Auth {
     oauth: Option<OAuth>,
     /// What to send, for refusals: which tokens this service takes.
     hint: String,
+    /// `server.auth.admins`: token labels and JWT subjects with the admin right.
+    admins: Vec<String>,
 }
 
 impl Auth {
     /// No authentication: every request passes as `Anonymous`.
     pub fn off() -> Auth {
-        Auth { on: false, fixed: Vec::new(), file: None, from_file: RwLock::new(Vec::new()), oauth: None, hint: String::new() }
+        Auth {
+            on: false,
+            fixed: Vec::new(),
+            file: None,
+            from_file: RwLock::new(Vec::new()),
+            oauth: None,
+            hint: String::new(),
+            admins: Vec::new(),
+        }
     }
 
     /// From the settings, plus the token generated for this run when there is one.
@@ -153,6 +170,7 @@ impl Auth {
         }
         Auth {
             on: true,
+            admins: s.admins.clone(),
             fixed,
             file: s.tokens_file.clone(),
             from_file: RwLock::new(digested(&s.file_tokens)),
@@ -188,6 +206,15 @@ impl Auth {
     }
 
     /// The label of the static token equal to `presented`, comparing digests in constant time.
+    /// Whether `who` has the admin right.
+    pub fn is_admin(&self, who: &Principal) -> bool {
+        match who {
+            Principal::Anonymous => true,
+            Principal::Token(label) => self.admins.iter().any(|a| a == label),
+            Principal::Jwt(sub, scope) => *scope || self.admins.iter().any(|a| a == sub),
+        }
+    }
+
     fn match_static(&self, presented: &str) -> Option<String> {
         let d = digest(presented);
         let file = self.from_file.read().expect("tokens lock");
@@ -221,7 +248,7 @@ impl Auth {
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => Ok(Principal::Jwt(sub.0)),
+                Ok(sub) => Ok(Principal::Jwt(sub.0, sub.1)),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },
@@ -315,7 +342,8 @@ pub async fn require<B: MessageBody + 'static>(
         Ok(Principal::Anonymous) => Ok(next.call(req).await?.map_into_left_body()),
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
-            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.to_string())));
+            let admin = auth.is_admin(&who);
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.to_string()), admin));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"

@@ -67,9 +67,9 @@ pub struct Edge {
 
 impl Edge {
     /// Starts a host session for `owner` on this worker's arbiter and files it in the table.
-    pub fn open_session(&self, transport: Transport, owner: Owner) -> (String, SessionRef) {
+    pub fn open_session(&self, transport: Transport, owner: Owner, admin: bool) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(owner.clone()).start_session();
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(owner.clone(), admin).start_session();
         self.sessions.insert(id.clone(), session.clone(), owner);
         (id, session)
     }

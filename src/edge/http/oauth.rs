@@ -36,7 +36,8 @@ pub enum Refusal {
 
 /// A token that passed: who it names, for the log.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Subject(pub String);
+/// Who a valid access token speaks for, and whether it grants `mcp-gen-ui:admin`.
+pub struct Subject(pub String, pub bool);
 
 struct Key {
     kid: Option<String>,
@@ -106,6 +107,9 @@ fn parse_jwks(body: &[u8]) -> Result<Vec<Key>, String> {
     }
     Ok(usable)
 }
+
+/// The scope that gives a JWT's subject the admin right (refinements for everyone).
+pub const ADMIN_SCOPE: &str = "mcp-gen-ui:admin";
 
 /// The scopes a token grants: `scope` (space-separated string) and `scp` (array or string).
 pub fn granted_scopes(claims: &Value) -> Vec<String> {
@@ -284,7 +288,7 @@ impl OAuth {
         let who = ["sub", "client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str)).unwrap_or("(no subject)");
         // The subject goes to logs: keep it one short printable line.
         let who: String = who.chars().filter(|c| !c.is_control()).take(128).collect();
-        Ok(Subject(who))
+        Ok(Subject(who, granted.iter().any(|s| s == ADMIN_SCOPE)))
     }
 }
 

@@ -108,7 +108,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         if let Err(r) = edge.session_room(&owner) {
             return r;
         }
-        edge.open_session(Transport::StreamableHttp, owner)
+        edge.open_session(Transport::StreamableHttp, owner, super::auth::caller_is_admin(&req))
     } else {
         match find_session(&edge, &req).await {
             Ok(s) => s,
@@ -224,11 +224,18 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
-    let session =
-        match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &super::auth::caller(req)) {
-            Ok(s) => s,
-            Err(err) => return reply(StatusCode::BAD_REQUEST, err),
-        };
+    let session = match stateless_session_for(
+        &edge.session,
+        &edge.stateless,
+        Transport::StreamableHttp,
+        &msg,
+        meta,
+        &super::auth::caller(req),
+        super::auth::caller_is_admin(req),
+    ) {
+        Ok(s) => s,
+        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+    };
     let (tx, mut rx) = sink_channel();
     session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req) });
     if !wants_stream {

@@ -233,6 +233,7 @@ pub fn session_for(
     msg: &Value,
     meta: RequestMeta,
     principal: &Owner,
+    admin: bool,
 ) -> Result<SessionRef, Value> {
     let parked = &tables.parked;
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
@@ -257,8 +258,9 @@ pub fn session_for(
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
     let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
-    let session =
-        HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).owned_by(principal.clone()).start_session();
+    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
+        .owned_by(principal.clone(), admin)
+        .start_session();
     tables.live.insert(session_id, session.clone(), principal.clone());
     Ok(session)
 }

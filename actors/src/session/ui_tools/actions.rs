@@ -12,9 +12,21 @@ use crate::messages::{Append, Clear, ForgetTool, History, HostEvent, KeyFor, Pee
 use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, error_result_with, ok_result, UiCall};
+use crate::store::refinements::personal_key;
 
-async fn feedback_of(deps: &SessionDeps, tool: &str) -> Vec<String> {
-    deps.refinements.feedback(tool).await
+/// `refinements.scope: principal`: the history key of the caller's own refinements of `tool`
+/// (`own` is the caller when they are not an admin; None: the shared history is theirs).
+fn personal(own: &Option<Arc<str>>, tool: &str) -> Option<String> {
+    own.as_ref().map(|p| personal_key(tool, p))
+}
+
+/// What shapes the caller's page: the shared refinements, then their own.
+async fn feedback_of(deps: &SessionDeps, own: &Option<Arc<str>>, tool: &str) -> Vec<String> {
+    let mut all = deps.refinements.feedback(tool).await;
+    if let Some(k) = personal(own, tool) {
+        all.extend(deps.refinements.feedback(&k).await);
+    }
+    all
 }
 
 /// Tells every host that the page `uri` changed (subscribers get resources/updated, UI hosts
@@ -54,12 +66,15 @@ async fn refresh_all(deps: &SessionDeps) -> Value {
     }
 }
 
+/// `own`: with `refinements.scope: principal`, the caller when they are not an admin (their
+/// refinements are theirs alone); None otherwise (refinements are everyone's).
 pub async fn run(
     call: UiCall,
     catalog: Arc<Catalog>,
     deps: SessionDeps,
     progress: mpsc::UnboundedSender<Value>,
     request_id: String,
+    own: Option<Arc<str>>,
 ) -> Value {
     let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
     match call {
@@ -68,8 +83,12 @@ pub async fn run(
             for t in catalog.tools() {
                 let name = t.name.clone();
                 let on = deps.ui_enabled_for(t);
-                let fb = feedback_of(&deps, &name).await;
-                let entry = if on { deps.queue.peek.send(Peek { tool: (*t.def).clone() }).await.ok().flatten() } else { None };
+                let fb = feedback_of(&deps, &own, &name).await;
+                let entry = if on {
+                    deps.queue.peek.send(Peek { tool: (*t.def).clone(), personal: personal(&own, &name) }).await.ok().flatten()
+                } else {
+                    None
+                };
                 let mut row = json!({
                     "name": name,
                     "enabled": on,
@@ -94,9 +113,22 @@ pub async fn run(
                 return not_enabled(&tool);
             }
             let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
-            let history = deps.refinements.history.send(History { tool: tool.clone() }).await.unwrap_or_default();
-            let key = deps.queue.key_for.send(KeyFor { tool: t.clone() }).await.unwrap_or_default();
-            let e = deps.queue.peek.send(Peek { tool: t.clone() }).await.ok().flatten();
+            // What applies to the caller: the shared history, then (principal scope) their own.
+            let mut history: Vec<Value> = deps
+                .refinements
+                .history
+                .send(History { tool: tool.clone() })
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| scoped(&r, "shared"))
+                .collect();
+            if let Some(k) = personal(&own, &tool) {
+                let mine = deps.refinements.history.send(History { tool: k }).await.unwrap_or_default();
+                history.extend(mine.iter().map(|r| scoped(r, "yours")));
+            }
+            let key = deps.queue.key_for.send(KeyFor { tool: t.clone(), personal: personal(&own, &tool) }).await.unwrap_or_default();
+            let e = deps.queue.peek.send(Peek { tool: t.clone(), personal: personal(&own, &tool) }).await.ok().flatten();
             ok_result(json!({
                 "toolName": tool,
                 "cacheKey": key,
@@ -124,23 +156,28 @@ pub async fn run(
             if !deps.ui_enabled(&tool) {
                 return not_enabled(&tool);
             }
-            let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: tool.clone() }).await.unwrap_or(0) } else { 0 };
+            // Principal scope: a person clears their own refinements; an admin the shared ones.
+            let whose = personal(&own, &tool).unwrap_or_else(|| tool.clone());
+            let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: whose }).await.unwrap_or(0) } else { 0 };
             // Starting over includes the rich/minimal decision.
             if let Some(t) = catalog.tool(&tool) {
                 deps.queue.forget.do_send(ForgetTool { tool: (*t.def).clone() });
             }
-            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id).await
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id, personal(&own, &tool)).await
         }
         UiCall::Refine { tool, feedback } => {
             if !deps.ui_enabled(&tool) {
                 return not_enabled(&tool);
             }
             let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
-            let replaced = deps.queue.key_for.send(KeyFor { tool: t }).await.ok();
-            let fb =
-                deps.refinements.append.send(Append { tool: tool.clone(), feedback, replaced_key: replaced }).await.unwrap_or_default();
+            let mine = personal(&own, &tool);
+            let replaced = deps.queue.key_for.send(KeyFor { tool: t, personal: mine.clone() }).await.ok();
+            // Principal scope: a person's refinement is theirs; an admin's is everyone's.
+            let whose = mine.clone().unwrap_or_else(|| tool.clone());
+            let fb = deps.refinements.append.send(Append { tool: whose, feedback, replaced_key: replaced }).await.unwrap_or_default();
             let n = fb.len();
-            regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n}), request_id).await
+            let scope = if mine.is_some() { "yours" } else { "shared" };
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n, "scope": scope}), request_id, mine).await
         }
     }
 }
@@ -154,13 +191,14 @@ async fn regenerate(
     progress: &mpsc::UnboundedSender<Value>,
     extra: Value,
     request_id: String,
+    personal: Option<String>,
 ) -> Value {
     let Some(exposed) = catalog.tool(tool) else {
         return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
     };
     let started = Instant::now();
     let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
-    let read = deps.queue.read.send(ReadUi { tool: (*exposed.def).clone(), request_id, force: true });
+    let read = deps.queue.read.send(ReadUi { tool: (*exposed.def).clone(), request_id, force: true, personal });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).
     let mut ticks =
@@ -195,4 +233,11 @@ async fn regenerate(
         d.extend(x.clone());
     }
     ok_result(data)
+}
+
+/// A history entry with whose it is.
+fn scoped(r: &crate::messages::Refinement, scope: &str) -> Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["scope"] = json!(scope);
+    v
 }
