@@ -7,12 +7,9 @@ reader would wait for one cold page, and what a first read costs once warm.
 """
 
 import argparse
-import json
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import anyio
@@ -21,15 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from benchlib import summary, use_release  # noqa: E402
 from fake_llm import FakeLLM, page  # noqa: E402
 from mcpclient import session  # noqa: E402
+from replica_peers import readyz  # noqa: E402
 from test_generation import RECORDER, gen_proxy  # noqa: E402
-
-
-def readyz(base: str) -> dict:
-    try:
-        with urllib.request.urlopen(base + "/readyz", timeout=5) as r:
-            return json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read())
 
 
 async def first_read(base: str, tool: str) -> float:

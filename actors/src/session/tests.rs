@@ -532,16 +532,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
     let tables = StatelessTables::default();
     let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
-    let session = stateless_session_for(
-        &f.deps,
-        &tables,
-        Transport::StreamableHttp,
-        &first,
-        stateless_meta(json!({"elicitation": {}})),
-        &std::sync::Arc::from("anonymous"),
-        true,
-    )
-    .unwrap();
+    let session = anonymous_call(&f.deps, &tables, &first, json!({"elicitation": {}}));
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     assert!(upstream_call.pointer("/params/_meta").is_none(), "the host's own _meta stays here: {upstream_call}");
@@ -569,16 +560,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         2,
         json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "accept", "content": {"n": "Ada"}}}}),
     );
-    let again = stateless_session_for(
-        &f.deps,
-        &tables,
-        Transport::StreamableHttp,
-        &retry,
-        stateless_meta(json!({"elicitation": {}})),
-        &std::sync::Arc::from("anonymous"),
-        true,
-    )
-    .unwrap();
+    let again = anonymous_call(&f.deps, &tables, &retry, json!({"elicitation": {}}));
     let mut stream = post_ref(&again, retry).await;
     let answered = asked.await.unwrap().unwrap();
     assert_eq!(answered["id"], json!(host_side_id));
@@ -598,16 +580,7 @@ async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error(
     let mut link = f.link();
     let tables = StatelessTables::default();
     let first = stateless_call(1, json!({}));
-    let session = stateless_session_for(
-        &f.deps,
-        &tables,
-        Transport::StreamableHttp,
-        &first,
-        stateless_meta(json!({})),
-        &std::sync::Arc::from("anonymous"),
-        true,
-    )
-    .unwrap();
+    let session = anonymous_call(&f.deps, &tables, &first, json!({}));
     let _stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
@@ -657,6 +630,13 @@ async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_requ
     assert!(answer.get("result").is_some(), "{answer}");
 }
 
+/// A stateless session for `msg` from the anonymous principal (auth off), its host declaring
+/// `caps`.
+fn anonymous_call(deps: &SessionDeps, tables: &StatelessTables, msg: &Value, caps: Value) -> SessionRef {
+    stateless_session_for(deps, tables, Transport::StreamableHttp, msg, stateless_meta(caps), &std::sync::Arc::from("anonymous"), true)
+        .unwrap()
+}
+
 /// A stateless call parked in its first input round: (session, upstream call, state, the
 /// pending server request's answer).
 async fn parked_call(
@@ -665,16 +645,7 @@ async fn parked_call(
     link: &mut mpsc::Receiver<Value>,
 ) -> (SessionRef, Value, String, tokio::task::JoinHandle<Result<Value, MailboxError>>) {
     let first = stateless_call(1, json!({}));
-    let session = stateless_session_for(
-        &f.deps,
-        tables,
-        Transport::StreamableHttp,
-        &first,
-        stateless_meta(json!({"elicitation": {}})),
-        &std::sync::Arc::from("anonymous"),
-        true,
-    )
-    .unwrap();
+    let session = anonymous_call(&f.deps, tables, &first, json!({"elicitation": {}}));
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
