@@ -712,7 +712,8 @@
   function local(v) {
     var ctx = app.getHostContext() || {}, loc = typeof ctx.locale === "string" ? ctx.locale : undefined;
     try {
-      if (typeof v === "number" && isFinite(v)) return new Intl.NumberFormat(loc, { maximumFractionDigits: 6 }).format(v);
+      /* No grouping: a year, an id or a port must read as it is; the decimal mark is the locale's. */
+      if (typeof v === "number" && isFinite(v)) return new Intl.NumberFormat(loc, { maximumFractionDigits: 6, useGrouping: false }).format(v);
       if (typeof v === "string" && ISO_DATE.test(v)) {
         var d = new Date(v);
         if (isNaN(d.getTime())) return v;
