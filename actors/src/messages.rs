@@ -350,6 +350,8 @@ pub struct History {
 #[rtype(result = "usize")]
 pub struct Clear {
     pub tool: String,
+    /// The tool is gone: every principal's own refinements of it go too (this process's).
+    pub every_scope: bool,
 }
 
 #[derive(Clone)]

@@ -47,26 +47,29 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         }),
         ..edge
     };
+    let trust = sandbox_trust(settings);
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;
     let (app_auth, metrics_data) = (auth.clone(), data.clone());
-    let server = HttpServer::new(move || App::new().app_data(data.clone()).app_data(app_auth.clone()).configure(edge::http::configure))
-        .workers(settings.workers)
-        // Connections stop being accepted before the process runs out of file descriptors,
-        // so that health checks and the upstreams' pipes still find some.
-        .max_connections(connection_budget(settings.workers))
-        // SSE answers go out in small writes (priming event, then the answer when the upstream
-        // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
-        .on_connect(|conn, _ext| {
-            if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
-                let _ = tcp.set_nodelay(true);
-            }
-        })
-        .shutdown_timeout(6)
-        // Signals are ours (below), so shutdown knows when it started.
-        .disable_signals()
-        .bind(settings.listen)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
+    let server = HttpServer::new(move || {
+        App::new().app_data(data.clone()).app_data(app_auth.clone()).app_data(trust.clone()).configure(edge::http::configure)
+    })
+    .workers(settings.workers)
+    // Connections stop being accepted before the process runs out of file descriptors,
+    // so that health checks and the upstreams' pipes still find some.
+    .max_connections(connection_budget(settings.workers))
+    // SSE answers go out in small writes (priming event, then the answer when the upstream
+    // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
+    .on_connect(|conn, _ext| {
+        if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
+            let _ = tcp.set_nodelay(true);
+        }
+    })
+    .shutdown_timeout(6)
+    // Signals are ours (below), so shutdown knows when it started.
+    .disable_signals()
+    .bind(settings.listen)
+    .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
     let metrics_server = metrics_listener(settings, metrics_data)?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);
     let base = format!("http://{addr}");
@@ -156,10 +159,20 @@ fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<edge::http::aut
     Ok((auth, generated))
 }
 
+/// What the preview's sandbox needs to tell a preview of this service from any other page.
+fn sandbox_trust(settings: &Settings) -> web::Data<edge::http::preview::SandboxTrust> {
+    web::Data::new(edge::http::preview::SandboxTrust {
+        allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
+        allowed_origins: Arc::new(settings.allowed_origins.clone()),
+        trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
+    })
+}
+
 /// `server.sandboxListen`: the preview's sandbox alone, on a port of its own (another origin).
 fn sandbox_listener(settings: &Settings) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
     let Some(at) = settings.sandbox_listen else { return Ok(None) };
-    let server = HttpServer::new(|| App::new().configure(edge::http::configure_sandbox_listener))
+    let trust = sandbox_trust(settings);
+    let server = HttpServer::new(move || App::new().app_data(trust.clone()).configure(edge::http::configure_sandbox_listener))
         .workers(1)
         .shutdown_timeout(1)
         .disable_signals()

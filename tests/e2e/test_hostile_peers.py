@@ -245,7 +245,7 @@ def test_slow_bodies_are_cut_and_one_client_cannot_take_every_descriptor(tmp_pat
 def test_a_dns_rebinding_page_cannot_read_metrics_readyz_or_the_preview(tmp_path):
     with proxy_http(["--demo"], name="proxy-rebinding") as (base, _):
         port = base.rsplit(":", 1)[1]
-        for path in ["/metrics", "/readyz", "/preview"]:
+        for path in ["/metrics", "/readyz", "/preview", "/preview/sandbox"]:
             code, _, body = get(base + path, headers={"Host": f"rebind.evil.example:{port}"})
             assert code == 403 and "--allowed-host" in body, (path, code, body[:200])
             assert "get_current_weather" not in body
@@ -261,6 +261,21 @@ def test_a_dns_rebinding_page_cannot_read_metrics_readyz_or_the_preview(tmp_path
 
 
 FORGED_HOST = "x.evil</script><script>alert(document.domain)</script>"
+
+
+def test_no_other_site_may_frame_the_preview_sandbox():
+    """The sandbox runs pages on the service's own origin: a site that names itself in ?host=
+    must not become a frame ancestor (it could run script there and call /mcp)."""
+    with proxy_http(["--demo", "--allowed-host", "mcp.example.com"], name="proxy-sandbox-parent") as (base, _):
+        for parent in ["https://evil.example", "http://203.0.113.7:8080", "https://mcp.example.com.evil.example"]:
+            code, headers, _ = get(f"{base}/preview/sandbox?host={parent}")
+            assert code == 200
+            ancestors = headers["Content-Security-Policy"].split("frame-ancestors", 1)[1]
+            assert parent not in ancestors.split(), (parent, ancestors)
+        _, headers, _ = get(f"{base}/preview/sandbox?host=https://mcp.example.com")
+        assert "https://mcp.example.com" in headers["Content-Security-Policy"].split("frame-ancestors", 1)[1].split()
+        page = get(base + "/preview/sandbox")[2]
+        assert 'setAttribute("sandbox", "allow-scripts allow-forms")' in page, "the View's sandbox is pinned, not the parent's to choose"
 
 
 def test_forwarded_headers_from_an_untrusted_peer_never_reach_the_preview():

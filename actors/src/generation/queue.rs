@@ -496,7 +496,7 @@ impl Handler<ToolsUpdated> for GenerationQueue {
             self.cache.invalidate.do_send(InvalidateTool { tool_name: name.clone() });
         }
         for name in &m.diff.removed {
-            self.refinements.clear.do_send(Clear { tool: name.clone() });
+            self.refinements.clear.do_send(Clear { tool: name.clone(), every_scope: true });
         }
     }
 }

@@ -173,6 +173,18 @@ impl Handler<Clear> for Refinements {
     type Result = ResponseActFuture<Self, usize>;
 
     fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> Self::Result {
+        if m.every_scope {
+            // Personal histories of a tool that is gone would apply again to a new tool that
+            // takes its name.
+            let personal: Vec<String> = self.by_tool.keys().filter(|k| *k != &m.tool && tool_of_key(k) == m.tool).cloned().collect();
+            let removed = !personal.is_empty();
+            for k in personal {
+                self.by_tool.remove(&k);
+            }
+            if removed {
+                self.persist();
+            }
+        }
         let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
         if n > 0 {
             self.changed(&m.tool);

@@ -50,7 +50,8 @@ pub enum Principal {
     Anonymous,
     /// A static token, by its label.
     Token(String),
-    /// An OAuth access token, by its subject; whether it grants `mcp-gen-ui:admin`.
+    /// An OAuth access token, by its subject (`sub=...`, or `client_id=...`); whether it grants
+    /// `mcp-gen-ui:admin`.
     Jwt(String, bool),
 }
 
@@ -59,7 +60,7 @@ impl std::fmt::Display for Principal {
         match self {
             Principal::Anonymous => f.write_str("anonymous"),
             Principal::Token(label) => write!(f, "token {label}"),
-            Principal::Jwt(sub, _) => write!(f, "jwt sub={sub}"),
+            Principal::Jwt(who, _) => write!(f, "jwt {who}"),
         }
     }
 }
@@ -73,6 +74,28 @@ pub struct Caller(pub mcp_gen_ui_actors::session::table::Owner, pub bool);
 pub fn caller(req: &actix_web::HttpRequest) -> mcp_gen_ui_actors::session::table::Owner {
     use actix_web::HttpMessage;
     req.extensions().get::<Caller>().map(|c| c.0.clone()).unwrap_or_else(|| std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS))
+}
+
+/// Who a principal is, for owning sessions, refinements and allowances. A token labelled
+/// `name:token` is its name; a token without a label is named by where it was configured,
+/// which moves when the configuration does (a line of the tokens file), so it is keyed by a
+/// digest of the token itself instead.
+pub fn principal_key(who: &Principal, header: Option<&HeaderValue>) -> String {
+    match who {
+        Principal::Token(label) if !explicit_label(label) => {
+            let presented =
+                header.and_then(|h| h.to_str().ok()).and_then(|h| h.trim().split_once(' ')).map(|(_, t)| t.trim()).unwrap_or("");
+            let d = digest(presented);
+            format!("token #{}", d.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Whether a token's label was given with it (`name:token`), rather than made from where it
+/// was configured (`--auth-token[0]`, `server.auth.tokensFile:3`, `generated-at-start`, ...).
+fn explicit_label(label: &str) -> bool {
+    !(label.contains('[') || label.contains(':') || label == "MCP_GEN_UI_AUTH_TOKEN" || label == "generated-at-start")
 }
 
 /// Whether the request's principal has the admin right (`server.auth.admins`, or a JWT with
@@ -211,7 +234,7 @@ impl Auth {
         match who {
             Principal::Anonymous => true,
             Principal::Token(label) => self.admins.iter().any(|a| a == label),
-            Principal::Jwt(sub, scope) => *scope || self.admins.iter().any(|a| a == sub),
+            Principal::Jwt(who, scope) => *scope || self.admins.iter().any(|a| who.strip_prefix("sub=") == Some(a.as_str()) || a == who),
         }
     }
 
@@ -343,7 +366,8 @@ pub async fn require<B: MessageBody + 'static>(
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
-            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.to_string()), admin));
+            let key = principal_key(&who, req.headers().get(AUTHORIZATION));
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(key), admin));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"

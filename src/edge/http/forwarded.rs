@@ -39,26 +39,38 @@ pub fn reach(req: &HttpRequest, trusted: &[IpRange]) -> Option<Reach> {
     let from_proxy = req.peer_addr().is_some_and(|p| trusted.iter().any(|r| r.contains(p.ip())));
     let (mut scheme, mut host) = ("http", header("host").map(str::to_string));
     if from_proxy {
-        if let Some(f) = header("forwarded") {
-            // The first (client-side) element: `for=...;host=...;proto=...`.
-            let first = f.split(',').next().unwrap_or_default();
-            for pair in first.split(';') {
-                let Some((k, v)) = pair.trim().split_once('=') else { continue };
-                let v = v.trim().trim_matches('"');
-                match k.trim().to_ascii_lowercase().as_str() {
-                    "host" => host = Some(v.to_string()),
-                    "proto" if v.eq_ignore_ascii_case("https") => scheme = "https",
-                    "proto" if v.eq_ignore_ascii_case("http") => scheme = "http",
-                    _ => {}
+        // X-Forwarded-* first: what most proxies write themselves (a Forwarded header they pass
+        // through could be the client's). Of several values, the last: the nearest proxy's.
+        let all = |n: &str| req.headers().get_all(n).filter_map(|v| v.to_str().ok()).collect::<Vec<_>>().join(",");
+        let last = |v: String| v.rsplit(',').next().unwrap_or_default().trim().to_string();
+        let (xhost, xproto, fwd) = (all("x-forwarded-host"), all("x-forwarded-proto"), all("forwarded"));
+        if !xhost.is_empty() || !xproto.is_empty() {
+            if !xhost.is_empty() {
+                host = Some(last(xhost));
+            }
+            if last(xproto).eq_ignore_ascii_case("https") {
+                scheme = "https";
+            }
+        } else if !fwd.is_empty() {
+            // Elements (`for=...;host=...;proto=...`) from the nearest proxy's back: each of
+            // host and proto from the nearest element that has it.
+            let (mut fhost, mut fproto) = (None, None);
+            for element in fwd.rsplit(',') {
+                for pair in element.split(';') {
+                    let Some((k, v)) = pair.trim().split_once('=') else { continue };
+                    let v = v.trim().trim_matches('"');
+                    match k.trim().to_ascii_lowercase().as_str() {
+                        "host" if fhost.is_none() => fhost = Some(v.to_string()),
+                        "proto" if fproto.is_none() => fproto = Some(v.eq_ignore_ascii_case("https")),
+                        _ => {}
+                    }
                 }
             }
-        } else {
-            if let Some(h) = header("x-forwarded-host") {
-                host = Some(h.split(',').next().unwrap_or_default().trim().to_string());
+            if fhost.is_some() {
+                host = fhost;
             }
-            match header("x-forwarded-proto").map(|p| p.split(',').next().unwrap_or_default().trim().to_ascii_lowercase()) {
-                Some(p) if p == "https" => scheme = "https",
-                _ => {}
+            if fproto == Some(true) {
+                scheme = "https";
             }
         }
     }
@@ -76,8 +88,11 @@ pub fn client_ip(req: &HttpRequest, trusted: &[IpRange]) -> Option<IpAddr> {
     }
     let header = |n: &str| req.headers().get_all(n).filter_map(|v| v.to_str().ok()).collect::<Vec<_>>().join(",");
     let mut chain: Vec<IpAddr> = Vec::new();
-    let forwarded = header("forwarded");
-    if !forwarded.is_empty() {
+    let (xff, forwarded) = (header("x-forwarded-for"), header("forwarded"));
+    // As in `reach`: X-Forwarded-For first, what proxies write themselves.
+    if !xff.is_empty() {
+        chain.extend(xff.split(',').filter_map(parse_node));
+    } else if !forwarded.is_empty() {
         for element in forwarded.split(',') {
             for pair in element.split(';') {
                 if let Some((k, v)) = pair.trim().split_once('=') {
@@ -87,8 +102,6 @@ pub fn client_ip(req: &HttpRequest, trusted: &[IpRange]) -> Option<IpAddr> {
                 }
             }
         }
-    } else {
-        chain.extend(header("x-forwarded-for").split(',').filter_map(parse_node));
     }
     Some(chain.into_iter().rev().find(|ip| !is_trusted(*ip)).unwrap_or(peer))
 }
@@ -111,6 +124,12 @@ fn parse_node(v: &str) -> Option<IpAddr> {
 pub fn valid_host(host: &str) -> bool {
     if host.is_empty() || host.len() > 260 {
         return false;
+    }
+    if let Some(i) = host.find(']') {
+        let rest = &host[i + 1..];
+        if !host.starts_with('[') || !(rest.is_empty() || rest.starts_with(':')) {
+            return false;
+        }
     }
     let (name, port) = split_port(host);
     if let Some(p) = port {
@@ -152,6 +171,27 @@ mod tests {
             r = r.insert_header((*k, *v));
         }
         r.to_http_request()
+    }
+
+    #[test]
+    fn nothing_may_follow_an_address_but_a_port() {
+        assert!(valid_host("[::1]:8080") && valid_host("[::1]"));
+        assert!(!valid_host("[::1]@evil.example/x"));
+        assert!(!valid_host("x]@evil.example"));
+    }
+
+    #[test]
+    fn the_proxys_own_headers_win_over_a_passed_through_forwarded() {
+        let trusted = [IpRange::parse("10.0.0.0/8").unwrap()];
+        let r = req(
+            "10.1.1.1:5000",
+            &[("host", "internal:8080"), ("forwarded", "host=evil.example;proto=https"), ("x-forwarded-host", "mcp.example.com")],
+        );
+        assert_eq!(reach(&r, &trusted).unwrap().origin(), "http://mcp.example.com");
+        let r = req("10.1.1.1:5000", &[("forwarded", "host=forged.example, host=mcp.example.com;proto=https")]);
+        assert_eq!(reach(&r, &trusted).unwrap().origin(), "https://mcp.example.com", "the last element is the proxy's");
+        let ip = client_ip(&req("10.0.0.2:5000", &[("forwarded", "for=9.9.9.9"), ("x-forwarded-for", "198.51.100.7")]), &trusted).unwrap();
+        assert_eq!(ip.to_string(), "198.51.100.7");
     }
 
     #[test]

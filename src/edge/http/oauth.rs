@@ -285,10 +285,17 @@ impl OAuth {
         if !missing.is_empty() {
             return Err(Refusal::MissingScopes(missing));
         }
-        let who = ["sub", "client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str)).unwrap_or("(no subject)");
-        // The subject goes to logs: keep it one short printable line.
-        let who: String = who.chars().filter(|c| !c.is_control()).take(128).collect();
-        Ok(Subject(who, granted.iter().any(|s| s == ADMIN_SCOPE)))
+        // The subject is a principal (it owns sessions, refinements, allowances): taken whole,
+        // named with its claim so that a `sub` and a `client_id` never meet, never cut or
+        // cleaned into someone else's; a token that names nobody is refused.
+        let Some((claim, who)) = ["sub", "client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str).map(|v| (*c, v)))
+        else {
+            return Err(Refusal::Invalid("the access token names no subject (sub, client_id or azp)".into()));
+        };
+        if who.is_empty() || who.len() > 256 || who.chars().any(char::is_control) {
+            return Err(Refusal::Invalid(format!("the access token's {claim} is not a printable name of 1 to 256 characters")));
+        }
+        Ok(Subject(format!("{claim}={who}"), granted.iter().any(|s| s == ADMIN_SCOPE)))
     }
 }
 

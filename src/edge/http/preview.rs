@@ -7,8 +7,11 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 
+use std::sync::Arc;
+
 use super::forwarded::{self, Reach};
-use super::Edge;
+use super::{guard, Edge};
+use crate::config::settings::server::IpRange;
 
 const PREVIEW: &str = include_str!("../../../templates/preview.html");
 const SANDBOX: &str = include_str!("../../../templates/sandbox.html");
@@ -51,6 +54,30 @@ pub fn sandbox_origin(reach: &Reach, place: Option<&SandboxPlace>) -> Option<Str
             format!("{}://{name}:{}", reach.scheme, place.port)
         }
     })
+}
+
+/// Whom the sandbox believes about where it may be reached, on either listener.
+pub struct SandboxTrust {
+    pub allowed_hosts: Arc<Vec<String>>,
+    pub allowed_origins: Arc<Vec<String>>,
+    pub trusted_proxies: Arc<Vec<IpRange>>,
+}
+
+/// A preview page's origin the sandbox may be framed by: a localhost origin, an allowed
+/// origin, or an origin whose host name is listed in the allowed hosts. An address is not
+/// enough here (anyone can serve a page from one).
+pub fn parent_allowed(origin: &str, allowed_hosts: &[String], allowed_origins: &[String]) -> bool {
+    if guard::origin_allowed(origin, allowed_origins) {
+        return true;
+    }
+    let Ok(u) = url::Url::parse(origin) else { return false };
+    let Some(name) = u.host_str() else { return false };
+    let with_port = u.port().map(|p| format!("{name}:{p}"));
+    name.parse::<std::net::IpAddr>().is_err()
+        && !name.starts_with('[')
+        && allowed_hosts
+            .iter()
+            .any(|h| h != "*" && (h.eq_ignore_ascii_case(name) || with_port.as_deref().is_some_and(|w| h.eq_ignore_ascii_case(w))))
 }
 
 /// JSON for a `<script>`: no `<`, `>` or `&` can close the element or start a comment.
@@ -122,11 +149,21 @@ pub fn sandbox_csp(reach: Option<&Reach>, parent: Option<&str>) -> String {
 
 /// The sandbox proxy: a static page with nothing in it, on the main port (reached under the
 /// other loopback name) or on `server.sandboxListen`.
-pub async fn sandbox(req: HttpRequest, edge: Option<web::Data<Edge>>) -> HttpResponse {
-    let trusted = edge.as_ref().map(|e| e.trusted_proxies.as_slice().to_vec()).unwrap_or_default();
-    let reach = forwarded::reach(&req, &trusted);
-    let parent =
-        web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string()).ok().and_then(|q| q.get("host").cloned());
+pub async fn sandbox(req: HttpRequest, trust: Option<web::Data<SandboxTrust>>) -> HttpResponse {
+    let Some(trust) = trust else {
+        return HttpResponse::InternalServerError().body("the sandbox is not set up on this listener\n");
+    };
+    let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
+    if let Err(why) = guard::check(header("host"), header("origin"), &trust.allowed_hosts, &trust.allowed_origins) {
+        return HttpResponse::Forbidden().content_type("text/plain; charset=utf-8").body(format!("{why}\n"));
+    }
+    let reach = forwarded::reach(&req, &trust.trusted_proxies);
+    // Only a preview this service serves may frame its sandbox: a parent named in ?host= must be
+    // an origin the service may be reached at, never any site that links here.
+    let parent = web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+        .ok()
+        .and_then(|q| q.get("host").cloned())
+        .filter(|p| parent_allowed(p, &trust.allowed_hosts, &trust.allowed_origins));
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .insert_header(("cache-control", "no-store"))
@@ -166,6 +203,18 @@ mod tests {
         assert_eq!(csp("mcp.internal:8081", Some("http://x; script-src *")), "'self'", "nothing but an origin gets into the policy");
         assert!(sandbox_csp(None, None).ends_with("frame-ancestors 'self'"));
         assert!(!sandbox_csp(Some(&at("[::1]:8080")), None).contains('['), "CSP cannot name IPv6 literals");
+    }
+
+    #[test]
+    fn only_origins_the_service_is_reached_at_may_frame_the_sandbox() {
+        let hosts = vec!["mcp.example.com".to_string()];
+        assert!(parent_allowed("http://localhost:8080", &[], &[]));
+        assert!(parent_allowed("https://mcp.example.com", &hosts, &[]));
+        assert!(parent_allowed("https://app.example.org", &[], &["https://app.example.org".into()]));
+        assert!(!parent_allowed("https://evil.example", &hosts, &[]));
+        assert!(!parent_allowed("http://203.0.113.7", &hosts, &[]), "an address is not enough");
+        assert!(!parent_allowed("https://mcp.example.com.evil.example", &hosts, &[]));
+        assert!(!parent_allowed("javascript:alert(1)", &hosts, &[]));
     }
 
     #[test]

@@ -158,12 +158,22 @@ pub async fn run(
             }
             // Principal scope: a person clears their own refinements; an admin the shared ones.
             let whose = personal(&own, &tool).unwrap_or_else(|| tool.clone());
-            let cleared = if clear_refinements { deps.refinements.clear.send(Clear { tool: whose }).await.unwrap_or(0) } else { 0 };
+            let cleared = if clear_refinements {
+                deps.refinements.clear.send(Clear { tool: whose, every_scope: false }).await.unwrap_or(0)
+            } else {
+                0
+            };
             // Starting over includes the rich/minimal decision.
             if let Some(t) = catalog.tool(&tool) {
                 deps.queue.forget.do_send(ForgetTool { tool: (*t.def).clone() });
             }
-            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id, personal(&own, &tool)).await
+            // A person with no refinements of their own regenerates the page they share with
+            // everyone (as a shared remake: every replica and ready page hears of it).
+            let mine = match personal(&own, &tool) {
+                Some(k) if !deps.refinements.feedback(&k).await.is_empty() => Some(k),
+                _ => None,
+            };
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id, mine).await
         }
         UiCall::Refine { tool, feedback } => {
             if !deps.ui_enabled(&tool) {
