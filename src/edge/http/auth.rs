@@ -29,6 +29,8 @@ use subtle::ConstantTimeEq;
 
 use super::json_error;
 use super::oauth::{OAuth, Refusal};
+use super::principal::token_key;
+pub use super::principal::{caller, caller_is_admin, Caller, Principal};
 use crate::config::settings::AuthSettings;
 use crate::config::tokens::{read_tokens_file, Secret, StaticToken};
 
@@ -41,68 +43,6 @@ pub fn is_loopback(ip: std::net::IpAddr) -> bool {
         std::net::IpAddr::V4(v4) => v4.is_loopback(),
         std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
     }
-}
-
-/// Who made a request, for logs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Principal {
-    /// Authentication is off.
-    Anonymous,
-    /// A static token, by its label.
-    Token(String),
-    /// An OAuth access token, by its subject (`sub=...`, or `client_id=...`); whether it grants
-    /// `mcp-gen-ui:admin`.
-    Jwt(String, bool),
-}
-
-impl std::fmt::Display for Principal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Principal::Anonymous => f.write_str("anonymous"),
-            Principal::Token(label) => write!(f, "token {label}"),
-            Principal::Jwt(who, _) => write!(f, "jwt {who}"),
-        }
-    }
-}
-
-/// The principal a request was authenticated as, in the request's extensions (absent:
-/// authentication is off, the anonymous principal).
-#[derive(Clone)]
-pub struct Caller(pub mcp_gen_ui_actors::session::table::Owner, pub bool);
-
-/// Whose request this is.
-pub fn caller(req: &actix_web::HttpRequest) -> mcp_gen_ui_actors::session::table::Owner {
-    use actix_web::HttpMessage;
-    req.extensions().get::<Caller>().map(|c| c.0.clone()).unwrap_or_else(|| std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS))
-}
-
-/// Who a principal is, for owning sessions, refinements and allowances. A token labelled
-/// `name:token` is its name; a token without a label is named by where it was configured,
-/// which moves when the configuration does (a line of the tokens file), so it is keyed by a
-/// digest of the token itself instead.
-pub fn principal_key(who: &Principal, header: Option<&HeaderValue>) -> String {
-    match who {
-        Principal::Token(label) if !explicit_label(label) => {
-            let presented =
-                header.and_then(|h| h.to_str().ok()).and_then(|h| h.trim().split_once(' ')).map(|(_, t)| t.trim()).unwrap_or("");
-            let d = digest(presented);
-            format!("token #{}", d.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>())
-        }
-        other => other.to_string(),
-    }
-}
-
-/// Whether a token's label was given with it (`name:token`), rather than made from where it
-/// was configured (`--auth-token[0]`, `server.auth.tokensFile:3`, `generated-at-start`, ...).
-fn explicit_label(label: &str) -> bool {
-    !(label.contains('[') || label.contains(':') || label == "MCP_GEN_UI_AUTH_TOKEN" || label == "generated-at-start")
-}
-
-/// Whether the request's principal has the admin right (`server.auth.admins`, or a JWT with
-/// `mcp-gen-ui:admin`). Without auth, the one anonymous principal has it: it is everyone.
-pub fn caller_is_admin(req: &actix_web::HttpRequest) -> bool {
-    use actix_web::HttpMessage;
-    req.extensions().get::<Caller>().is_none_or(|c| c.1)
 }
 
 /// Why a request was refused.
@@ -131,15 +71,23 @@ impl Denied {
 
 struct Digested {
     label: String,
+    /// Whose token it is (`principal::token_key`), made once when the token is read.
+    key: String,
     digest: [u8; 32],
 }
 
-fn digest(t: &str) -> [u8; 32] {
+pub(super) fn digest(t: &str) -> [u8; 32] {
     Sha256::digest(t.as_bytes()).into()
 }
 
 fn digested(tokens: &[StaticToken]) -> Vec<Digested> {
-    tokens.iter().map(|t| Digested { label: t.label.clone(), digest: digest(&t.value.0) }).collect()
+    tokens
+        .iter()
+        .map(|t| {
+            let digest = digest(&t.value.0);
+            Digested { key: token_key(&t.label, &digest), label: t.label.clone(), digest }
+        })
+        .collect()
 }
 
 /// The edge's authentication state: immutable but for the tokens file (SIGHUP) and the JWKS
@@ -177,7 +125,8 @@ impl Auth {
         }
         let mut fixed = digested(&s.tokens);
         if let Some(g) = generated {
-            fixed.push(Digested { label: "generated-at-start".into(), digest: digest(&g.0) });
+            let d = digest(&g.0);
+            fixed.push(Digested { label: "generated-at-start".into(), key: token_key("generated-at-start", &d), digest: d });
         }
         let has_static = !fixed.is_empty() || s.tokens_file.is_some();
         let mut hint = Vec::new();
@@ -228,23 +177,24 @@ impl Auth {
         Ok(n)
     }
 
-    /// The label of the static token equal to `presented`, comparing digests in constant time.
     /// Whether `who` has the admin right.
     pub fn is_admin(&self, who: &Principal) -> bool {
         match who {
             Principal::Anonymous => true,
-            Principal::Token(label) => self.admins.iter().any(|a| a == label),
+            Principal::Token(label, _) => self.admins.iter().any(|a| a == label),
             Principal::Jwt(who, scope) => *scope || self.admins.iter().any(|a| who.strip_prefix("sub=") == Some(a.as_str()) || a == who),
         }
     }
 
-    fn match_static(&self, presented: &str) -> Option<String> {
+    /// The label and key of the static token equal to `presented`, comparing digests in
+    /// constant time.
+    fn match_static(&self, presented: &str) -> Option<(String, String)> {
         let d = digest(presented);
         let file = self.from_file.read().expect("tokens lock");
         let mut found = None;
         for t in self.fixed.iter().chain(file.iter()) {
             if bool::from(t.digest.ct_eq(&d)) && found.is_none() {
-                found = Some(t.label.clone());
+                found = Some((t.label.clone(), t.key.clone()));
             }
         }
         found
@@ -266,8 +216,8 @@ impl Auth {
         if token.is_empty() {
             return Err(Denied::Malformed("Bearer is followed by no token"));
         }
-        if let Some(label) = self.match_static(token) {
-            return Ok(Principal::Token(label));
+        if let Some((label, key)) = self.match_static(token) {
+            return Ok(Principal::Token(label, key));
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
@@ -366,8 +316,7 @@ pub async fn require<B: MessageBody + 'static>(
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
-            let key = principal_key(&who, req.headers().get(AUTHORIZATION));
-            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(key), admin));
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.key()), admin));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"
@@ -448,10 +397,13 @@ mod tests {
     #[actix_web::test]
     async fn static_tokens_are_matched_by_label() {
         let auth = Auth::new(&settings(&["first-token-aaaaaaaa", "second-token-bbbbbbb"]), None);
-        assert_eq!(auth.authenticate(Some(&bearer("second-token-bbbbbbb"))).await, Ok(Principal::Token("--auth-token[1]".into())));
         assert_eq!(
-            auth.authenticate(Some(&HeaderValue::from_static("bearer first-token-aaaaaaaa"))).await,
-            Ok(Principal::Token("--auth-token[0]".into()))
+            auth.authenticate(Some(&bearer("second-token-bbbbbbb"))).await.map(|p| p.to_string()),
+            Ok("token --auth-token[1]".into())
+        );
+        assert_eq!(
+            auth.authenticate(Some(&HeaderValue::from_static("bearer first-token-aaaaaaaa"))).await.map(|p| p.to_string()),
+            Ok("token --auth-token[0]".into())
         );
         assert_eq!(auth.authenticate(None).await, Err(Denied::Missing));
         assert_eq!(auth.authenticate(Some(&HeaderValue::from_static("Basic Zm9vOmJhcg=="))).await, Err(Denied::Missing));
@@ -472,7 +424,7 @@ mod tests {
         assert_eq!(g.0.len(), 43, "32 bytes in base64url");
         assert_ne!(g.0, generate_token().unwrap().0);
         let on = Auth::new(&AuthSettings::default(), Some(&g));
-        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await, Ok(Principal::Token("generated-at-start".into())));
+        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await.map(|p| p.to_string()), Ok("token generated-at-start".into()));
         assert_eq!(on.authenticate(None).await, Err(Denied::Missing));
         let disabled = Auth::new(&AuthSettings { disabled: true, ..Default::default() }, None);
         assert!(!disabled.is_on());

@@ -14,6 +14,7 @@ pub mod limits;
 mod oauth;
 mod ops;
 pub mod preview;
+pub mod principal;
 mod streamable;
 
 use std::sync::Arc;

@@ -1,0 +1,110 @@
+//! Making one page once a read found none: across replicas when they share a store (the lease
+//! decides who makes it, the others wait within their budget), within the concurrency slots,
+//! and written to the export folder when one is set. Plain async functions the queue runs.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::generation::lease::{self, Claim, Lease};
+use crate::generation::pipeline::{self, Deps, Job};
+use crate::messages::{CachePort, Get, InvalidateTool};
+use crate::page::UiEntry;
+use crate::store::file_names::file_stem;
+use crate::store::redis::RedisStore;
+
+pub(super) async fn export(dir: &std::path::Path, entry: &UiEntry) {
+    let path = dir.join(format!("{}.html", file_stem(&entry.tool_name)));
+    let html = entry.html.clone();
+    let res = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(path.parent().expect("a file in a folder"))?;
+        std::fs::write(&path, html)
+    })
+    .await;
+    if !matches!(res, Ok(Ok(()))) {
+        tracing::warn!(component = "generation_queue", event = "export_failed", tool_name = %entry.tool_name, "could not write the exported page");
+    }
+}
+
+/// What [`make`] came back with.
+pub(super) enum Made {
+    /// Made here: store it (and release the lease, if one is held).
+    Here(Box<pipeline::Outcome>, Option<Lease<RedisStore>>),
+    /// Answer the readers with this and store nothing: another replica's page, or the template
+    /// because the budget ran out while another replica was making the page.
+    Served(Arc<UiEntry>),
+}
+
+/// Makes the page, across replicas when there is a shared store: the lease decides who makes
+/// it; the others wait for it within their budget.
+pub(super) async fn make(
+    shared: Option<&RedisStore>,
+    cache: &CachePort,
+    drop_others: bool,
+    th: &str,
+    mut job: Job,
+    slots: &Arc<Semaphore>,
+    deps: &Arc<Deps>,
+) -> Made {
+    let Some(s) = shared else { return Made::Here(Box::new(with_slot(slots, deps, job).await), None) };
+    let tool = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if drop_others {
+        // The old page goes everywhere first, so no replica serves it while the new one is made
+        // and a waiter's lookup cannot mistake it for the new one.
+        let _ = cache.invalidate.send(InvalidateTool { tool_name: tool }).await;
+    }
+    let get = cache.get.clone();
+    let key = job.key.clone();
+    let lookup = || {
+        let found = get.send(Get { key: key.clone() });
+        async move { found.await.ok().flatten() }
+    };
+    let lease = match lease::claim(s, &job.key, job.deadline, &deps.metrics, lookup).await {
+        Claim::Found(page) => return Made::Served(page),
+        Claim::TimedOut => {
+            // The budget ran out while another replica works: the template now, kept nowhere,
+            // so the page that replica stores is what the next read gets.
+            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
+            return Made::Served(Arc::new(pipeline::run_contained(job, deps.clone()).await.entry));
+        }
+        Claim::Unavailable => None,
+        Claim::Held(l) => Some(l),
+    };
+    if lease.is_some() && job.known_type.is_none() {
+        // A replica that died after classifying has still taught us.
+        job.known_type = s.classification(th).await.ok().flatten();
+    }
+    let (store, th) = (s.clone(), th.to_string());
+    let hook: crate::generation::classified_hook::Hook = Arc::new(move |t| {
+        let (store, th) = (store.clone(), th.clone());
+        tokio::spawn(async move { store.remember_classification(&th, t).await });
+    });
+    let outcome = crate::generation::classified_hook::scope(Some(hook), with_slot(slots, deps, job)).await;
+    Made::Here(Box::new(outcome), lease)
+}
+
+/// Runs the job once a concurrency slot is free; waiting for it spends the job's budget.
+pub(super) async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> pipeline::Outcome {
+    if deps.llm.is_none() {
+        return pipeline::run_contained(job, deps.clone()).await; // offline: no LLM call, no slot needed
+    }
+    deps.metrics.generations_queued.inc();
+    let wait = job.deadline.saturating_duration_since(Instant::now());
+    let permit = tokio::time::timeout(wait, slots.clone().acquire_owned()).await;
+    deps.metrics.generations_queued.dec();
+    match permit {
+        Ok(Ok(_permit)) => {
+            deps.metrics.generations_in_flight.inc();
+            let out = pipeline::run_contained(job, deps.clone()).await;
+            deps.metrics.generations_in_flight.dec();
+            out
+        }
+        _ => {
+            // The budget ran out in the queue: no LLM call, the template at once.
+            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
+            pipeline::run_contained(job, deps.clone()).await
+        }
+    }
+}
