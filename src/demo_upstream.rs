@@ -203,6 +203,12 @@ impl Weather {
     }
 }
 
+/// The router, made once: every request of the demo goes through it.
+fn router() -> &'static rmcp::handler::server::router::tool::ToolRouter<Weather> {
+    static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<Weather>> = std::sync::OnceLock::new();
+    ROUTER.get_or_init(standard_router)
+}
+
 /// The router with schemas that use only formats JSON Schema defines: schemars writes `double`,
 /// `uint64`, ... for Rust numbers, which ajv-based hosts warn about and some mark "Invalid".
 fn standard_router() -> rmcp::handler::server::router::tool::ToolRouter<Weather> {
@@ -262,7 +268,7 @@ fn standard_formats(schema: &serde_json::Map<String, serde_json::Value>) -> serd
     }
 }
 
-#[tool_handler(router = standard_router())]
+#[tool_handler(router = router())]
 impl ServerHandler for Weather {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
