@@ -215,8 +215,6 @@ fn warmer(
         gets_page && globs.iter().any(|g| names::glob_match(g, name))
     });
     let progress = Arc::new(WarmProgress::default());
-    let port = GenerationQueue::port(queue);
-    let ports = warm::WarmPorts { read: port.read, peek: port.peek, pending: port.pending };
-    let w = Warmer::new(ports, select, cfg.generation.warm_calls_per_minute, progress.clone(), metrics.clone());
+    let w = Warmer::new(GenerationQueue::port(queue), select, cfg.generation.warm_calls_per_minute, progress.clone(), metrics.clone());
     Some((w.start(), progress))
 }

@@ -39,7 +39,8 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
         sandbox: None,
     };
-    let sandbox = sandbox_listener(settings)?;
+    let trust = sandbox_trust(&edge);
+    let sandbox = sandbox_listener(settings, trust.clone())?;
     let edge = edge::http::Edge {
         sandbox: sandbox.as_ref().map(|(addr, _)| edge::http::preview::SandboxPlace {
             port: addr.port(),
@@ -47,7 +48,6 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
         }),
         ..edge
     };
-    let trust = sandbox_trust(settings);
     let data = web::Data::new(edge);
     let (auth, generated) = start_auth(settings)?;
     let (app_auth, metrics_data) = (auth.clone(), data.clone());
@@ -160,18 +160,21 @@ fn start_auth(settings: &Settings) -> std::io::Result<(web::Data<edge::http::aut
 }
 
 /// What the preview's sandbox needs to tell a preview of this service from any other page.
-fn sandbox_trust(settings: &Settings) -> web::Data<edge::http::preview::SandboxTrust> {
+/// The same lists the edge holds, shared.
+fn sandbox_trust(edge: &edge::http::Edge) -> web::Data<edge::http::preview::SandboxTrust> {
     web::Data::new(edge::http::preview::SandboxTrust {
-        allowed_hosts: Arc::new(settings.allowed_hosts.clone()),
-        allowed_origins: Arc::new(settings.allowed_origins.clone()),
-        trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
+        allowed_hosts: edge.allowed_hosts.clone(),
+        allowed_origins: edge.allowed_origins.clone(),
+        trusted_proxies: edge.trusted_proxies.clone(),
     })
 }
 
 /// `server.sandboxListen`: the preview's sandbox alone, on a port of its own (another origin).
-fn sandbox_listener(settings: &Settings) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
+fn sandbox_listener(
+    settings: &Settings,
+    trust: web::Data<edge::http::preview::SandboxTrust>,
+) -> std::io::Result<Option<(std::net::SocketAddr, actix_web::dev::Server)>> {
     let Some(at) = settings.sandbox_listen else { return Ok(None) };
-    let trust = sandbox_trust(settings);
     let server = HttpServer::new(move || App::new().app_data(trust.clone()).configure(edge::http::configure_sandbox_listener))
         .workers(1)
         .shutdown_timeout(1)

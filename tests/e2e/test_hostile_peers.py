@@ -356,7 +356,8 @@ def test_debug_files_never_follow_a_symlink_and_are_named_by_the_service(fake, t
                 (debug / f"{stem}{n}.{suffix}").symlink_to(victim)
         regenerate(base)
         assert victim.read_text() == "precious", "the file a symlink points to is untouched"
-        wait_for(lambda: "could not write a debug file" in log.read_text(), what="the refusal logged")
+        # The write that met the planted link is the one refused (not merely some refusal).
+        wait_for(lambda: f"{stem}2.prompt.txt" in log.read_text() and "could not write a debug file" in log.read_text(), what="the refusal logged")
     for p in debug.iterdir():
         assert re.fullmatch(r"get_current_weather-[0-9a-f]+-\d+\.(prompt\.txt|answer-\d+\.txt|html)", p.name), p.name
 

@@ -143,7 +143,7 @@ def test_two_jwt_subjects_are_two_principals(tmp_path):
             assert tools_list(base, dave, sid)[0] == 404
 
             async def sdk():
-                # The official SDK, carrying Dave's token, on Carol's session id: refused.
+                # The official SDK with Carol's token: her own sessions work as before.
                 async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {carol}"}) as client:
                     async with streamable_http_client(base + "/mcp", http_client=client) as streams:
                         async with ClientSession(streams[0], streams[1]) as s:
@@ -215,8 +215,10 @@ def test_a_host_read_during_warm_up_goes_before_the_remaining_warm_pages(fake, t
     upstream = ["--upstream", f"{sys.executable} {RECORDER} {tmp_path / 'up.jsonl'} --extra-tools 10"]
     cfg = {"generation": {"warm": "all", "maxConcurrentGenerations": 1}}
     with gen_proxy(fake, "openai", upstream=upstream, config=cfg, name="proxy-warm-first", tmp_path=tmp_path) as (base, _):
-        while warm_state(base)["warm"]["done"] < 1:
+        deadline = time.time() + 30
+        while warm_state(base)["warm"]["done"] < 1 and time.time() < deadline:
             time.sleep(0.05)
+        assert warm_state(base)["warm"]["done"] >= 1, "warming started"
 
         async def read():
             from mcpclient import session
@@ -228,6 +230,11 @@ def test_a_host_read_during_warm_up_goes_before_the_remaining_warm_pages(fake, t
         assert "WARM-PAGE" in anyio.run(read)
         state = warm_state(base)["warm"]
         assert state["done"] < state["total"] - 3, f"the host's read waited for the warm-up: {state}"
+        # And the warm-up goes on to the end after it.
+        deadline = time.time() + 60
+        while warm_state(base)["warm"]["done"] < state["total"] and time.time() < deadline:
+            time.sleep(0.2)
+        assert warm_state(base)["warm"]["done"] == state["total"], warm_state(base)
 
 
 # --- item 4: refinements that belong to someone ----------------------------------------------

@@ -272,9 +272,10 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
         repairs.push("added an error handler".to_string());
         ERROR_HANDLER
     };
+    // The page's own scripts, numbered as the model wrote them (the runtime is known good).
+    scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
     html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
     let warnings = validate(&html)?;
-    scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
     Ok(Processed { html, repairs, warnings })
 }
 

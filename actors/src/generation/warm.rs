@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
-use crate::messages::{Peek, Pending, ReadUi, ToolsUpdated};
+use crate::messages::{Peek, Pending, QueuePort, ReadUi, ToolsUpdated};
 use crate::metrics::Metrics;
 use crate::rate_window;
 
@@ -36,15 +36,8 @@ impl WarmProgress {
     }
 }
 
-/// What the warmer reads through: the generation queue's ports.
-pub struct WarmPorts {
-    pub read: Recipient<ReadUi>,
-    pub peek: Recipient<Peek>,
-    pub pending: Recipient<Pending>,
-}
-
 pub struct Warmer {
-    ports: Arc<WarmPorts>,
+    ports: Arc<QueuePort>,
     select: Selection,
     per_minute: u32,
     window: VecDeque<Instant>,
@@ -56,7 +49,7 @@ pub struct Warmer {
 }
 
 impl Warmer {
-    pub fn new(ports: WarmPorts, select: Selection, per_minute: u32, progress: Arc<WarmProgress>, metrics: Arc<Metrics>) -> Self {
+    pub fn new(ports: QueuePort, select: Selection, per_minute: u32, progress: Arc<WarmProgress>, metrics: Arc<Metrics>) -> Self {
         Warmer {
             ports: Arc::new(ports),
             select,
@@ -85,7 +78,12 @@ impl Warmer {
         self.queued.remove(&name);
         self.busy = true;
         // The allowance is taken here; when it is spent, the page waits until it is not.
-        let wait = rate_window::take(&mut self.window, self.per_minute, Instant::now()).err();
+        let now = Instant::now();
+        let wait = rate_window::take(&mut self.window, self.per_minute, now).err();
+        if let Some(w) = wait {
+            // The call is made once the wait is over: it counts then.
+            self.window.push_back(now + w);
+        }
         let ports = self.ports.clone();
         let job = async move {
             if let Some(w) = wait {
@@ -127,12 +125,23 @@ impl Handler<ToolsUpdated> for Warmer {
 
     /// Added and changed tools are (re)warmed; removed ones leave the list to do.
     fn handle(&mut self, m: ToolsUpdated, ctx: &mut Context<Self>) {
+        let before = self.todo.len();
         self.todo.retain(|(n, _)| !m.diff.removed.contains(n));
+        self.queued.retain(|n| !m.diff.removed.contains(n));
+        // Pages no longer to make are no longer to count.
+        self.progress.total.fetch_sub((before - self.todo.len()) as u64, Ordering::Relaxed);
         for name in m.diff.added.iter().chain(m.diff.changed.iter()) {
-            if self.queued.contains(name) || !(self.select)(name) {
+            if !(self.select)(name) {
                 continue;
             }
             let Some(def) = m.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str())) else { continue };
+            if self.queued.contains(name) {
+                // Still waiting: make it as the tool is now.
+                if let Some(slot) = self.todo.iter_mut().find(|(n, _)| n == name) {
+                    slot.1 = def.clone();
+                }
+                continue;
+            }
             self.queued.insert(name.clone());
             self.todo.push_back((name.clone(), def.clone()));
             self.progress.total.fetch_add(1, Ordering::Relaxed);

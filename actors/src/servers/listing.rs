@@ -39,7 +39,8 @@ pub struct ListBounds {
 
 impl ListBounds {
     /// Bounds for a host's joined list: as large as the transport allows.
-    pub const HOSTS: ListBounds = ListBounds { max_items: 100_000, max_bytes: 64 << 20, fields: ("", "") };
+    /// Bytes are not counted: each page is already bounded by `upstream.maxMessageBytes`.
+    pub const HOSTS: ListBounds = ListBounds { max_items: 100_000, max_bytes: usize::MAX, fields: ("", "") };
 }
 
 /// Every page of a list (`method`, items under `key`), each page awaited within `limit`, the
@@ -72,7 +73,9 @@ pub async fn list_bounded(
         };
         if let Some(page) = res.get(key).and_then(Value::as_array) {
             for item in page {
-                bytes += serde_json::to_string(item).map(|t| t.len()).unwrap_or(0);
+                if bounds.max_bytes != usize::MAX {
+                    bytes += serde_json::to_vec(item).map(|t| t.len()).unwrap_or(0);
+                }
                 if items.len() >= bounds.max_items {
                     return Err(UpstreamError::Protocol(format!(
                         "the upstream lists more than {} items in {method} ({}): raise it, or show fewer of its tools",

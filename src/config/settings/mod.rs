@@ -122,6 +122,9 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     let server::EdgeTrust { trusted_proxies, sandbox_listen, sandbox_origin } = server::edge_trust(&cfg, &mut warnings)?;
     let llm = llm::resolve(args, env, &mut cfg, &mut warnings)?;
     cache::resolve(args, &mut cfg)?;
+    if !cfg.cache.enabled && generation::warm_globs(&cfg)?.is_some() {
+        warnings.push("generation.warm is on but the cache is off (--no-cache or --debug): pages made ahead would be kept nowhere, so none are warmed".into());
+    }
     logging::resolve(args, &mut cfg)?;
     generation::resolve(args, &mut cfg)?;
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);

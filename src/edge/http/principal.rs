@@ -63,7 +63,8 @@ pub struct Caller(pub Owner, pub bool);
 
 /// Whose request this is.
 pub fn caller(req: &actix_web::HttpRequest) -> Owner {
-    req.extensions().get::<Caller>().map(|c| c.0.clone()).unwrap_or_else(|| Arc::from(ANONYMOUS))
+    static NOBODY: std::sync::LazyLock<Owner> = std::sync::LazyLock::new(|| Arc::from(ANONYMOUS));
+    req.extensions().get::<Caller>().map_or_else(|| NOBODY.clone(), |c| c.0.clone())
 }
 
 /// Whether the request's principal has the admin right (`server.auth.admins`, or a JWT with
