@@ -17,8 +17,8 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
         if !deps.ui_enabled_for(tool) {
             continue;
         }
-        let read =
-            ReadUi { tool: (*tool.def).clone(), request_id: uuid::Uuid::new_v4().simple().to_string(), force: false, personal: None };
+        let request_id = uuid::Uuid::new_v4().simple().to_string();
+        let read = ReadUi { tool: (*tool.def).clone(), request_id, force: false, personal: None, trace: Default::default() };
         let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;

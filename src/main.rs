@@ -5,6 +5,7 @@ mod demo_upstream;
 mod edge;
 mod export;
 mod logging;
+mod telemetry;
 mod upstreams;
 mod wiring;
 
@@ -116,6 +117,8 @@ fn healthcheck(url: &str) -> ExitCode {
 async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
     // One server keeps its series unlabelled; several are labelled by server.
     let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
+    // Before any actor starts, so every span has the tracer.
+    let traces = settings.tracing.as_ref().map(|t| telemetry::start(t, metrics.trace_spans_dropped.clone()));
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone());
     if let Some(file) = settings.upstreams.file.clone() {
         upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults)?;
@@ -157,6 +160,10 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     }
     // Closes the child's stdin, waits for it, then kills its process group: no orphans.
     upstream.servers.lock().await.shutdown().await;
+    if let Some(t) = traces {
+        // The spans of the last requests, within the 2 s the upstream close also has.
+        tokio::task::spawn_blocking(move || t.shutdown(Duration::from_secs(2))).await.ok();
+    }
     tracing::info!(component = "main", event = "exit", "mcp-gen-ui stopped");
     result
 }

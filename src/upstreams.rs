@@ -91,7 +91,7 @@ impl ServerSet {
         self.next_arbiter += 1;
         let addr = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| supervisor);
         let port = ServerSupervisor::port(&addr);
-        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required }));
+        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required, transport: s.spec.transport() }));
         self.running.push(Running { settings: s, addr });
     }
 

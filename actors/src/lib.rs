@@ -22,4 +22,5 @@ pub mod session;
 pub mod store;
 #[cfg(test)]
 mod test_support;
+pub mod trace;
 pub mod upstream;

@@ -38,6 +38,8 @@ pub struct Incoming {
     pub sink: Option<Sink>,
     /// Set at the edge (the host's `x-request-id`, or a new one); follows the work in the logs.
     pub request_id: String,
+    /// The edge's span for it (the HTTP request), when tracing is on.
+    pub trace: crate::trace::TraceCx,
 }
 
 /// The session stream (stdio out, legacy SSE stream, Streamable HTTP GET stream) opened.
@@ -234,6 +236,9 @@ pub struct ReadUi {
     /// `refinements.scope: principal`: the caller's own refinements (their history key), read
     /// after the shared ones. None: the shared page.
     pub personal: Option<String>,
+    /// The span of the read that asked: a generation it starts is its child, and a read that
+    /// joins one in flight links to it.
+    pub trace: crate::trace::TraceCx,
 }
 
 /// Forgets what was learnt about a tool (its classification) so the next generation asks again.

@@ -59,6 +59,8 @@ pub struct Metrics {
     pub lease_takeovers: IntCounter,
     /// `generation.warm`: pages made ahead of any read (`done`) of those to make (`total`).
     pub warm_pages: IntGaugeVec,
+    /// Finished spans not delivered to the trace collector (queue full, export failed), by why.
+    pub trace_spans_dropped: IntCounterVec,
 }
 
 /// How a wait on another replica's generation ends (label values of `lease_waits`).
@@ -307,6 +309,14 @@ impl Metrics {
             &["state"],
         )
         .expect("valid metric");
+        let trace_spans_dropped = IntCounterVec::new(
+            Opts::new(
+                format!("{PREFIX}_trace_spans_dropped_total"),
+                "Finished spans not delivered to the trace collector: queue_full or export_failed",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         let shape_regenerations = IntCounter::new(
             format!("{PREFIX}_shape_regenerations_total"),
             "Pages remade in the background once their tool's result shape was learnt",
@@ -315,6 +325,7 @@ impl Metrics {
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(warm_pages.clone()),
+            Box::new(trace_spans_dropped.clone()),
             Box::new(shape_regenerations.clone()),
             Box::new(redis_errors.clone()),
             Box::new(redis_connected.clone()),
@@ -405,6 +416,7 @@ impl Metrics {
             redis_connected,
             lease_waits,
             lease_takeovers,
+            trace_spans_dropped,
         }
     }
 

@@ -62,7 +62,12 @@ pub async fn run(deps: SessionDeps, max_line: usize) {
             Ok(msgs) => {
                 for m in msgs {
                     let Some(m) = stateless.take(m, &tx) else { continue };
-                    session.incoming.do_send(Incoming { msg: m, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
+                    session.incoming.do_send(Incoming {
+                        msg: m,
+                        sink: None,
+                        request_id: uuid::Uuid::new_v4().simple().to_string(),
+                        trace: Default::default(),
+                    });
                 }
             }
             Err(why) => {
@@ -115,7 +120,12 @@ impl Stateless {
                 let call = msg.pointer("/params/requestId").and_then(|id| self.calls.remove(&jsonrpc::id_key(id)));
                 return match call {
                     Some(s) => {
-                        s.incoming.do_send(Incoming { msg, sink: None, request_id: uuid::Uuid::new_v4().simple().to_string() });
+                        s.incoming.do_send(Incoming {
+                            msg,
+                            sink: None,
+                            request_id: uuid::Uuid::new_v4().simple().to_string(),
+                            trace: Default::default(),
+                        });
                         None
                     }
                     None => Some(msg),
@@ -155,7 +165,12 @@ impl Stateless {
                 }
                 self.calls.insert(jsonrpc::id_key(&id), call.clone());
                 // Answers and progress go straight to stdout: this call's stream is the host's.
-                call.incoming.do_send(Incoming { msg, sink: Some(out.clone()), request_id: uuid::Uuid::new_v4().simple().to_string() });
+                call.incoming.do_send(Incoming {
+                    msg,
+                    sink: Some(out.clone()),
+                    request_id: uuid::Uuid::new_v4().simple().to_string(),
+                    trace: Default::default(),
+                });
             }
             Err(err) => {
                 let _ = out.try_send(err);

@@ -31,6 +31,7 @@ class HttpUpstream:
     def __init__(self):
         self.lock = threading.Lock()
         self.arrivals: list[tuple[str | None, dict]] = []
+        self.post_headers: list[dict] = []  # the headers of every POST, in order
         self.server_requests: list[tuple[str | None, dict]] = []
         self.cancelled: set = set()
         self.answers: dict = {}  # our server-request id -> the client's response
@@ -110,6 +111,7 @@ class HttpUpstream:
         msgs = parsed if isinstance(parsed, list) else [parsed]
         with self.lock:
             self.arrivals += [(session, m) for m in msgs]
+            self.post_headers.append(headers)
         for m in msgs:
             if m.get("method") == "notifications/cancelled":
                 self.cancelled.add((session, json.dumps(m["params"].get("requestId"))))

@@ -3,6 +3,7 @@
 //! deadline across all of it; when it runs out the in-flight request future is dropped (which
 //! closes the provider connection) and the template is returned.
 
+use crate::trace::{attr, Attr, Kind, Span};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,8 @@ pub struct Job {
     pub tool: Value,
     pub refinements: Vec<String>,
     pub request_id: String,
+    /// The generation's span: each LLM request is its child.
+    pub trace: crate::trace::TraceCx,
     pub deadline: Instant,
     /// A classification remembered for this tool hash, if any.
     pub known_type: Option<UiType>,
@@ -160,8 +163,23 @@ impl Ctx<'_> {
     /// One LLM call bounded by what is left of the budget; records tokens and outcome.
     async fn ask(&mut self, system: String, user: String, max_tokens: u32) -> Result<String, LlmError> {
         let llm = self.deps.llm.clone().expect("ask is only called with a provider");
-        let req =
-            LlmRequest { system, user, max_tokens, temperature: self.deps.settings.temperature, request_id: self.job.request_id.clone() };
+        let span = Span::start_with(format!("chat {}", llm.model()), Kind::Client, &self.job.trace, || {
+            vec![
+                Attr::new(attr::GENAI_OPERATION, "chat"),
+                Attr::new(attr::GENAI_PROVIDER, llm.provider()),
+                Attr::new(attr::GENAI_MODEL, llm.model().to_string()),
+                Attr::new(attr::GENAI_MAX_TOKENS, i64::from(max_tokens)),
+                Attr::new(attr::REQUEST_ID, self.job.request_id.clone()),
+            ]
+        });
+        let req = LlmRequest {
+            system,
+            user,
+            max_tokens,
+            temperature: self.deps.settings.temperature,
+            request_id: self.job.request_id.clone(),
+            trace: span.cx(),
+        };
         let labels = |outcome: &str| [llm.provider().to_string(), llm.model().to_string(), outcome.to_string()];
         let asked = Instant::now();
         let res = match tokio::time::timeout(self.remaining(), llm.complete(req)).await {
@@ -181,6 +199,14 @@ impl Ctx<'_> {
             duration_ms = asked.elapsed().as_millis() as u64,
             "LLM request finished"
         );
+        match &res {
+            Ok(r) => {
+                span.set(attr::GENAI_INPUT_TOKENS, r.input_tokens as i64);
+                span.set(attr::GENAI_OUTPUT_TOKENS, r.output_tokens as i64);
+            }
+            Err(e) => span.fail(e.code.as_str(), e.message.clone()),
+        }
+        drop(span);
         match &res {
             Ok(r) => {
                 self.input_tokens += r.input_tokens;
@@ -205,7 +231,16 @@ pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
         Err(p) => {
             let why = crate::contain::panic_message(p.as_ref());
             tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
-            let job = Job { key, tool, refinements: Vec::new(), request_id, deadline, known_type: None, result_shape: None };
+            let job = Job {
+                key,
+                tool,
+                refinements: Vec::new(),
+                request_id,
+                trace: Default::default(),
+                deadline,
+                known_type: None,
+                result_shape: None,
+            };
             Outcome { entry: internal_fallback(&job, &deps, &format!("page generation failed inside mcp-gen-ui: {why}")), classified: None }
         }
     }
@@ -226,6 +261,7 @@ async fn render(deps: &Deps, job: &Job, f: impl FnOnce(&Prompts, &Job) -> String
         tool: job.tool.clone(),
         refinements: job.refinements.clone(),
         request_id: String::new(),
+        trace: Default::default(),
         deadline: job.deadline,
         known_type: job.known_type,
         result_shape: job.result_shape.clone(),

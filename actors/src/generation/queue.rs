@@ -28,7 +28,15 @@ use crate::store::learned_shapes::LearnedShapes;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};
+use crate::trace::{attr, Attr, Kind, Span, TraceCx};
 use making::{export, make, Made};
+
+/// The reads of one key waiting for its lookup or generation, and that generation's span
+/// (a read joining it links its own span to it).
+struct Waiting {
+    readers: Vec<oneshot::Sender<Arc<UiEntry>>>,
+    generation: TraceCx,
+}
 
 pub struct GenerationQueue {
     cache: CachePort,
@@ -40,7 +48,7 @@ pub struct GenerationQueue {
     config_hash: String,
     cache_enabled: bool,
     slots: Arc<Semaphore>,
-    waiting: HashMap<String, Vec<oneshot::Sender<Arc<UiEntry>>>>,
+    waiting: HashMap<String, Waiting>,
     /// Reads still asking for their tool's refinements (not yet keyed).
     resolving: usize,
     classifications: HashMap<String, UiType>,
@@ -194,6 +202,7 @@ struct Read {
     tool: Value,
     refinements: Vec<String>,
     request_id: String,
+    trace: TraceCx,
     force: bool,
     /// A page of one principal's own (principal scope): remaking it leaves everyone else's.
     personal: bool,
@@ -217,6 +226,7 @@ impl Handler<ReadUi> for GenerationQueue {
                 tool: m.tool.clone(),
                 refinements: Vec::new(),
                 request_id: m.request_id.clone(),
+                trace: TraceCx::none(),
                 deadline: Instant::now(),
                 known_type: None,
                 result_shape: None,
@@ -225,6 +235,7 @@ impl Handler<ReadUi> for GenerationQueue {
                 tool: m.tool,
                 refinements,
                 request_id: m.request_id,
+                trace: m.trace,
                 force: m.force,
                 personal: m.personal.is_some(),
                 key,
@@ -233,7 +244,9 @@ impl Handler<ReadUi> for GenerationQueue {
             let rx = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(act.enqueue(read, arrived, ctx)), || None);
             async move {
                 match rx {
-                    Some(rx) => match rx.await {
+                    // `_joined`: the span of a read that joined a generation in flight, ended
+                    // when that page reaches it.
+                    Some((rx, _joined)) => match rx.await {
                         Ok(entry) => entry,
                         Err(_) => Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue restarted during this read")),
                     },
@@ -248,34 +261,42 @@ impl Handler<ReadUi> for GenerationQueue {
 impl GenerationQueue {
     /// Joins the read to the key's lookup-or-generation, starting one if none runs. The budget
     /// counts from when the read `arrived`.
-    fn enqueue(&mut self, m: Read, arrived: Instant, ctx: &mut Context<Self>) -> oneshot::Receiver<Arc<UiEntry>> {
+    fn enqueue(&mut self, m: Read, arrived: Instant, ctx: &mut Context<Self>) -> (oneshot::Receiver<Arc<UiEntry>>, Span) {
         let key = m.key.clone();
         // Forced reads never join a plain read: that one may be answered by the old cached page.
         let slot = if m.force { format!("{key}#force") } else { key.clone() };
         let (tx, rx) = oneshot::channel();
-        let joined = match self.waiting.get_mut(&slot) {
-            Some(list) => {
-                list.push(tx);
-                true
-            }
-            None => {
-                self.waiting.insert(slot.clone(), vec![tx]);
-                false
-            }
-        };
-        if !joined {
+        let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        if let Some(w) = self.waiting.get_mut(&slot) {
+            w.readers.push(tx);
+            let joined = Span::start_with("ui.page.wait", Kind::Internal, &m.trace, || {
+                vec![Attr::new(attr::TOOL_NAME, tool_name.clone()), Attr::new(attr::REQUEST_ID, m.request_id.clone())]
+            });
+            joined.link(&w.generation);
+            return (rx, joined);
+        }
+        let generation = Span::start_with(format!("ui.page.generate {tool_name}"), Kind::Internal, &m.trace, || {
+            vec![
+                Attr::new(attr::TOOL_NAME, tool_name.clone()),
+                Attr::new(attr::REQUEST_ID, m.request_id.clone()),
+                Attr::new("mcp_gen_ui.forced", m.force),
+            ]
+        });
+        self.waiting.insert(slot.clone(), Waiting { readers: vec![tx], generation: generation.cx() });
+        {
             // A forced remake drops the tool's other pages everywhere, unless it is one person's.
             let drop_others = m.force && !m.personal;
             let personal = m.personal;
             let th = m.tool_hash;
-            let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            let span = tracing::info_span!("generation", requestId = %m.request_id, tool_name = %tool_name, cache_key = %key);
+            let trace_id = generation.cx().trace_id();
+            let span = tracing::info_span!("generation", requestId = %m.request_id, trace_id = trace_id.as_deref(), tool_name = %tool_name, cache_key = %key);
             let job = Job {
                 key: key.clone(),
                 known_type: self.classifications.get(&th).copied(),
                 tool: m.tool,
                 refinements: m.refinements,
                 request_id: m.request_id,
+                trace: generation.cx(),
                 deadline: arrived + self.deps.settings.budget,
                 result_shape: self.shapes.as_ref().and_then(|s| s.get(&tool_name)),
             };
@@ -291,18 +312,29 @@ impl GenerationQueue {
                     if let Ok(Some(hit)) = l.await {
                         deps.metrics.cache_hits.inc();
                         tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
+                        generation.set(attr::CACHE_HIT, true);
+                        generation.set(attr::OUTCOME, "cached");
                         return (hit, None);
                     }
                 }
+                generation.set(attr::CACHE_HIT, false);
                 deps.metrics.cache_misses.inc();
                 tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
                 let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let started = Instant::now();
                 let (outcome, lease) = match make(shared.as_ref(), &cache, drop_others, &th, job, &slots, &deps).await {
                     Made::Here(outcome, lease) => (*outcome, lease),
-                    Made::Served(entry) => return (entry, None),
+                    Made::Served(entry) => {
+                        generation.set(attr::OUTCOME, "served_by_another_replica");
+                        return (entry, None);
+                    }
                 };
                 let entry = Arc::new(outcome.entry);
+                generation.set(attr::OUTCOME, entry.kind.as_str());
+                generation.set(attr::REPAIRS, entry.repairs.len() as i64);
+                if let Some(reason) = &entry.fallback_reason {
+                    generation.set(attr::FALLBACK_REASON, reason.clone());
+                }
                 deps.metrics
                     .generation_duration
                     .with_label_values(&[&tool_label, entry.kind.as_str()])
@@ -327,8 +359,11 @@ impl GenerationQueue {
                         tool: entry.tool_name.clone(),
                         forced: drop_others,
                     };
+                    let redis =
+                        Span::start_with("redis publish_and_release", Kind::Client, &generation.cx(), making::redis_attrs("PUBLISH"));
                     let _ = s.publish(&stored).await;
                     lease.release().await;
+                    drop(redis);
                 }
                 // The export is the shared pages: one person's own is not one of them.
                 if let (Some(dir), false) = (export_dir, personal) {
@@ -343,12 +378,12 @@ impl GenerationQueue {
                 if drop_others {
                     act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
                 }
-                for w in act.waiting.remove(&slot).unwrap_or_default() {
+                for w in act.waiting.remove(&slot).map(|w| w.readers).unwrap_or_default() {
                     let _ = w.send(entry.clone());
                 }
             }));
         }
-        rx
+        (rx, Span::none())
     }
 }
 

@@ -98,7 +98,7 @@ impl Warmer {
             }
             let request_id = format!("warm-{}", uuid::Uuid::new_v4().simple());
             tracing::debug!(component = "warm", event = "warm_page", requestId = %request_id, tool_name = %name, "making a page before anyone asks");
-            match ports.read.send(ReadUi { tool, request_id, force: false, personal: None }).await {
+            match ports.read.send(ReadUi { tool, request_id, force: false, personal: None, trace: crate::trace::TraceCx::none() }).await {
                 Ok(_) => "made",
                 Err(_) => "lost",
             }

@@ -29,6 +29,8 @@ pub struct Server {
     pub port: UpstreamPort,
     /// `/readyz` is 200 only when every required server is ready.
     pub required: bool,
+    /// stdio, streamable-http or sse (see `UpstreamSpec::transport`).
+    pub transport: &'static str,
 }
 
 impl Server {

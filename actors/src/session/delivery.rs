@@ -144,7 +144,9 @@ impl HostSession {
         let answer = if stateless { self.stateless_answer(answer) } else { answer };
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
-        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
+        super::spans::finish(&f.span, &answer);
+        let trace_id = f.span.cx().trace_id();
+        tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, trace_id = trace_id.as_deref(), session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
         let Some(mut outlet) = f.sink else {
             return self.send_session(answer);
         };

@@ -15,6 +15,7 @@ use crate::messages::{Incoming, Sink};
 use crate::metrics::method_label;
 use crate::session::outlet::Outlet;
 use crate::session::ui_tools;
+use crate::trace::TraceCx;
 
 impl HostSession {
     /// Answers a request refused before it was taken in: on its own stream, else the session's.
@@ -25,7 +26,21 @@ impl HostSession {
         }
     }
 
-    pub(super) fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>, request_id: String) {
+    /// The server span of a request (see `spans`).
+    fn request_span(&self, msg: &Value, id: &Value, edge: TraceCx, request_id: &str) -> crate::trace::Span {
+        if !crate::trace::enabled() {
+            return crate::trace::Span::none();
+        }
+        let (era, version) = match &self.era {
+            Era::Stateless(_) => ("stateless", Some(revision_2026::VERSION)),
+            Era::Session => ("session", self.negotiated.as_ref().map(|n| n.version.as_str())),
+        };
+        let network = if self.transport == super::Transport::Stdio { "pipe" } else { "tcp" };
+        let side = super::spans::SessionSide { log_id: &self.log_id, era, version, network, request_id };
+        super::spans::request_span(msg, id, edge, &side)
+    }
+
+    pub(super) fn on_request(&mut self, ctx: &mut Context<Self>, msg: Value, sink: Option<Sink>, request_id: String, trace: TraceCx) {
         let (msg, sink) = match self.era {
             Era::Stateless(_) => match self.stateless_request(ctx, msg, sink, &request_id) {
                 Some(first) => first,
@@ -48,10 +63,19 @@ impl HostSession {
             );
             return self.refuse(sink, jsonrpc::error(id, code::LIMITED, why));
         }
-        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, session = %self.log_id, method = %method, "request received");
+        let span = self.request_span(&msg, &id, trace, &request_id);
+        let trace_id = span.cx().trace_id();
+        tracing::debug!(component = "host_session", event = "request", requestId = %request_id, trace_id = trace_id.as_deref(), session = %self.log_id, method = %method, "request received");
         self.in_flight.insert(
             key,
-            InFlight { method: method_label(&method), sink: sink.map(Outlet::new), request_id, started: Instant::now(), server: None },
+            InFlight {
+                method: method_label(&method),
+                sink: sink.map(Outlet::new),
+                request_id,
+                started: Instant::now(),
+                server: None,
+                span,
+            },
         );
 
         if self.negotiated.is_none() && !matches!(method.as_str(), "initialize" | "ping") {
@@ -163,7 +187,7 @@ impl HostSession {
         let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
         self.flags.streams.store(asks, Ordering::Relaxed);
         self.flags.ui.store(ui, Ordering::Relaxed);
-        self.negotiated = Some(Negotiated { ui, client_caps });
+        self.negotiated = Some(Negotiated { ui, client_caps, version: version.clone() });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
             let mut result = json!({
@@ -195,7 +219,7 @@ impl Handler<Incoming> for HostSession {
     fn handle(&mut self, m: Incoming, ctx: &mut Self::Context) {
         self.last_seen = Instant::now();
         match jsonrpc::kind(&m.msg) {
-            Kind::Request => self.on_request(ctx, m.msg, m.sink, m.request_id),
+            Kind::Request => self.on_request(ctx, m.msg, m.sink, m.request_id, m.trace),
             Kind::Notification => self.on_notification(m.msg),
             Kind::Response => self.on_response(m.msg),
             Kind::Invalid(why) => {

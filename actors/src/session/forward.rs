@@ -53,15 +53,21 @@ impl HostSession {
             let caps = self.negotiated.as_ref().map(|n| revision_2026::answerable(&n.client_caps)).unwrap_or(json!({}));
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);
         }
+        // The upstream's own spans join the trace: its parent is this round trip's span.
+        let span = super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport);
+        span.cx().inject_meta(&mut msg);
         match server.router.try_forward(&self.id, msg) {
             Ok(rx) => {
-                ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| {
-                    if let Ok(answer) = answer {
-                        then(act, ctx, answer); // closed: the host cancelled it
+                ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| match answer {
+                    Ok(answer) => {
+                        super::spans::finish(&span, &answer);
+                        then(act, ctx, answer);
                     }
+                    Err(_) => span.set(crate::trace::attr::OUTCOME, "cancelled"), // the host cancelled it
                 }));
             }
             Err(msg) => {
+                span.set(crate::trace::attr::OUTCOME, "server_starting");
                 let router = server.router.clone();
                 ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| {
                     if !act.in_flight.contains_key(&jsonrpc::id_key(&id)) {
@@ -107,6 +113,11 @@ impl HostSession {
                 Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
             }
         }));
+    }
+
+    /// The span of a host request still in flight: the parent of the work it starts.
+    pub(super) fn trace_of(&self, id: &Value) -> crate::trace::TraceCx {
+        self.in_flight.get(&jsonrpc::id_key(id)).map(|f| f.span.cx()).unwrap_or_default()
     }
 
     /// The request id of a host request still in flight (for the logs of work it causes).

@@ -19,6 +19,7 @@ pub mod outlet;
 mod results;
 mod routing;
 mod server_requests;
+mod spans;
 mod stateless;
 pub mod table;
 mod tools_cursor;
@@ -79,6 +80,8 @@ enum Era {
 struct Negotiated {
     ui: bool,
     client_caps: Value,
+    /// The protocol version agreed at initialize (for the spans).
+    version: String,
 }
 
 struct InFlight {
@@ -88,6 +91,8 @@ struct InFlight {
     started: Instant,
     /// The server it went to (its cancellation goes there too).
     server: Option<Arc<Server>>,
+    /// Its server span (ended with the answer); the parent of the work it starts.
+    span: crate::trace::Span,
 }
 
 pub struct HostSession {

@@ -67,6 +67,7 @@ impl HostSession {
                 request_id: act.request_id_of(&id),
                 force: false,
                 personal: Some(key),
+                trace: act.trace_of(&id),
             });
             ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
                 Ok(entry) => {
@@ -93,6 +94,7 @@ impl HostSession {
             request_id: self.request_id_of(&id),
             force: false,
             personal: None,
+            trace: self.trace_of(&id),
         });
         ctx.spawn(read.into_actor(self).map(move |res, act, _| match res {
             Ok(entry) => {

@@ -27,6 +27,15 @@ pub enum UpstreamSpec {
 }
 
 impl UpstreamSpec {
+    /// The transport in one word (spans, logs).
+    pub fn transport(&self) -> &'static str {
+        match self {
+            UpstreamSpec::Stdio { .. } => "stdio",
+            UpstreamSpec::StreamableHttp { .. } => "streamable-http",
+            UpstreamSpec::Sse { .. } => "sse",
+        }
+    }
+
     /// A description safe for logs, `/readyz` and errors sent to hosts: the transport and the
     /// program (file name) or origin only. Arguments, paths and queries may carry tokens.
     pub fn describe(&self) -> String {

@@ -114,9 +114,13 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
             let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
             let len = bytes.len();
             let body = reqwest::Body::from(bytes);
+            let trace_headers = crate::trace::headers_of(&msg);
             let post = tokio::spawn(async move {
-                let res =
-                    client.post(endpoint).header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(body).send().await;
+                let mut rb = client.post(endpoint);
+                for (name, value) in trace_headers {
+                    rb = rb.header(name, value);
+                }
+                let res = rb.header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(body).send().await;
                 let failure = match res {
                     Ok(r) if r.status().is_success() => None,
                     Ok(r) => Some(format!("the upstream rejected the message: HTTP {}", r.status())),

@@ -172,6 +172,9 @@ impl Shared {
         for (name, value) in self.param_headers_for(&msg) {
             rb = rb.header(name, value);
         }
+        for (name, value) in crate::trace::headers_of(&msg) {
+            rb = rb.header(name, value);
+        }
         let send = rb
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")

@@ -7,6 +7,7 @@ mod llm;
 mod logging;
 mod server;
 mod servers;
+mod traces;
 mod upstream;
 
 use std::path::Path;
@@ -20,6 +21,7 @@ pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};
 pub use servers::ServerEntryConfig;
+pub use traces::TracingConfig;
 pub use upstream::{UpstreamConfig, UpstreamTransport};
 
 /// A configuration error: the field and what to do about it. Exits with status 2.
@@ -53,6 +55,8 @@ pub struct Config {
     pub generation: GenerationConfig,
     #[serde(default)]
     pub logging: LoggingConfig,
+    #[serde(default)]
+    pub tracing: TracingConfig,
     #[serde(default)]
     pub tool_refresh: ToolRefreshConfig,
     #[serde(default)]

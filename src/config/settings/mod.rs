@@ -11,6 +11,7 @@ pub mod server;
 pub mod servers;
 #[cfg(test)]
 mod tests;
+pub mod traces;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -77,6 +78,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// `--metrics-listen`: a second listener for /metrics and /healthz, without auth.
     pub metrics_listen: Option<SocketAddr>,
+    /// `tracing` / `OTEL_*`: where spans are exported; None when tracing is off.
+    pub tracing: Option<traces::TraceSettings>,
     /// `server.trustedProxies`: the only peers whose forwarded headers are honoured.
     pub trusted_proxies: Vec<server::IpRange>,
     /// `server.sandboxListen`: a listener for the preview's sandbox alone.
@@ -127,6 +130,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     }
     logging::resolve(args, &mut cfg)?;
     generation::resolve(args, &mut cfg)?;
+    let tracing = traces::resolve(env, &cfg)?;
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
     Ok(Settings {
@@ -159,6 +163,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         export_dir: args.export_dir.clone(),
         auth,
         metrics_listen,
+        tracing,
         trusted_proxies,
         sandbox_listen,
         sandbox_origin,

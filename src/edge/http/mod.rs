@@ -16,6 +16,7 @@ mod ops;
 pub mod preview;
 pub mod principal;
 mod streamable;
+pub mod traces;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -180,6 +181,9 @@ impl Edge {
 
 /// The request id for a message: the host's `x-request-id` when it is a sane token, else new.
 pub fn request_id(req: &HttpRequest) -> String {
+    if let Some(id) = traces::request_id(req) {
+        return id; // the one the edge span carries
+    }
     req.headers()
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
@@ -245,6 +249,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::resource("/mcp")
                     .wrap(from_fn(auth::require))
                     .wrap(from_fn(cors::browser_hosts))
+                    .wrap(from_fn(traces::http_span))
                     .route(web::post().to(streamable::post))
                     .route(web::get().to(streamable::get))
                     .route(web::delete().to(streamable::delete)),
@@ -253,12 +258,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::resource("/sse")
                     .wrap(from_fn(auth::require))
                     .wrap(from_fn(cors::browser_hosts))
+                    .wrap(from_fn(traces::http_span))
                     .route(web::get().to(legacy_sse::open)),
             )
             .service(
                 web::resource("/messages")
                     .wrap(from_fn(auth::require))
                     .wrap(from_fn(cors::browser_hosts))
+                    .wrap(from_fn(traces::http_span))
                     .route(web::post().to(legacy_sse::post)),
             )
             .service(web::resource("/preview").route(web::get().to(preview::page)))

@@ -79,6 +79,9 @@ pub struct LlmRequest {
     pub temperature: f64,
     /// Sent as `x-request-id` (and OpenAI's `X-Client-Request-Id`) so provider logs line up.
     pub request_id: String,
+    /// The LLM request's span: sent as `traceparent`, so a provider (or a gateway in front of
+    /// it) that traces joins the trace.
+    pub trace: crate::trace::TraceCx,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -164,7 +167,13 @@ impl<W: Wire> LlmClient for Provider<W> {
     }
 
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
-        let (rb, body) = self.wire.request(&self.endpoint, &req);
+        let (mut rb, body) = self.wire.request(&self.endpoint, &req);
+        if let Some((traceparent, tracestate)) = req.trace.headers() {
+            rb = rb.header("traceparent", traceparent);
+            if let Some(ts) = tracestate {
+                rb = rb.header("tracestate", ts);
+            }
+        }
         Box::pin(async move { W::parse(&post_json(rb, &body).await?) })
     }
 }

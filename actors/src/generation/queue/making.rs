@@ -14,6 +14,12 @@ use crate::messages::{CachePort, Get, InvalidateTool};
 use crate::page::UiEntry;
 use crate::store::file_names::file_stem;
 use crate::store::redis::RedisStore;
+use crate::trace::{attr, Attr, Kind, Span};
+
+/// The attributes of a Redis operation's span (OpenTelemetry database conventions).
+pub(super) fn redis_attrs(operation: &'static str) -> impl FnOnce() -> Vec<Attr> {
+    move || vec![Attr::new(attr::DB_SYSTEM, "redis"), Attr::new(attr::DB_OPERATION, operation)]
+}
 
 pub(super) async fn export(dir: &std::path::Path, entry: &UiEntry) {
     let path = dir.join(format!("{}.html", file_stem(&entry.tool_name)));
@@ -61,7 +67,20 @@ pub(super) async fn make(
         let found = get.send(Get { key: key.clone() });
         async move { found.await.ok().flatten() }
     };
-    let lease = match lease::claim(s, &job.key, job.deadline, &deps.metrics, lookup).await {
+    // The claim, and the wait while another replica makes the page, in one span.
+    let claim = Span::start_with("redis lease", Kind::Client, &job.trace, redis_attrs("SET NX"));
+    let claimed = lease::claim(s, &job.key, job.deadline, &deps.metrics, lookup).await;
+    claim.set(
+        attr::OUTCOME,
+        match &claimed {
+            Claim::Found(_) => "made_by_another_replica",
+            Claim::TimedOut => "budget_spent_waiting",
+            Claim::Unavailable => "redis_unavailable",
+            Claim::Held(_) => "held",
+        },
+    );
+    drop(claim);
+    let lease = match claimed {
         Claim::Found(page) => return Made::Served(page),
         Claim::TimedOut => {
             // The budget ran out while another replica works: the template now, kept nowhere,
@@ -74,7 +93,9 @@ pub(super) async fn make(
     };
     if lease.is_some() && job.known_type.is_none() {
         // A replica that died after classifying has still taught us.
+        let read = Span::start_with("redis classification", Kind::Client, &job.trace, redis_attrs("GET"));
         job.known_type = s.classification(th).await.ok().flatten();
+        drop(read);
     }
     let (store, th) = (s.clone(), th.to_string());
     let hook: crate::generation::classified_hook::Hook = Arc::new(move |t| {
@@ -92,7 +113,10 @@ pub(super) async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job
     }
     deps.metrics.generations_queued.inc();
     let wait = job.deadline.saturating_duration_since(Instant::now());
+    let waiting = Span::start_with("ui.slot.wait", Kind::Internal, &job.trace, Vec::new);
     let permit = tokio::time::timeout(wait, slots.clone().acquire_owned()).await;
+    waiting.set(attr::OUTCOME, if matches!(permit, Ok(Ok(_))) { "slot" } else { "budget_spent_waiting" });
+    drop(waiting);
     deps.metrics.generations_queued.dec();
     match permit {
         Ok(Ok(_permit)) => {

@@ -148,7 +148,7 @@ fn weather() -> Value {
 }
 
 fn read_of(tool: Value, force: bool) -> ReadUi {
-    ReadUi { tool, request_id: "test".into(), force, personal: None }
+    ReadUi { tool, request_id: "test".into(), force, personal: None, trace: Default::default() }
 }
 
 async fn in_time<F: std::future::Future>(what: &str, f: F) -> F::Output {

@@ -77,7 +77,11 @@ impl HostSession {
     pub fn stateless(id: String, transport: Transport, deps: SessionDeps, meta: RequestMeta, parked: Arc<SessionTable>) -> Self {
         let mut s = HostSession::new(id, transport, deps);
         let params = json!({"capabilities": meta.capabilities});
-        s.negotiated = Some(Negotiated { ui: ui_meta::host_supports_ui(&params), client_caps: meta.capabilities.clone() });
+        s.negotiated = Some(Negotiated {
+            ui: ui_meta::host_supports_ui(&params),
+            client_caps: meta.capabilities.clone(),
+            version: crate::mcp::revision_2026::VERSION.to_string(),
+        });
         s.era = Era::Stateless(Box::new(Call {
             meta,
             parked,

@@ -13,6 +13,7 @@ use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, error_result_with, ok_result, UiCall};
 use crate::store::refinements::personal_key;
+use crate::trace::TraceCx;
 
 /// `refinements.scope: principal`: the history key of the caller's own refinements of `tool`
 /// (`own` is the caller when they are not an admin; None: the shared history is theirs).
@@ -66,6 +67,12 @@ async fn refresh_all(deps: &SessionDeps) -> Value {
     }
 }
 
+/// The request a `_ui_*` call came in: its id for the logs, its span for the trace.
+pub struct Origin {
+    pub request_id: String,
+    pub trace: TraceCx,
+}
+
 /// `own`: with `refinements.scope: principal`, the caller when they are not an admin (their
 /// refinements are theirs alone); None otherwise (refinements are everyone's).
 pub async fn run(
@@ -73,7 +80,7 @@ pub async fn run(
     catalog: Arc<Catalog>,
     deps: SessionDeps,
     progress: mpsc::UnboundedSender<Value>,
-    request_id: String,
+    origin: Origin,
     own: Option<Arc<str>>,
 ) -> Value {
     let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
@@ -173,7 +180,7 @@ pub async fn run(
                 Some(k) if !deps.refinements.feedback(&k).await.is_empty() => Some(k),
                 _ => None,
             };
-            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), request_id, mine).await
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), origin, mine).await
         }
         UiCall::Refine { tool, feedback } => {
             if !deps.ui_enabled(&tool) {
@@ -187,7 +194,7 @@ pub async fn run(
             let fb = deps.refinements.append.send(Append { tool: whose, feedback, replaced_key: replaced }).await.unwrap_or_default();
             let n = fb.len();
             let scope = if mine.is_some() { "yours" } else { "shared" };
-            regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n, "scope": scope}), request_id, mine).await
+            regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n, "scope": scope}), origin, mine).await
         }
     }
 }
@@ -200,7 +207,7 @@ async fn regenerate(
     tool: &str,
     progress: &mpsc::UnboundedSender<Value>,
     extra: Value,
-    request_id: String,
+    origin: Origin,
     personal: Option<String>,
 ) -> Value {
     let Some(exposed) = catalog.tool(tool) else {
@@ -208,7 +215,13 @@ async fn regenerate(
     };
     let started = Instant::now();
     let _ = progress.send(json!({"progress": 0, "message": format!("generating the UI for {tool}")}));
-    let read = deps.queue.read.send(ReadUi { tool: (*exposed.def).clone(), request_id, force: true, personal });
+    let read = deps.queue.read.send(ReadUi {
+        tool: (*exposed.def).clone(),
+        request_id: origin.request_id,
+        force: true,
+        personal,
+        trace: origin.trace,
+    });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).
     let mut ticks =

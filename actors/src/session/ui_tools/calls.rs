@@ -50,7 +50,14 @@ impl HostSession {
                     }
                 });
             }
-            let fut = actions::run(call, catalog, deps, ptx, act.request_id_of(&id), act.own());
+            let fut = actions::run(
+                call,
+                catalog,
+                deps,
+                ptx,
+                actions::Origin { request_id: act.request_id_of(&id), trace: act.trace_of(&id) },
+                act.own(),
+            );
             ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
     }
