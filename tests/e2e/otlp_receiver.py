@@ -75,6 +75,8 @@ class OtlpReceiver:
                             "span_id": s.span_id.hex(),
                             "parent": s.parent_span_id.hex(),
                             "name": s.name,
+                            "start_ns": s.start_time_unix_nano,
+                            "end_ns": s.end_time_unix_nano,
                             "kind": KINDS.get(s.kind, str(s.kind)),
                             "attrs": {kv.key: any_value(kv.value) for kv in s.attributes},
                             "links": [{"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()} for link in s.links],
