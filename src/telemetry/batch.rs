@@ -132,8 +132,10 @@ fn export_loop(rx: Receiver<Item>, exporter: Otlp, bounds: Bounds, dropped: IntC
                 out.push(*s);
             }
             Ok(Item::Flush(done)) => {
-                // Everything sent before the flush is already in the channel, in order.
-                while let Ok(item) = rx.try_recv() {
+                // Everything sent before the flush is already in the channel, in order; at most a
+                // queue's worth is taken, so spans that keep coming cannot hold the flush.
+                for _ in 0..bounds.queue {
+                    let Ok(item) = rx.try_recv() else { break };
                     match item {
                         Item::Span(s) => out.push(*s),
                         Item::Flush(other) => drop(other.send(())),

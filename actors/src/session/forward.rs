@@ -54,7 +54,10 @@ impl HostSession {
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);
         }
         // The upstream's own spans join the trace: its parent is this round trip's span.
-        let span = super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport);
+        let span = match crate::trace::enabled() {
+            true => super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport),
+            false => crate::trace::Span::none(),
+        };
         span.cx().inject_meta(&mut msg);
         match server.router.try_forward(&self.id, msg) {
             Ok(rx) => {
