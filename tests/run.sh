@@ -8,16 +8,35 @@ ROOT=$PWD
 
 step() { printf '\n=== %s\n' "$*"; }
 
-step "system packages (Debian: chromium for browser tests, promtool and docker-compose for deploy/, redis-server and haproxy for replicas)"
+step "system packages (Debian: chromium for browser tests, promtool and docker-compose for deploy/, redis-server and haproxy for replicas, docker.io and debootstrap for the compose stacks)"
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v strip >/dev/null 2>&1 || missing+=(binutils)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+step "Docker engine (tests/e2e/test_compose.py runs the deploy/ compose stacks; without one they are skipped)"
+if ! docker info >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1; then
+  mkdir -p tests/artifacts
+  # Left running after the tests, like any service the machine has; its log stays beside the others.
+  setsid dockerd >tests/artifacts/dockerd.log 2>&1 </dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+fi
+if docker info >/dev/null 2>&1; then
+  docker info --format 'engine {{.ServerVersion}}, storage {{.Driver}}'
+else
+  echo "no Docker engine answers (see tests/artifacts/dockerd.log): the compose tests will be skipped"
 fi
 
 step "npm peers (tests/node)"
@@ -40,7 +59,7 @@ step "unused dependencies"
 python3 tests/check_unused_deps.py
 
 step "lint the test code"
-tests/.venv/bin/python -m pyflakes tests/e2e tests/bench
+tests/.venv/bin/python -m pyflakes tests/e2e tests/bench tests/containers
 
 step "unit tests"
 cargo test --locked --workspace
