@@ -122,10 +122,12 @@ impl TraceCx {
         if !enabled() {
             return TraceCx(None);
         }
-        let Some(tp) = traceparent.map(str::trim).filter(|t| t.len() <= 128) else {
+        let Some(tp) = traceparent.map(str::trim).filter(|t| t.len() <= 128 && header_safe(t)) else {
             return TraceCx(None);
         };
-        let ts = tracestate.filter(|s| s.len() <= MAX_TRACESTATE);
+        // The propagator accepts control characters in tracestate values; they would make every
+        // header built from this context (to upstreams, to the LLM provider) invalid.
+        let ts = tracestate.filter(|s| s.len() <= MAX_TRACESTATE && header_safe(s));
         let cx = TraceContextPropagator::new().extract(&Pair(tp, ts));
         if cx.span().span_context().is_valid() {
             TraceCx(Some(cx))
@@ -196,25 +198,21 @@ impl TraceCx {
     }
 }
 
+/// Visible ASCII and spaces only: what an HTTP header value may hold.
+fn header_safe(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
 /// The W3C headers for an outgoing HTTP message: the `_meta` trace context a session put in
-/// it (see [`TraceCx::inject_meta`]), so HTTP upstreams that read only headers join too.
+/// it (see [`TraceCx::inject_meta`]), so HTTP upstreams that read only headers join too. The
+/// values are parsed and written again, never copied: a message that did not pass through a
+/// span of ours (a host's own `_meta`) yields only a valid context.
 pub fn headers_of(msg: &Value) -> Vec<(&'static str, String)> {
-    if !enabled() {
-        return Vec::new();
+    match TraceCx::from_meta(msg).headers() {
+        Some((tp, Some(ts))) => vec![("traceparent", tp), ("tracestate", ts)],
+        Some((tp, None)) => vec![("traceparent", tp)],
+        None => Vec::new(),
     }
-    let Some(meta) = msg.get("params").and_then(|p| p.get("_meta")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for key in ["traceparent", "tracestate"] {
-        // Only values that are valid header values (ours always are; a host's might not be).
-        if let Some(v) =
-            meta.get(key).and_then(Value::as_str).filter(|v| v.len() <= MAX_TRACESTATE && v.bytes().all(|b| (0x20..0x7f).contains(&b)))
-        {
-            out.push((key, v.to_string()));
-        }
-    }
-    out
 }
 
 /// One span: ended when dropped (or by [`Span::end`]). Without a tracer it is nothing.

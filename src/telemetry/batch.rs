@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use opentelemetry::Context;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
-use prometheus::IntCounterVec;
+use prometheus::{IntCounter, IntCounterVec};
 
 use super::otlp::Otlp;
 use crate::config::settings::traces::TraceSettings;
@@ -46,7 +46,9 @@ enum Item {
 
 pub struct BoundedBatch {
     tx: SyncSender<Item>,
-    dropped: IntCounterVec,
+    /// `queue_full` and `export_failed`, resolved once (a drop must cost no label lookup).
+    full: IntCounter,
+    gone: IntCounter,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -64,7 +66,8 @@ impl BoundedBatch {
             .name("trace-export".into())
             .spawn(move || export_loop(rx, exporter, bounds, counter))
             .expect("the trace export thread starts");
-        BoundedBatch { tx, dropped, thread: Mutex::new(Some(thread)) }
+        let (full, gone) = (dropped.with_label_values(&["queue_full"]), dropped.with_label_values(&["export_failed"]));
+        BoundedBatch { tx, full, gone, thread: Mutex::new(Some(thread)) }
     }
 
     /// Asks the export thread to send what is queued, waiting at most `budget`.
@@ -95,8 +98,8 @@ impl SpanProcessor for BoundedBatch {
         }
         match self.tx.try_send(Item::Span(Box::new(span))) {
             Ok(()) => {}
-            Err(TrySendError::Full(_)) => self.dropped.with_label_values(&["queue_full"]).inc(),
-            Err(TrySendError::Disconnected(_)) => self.dropped.with_label_values(&["export_failed"]).inc(),
+            Err(TrySendError::Full(_)) => self.full.inc(),
+            Err(TrySendError::Disconnected(_)) => self.gone.inc(),
         }
     }
 

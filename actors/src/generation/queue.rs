@@ -308,8 +308,15 @@ impl GenerationQueue {
             let slots = self.slots.clone();
             let shared = self.shared.clone().filter(|_| cache_enabled);
             let fut = async move {
+                // The cache's own tiers: memory, then the folder or Redis (the shared store).
+                let store = if shared.is_some() { "redis" } else { "local" };
                 if let Some(l) = lookup {
-                    if let Ok(Some(hit)) = l.await {
+                    let looking = Span::start_with("ui.cache.get", Kind::Internal, &generation.cx(), || {
+                        vec![Attr::new("mcp_gen_ui.cache.store", store)]
+                    });
+                    let found = l.await;
+                    drop(looking);
+                    if let Ok(Some(hit)) = found {
                         deps.metrics.cache_hits.inc();
                         tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
                         generation.set(attr::CACHE_HIT, true);
@@ -341,7 +348,11 @@ impl GenerationQueue {
                     .observe(started.elapsed().as_secs_f64());
                 if cache_enabled {
                     // Stored before the waiters hear: a read after this one finds it.
+                    let storing = Span::start_with("ui.cache.put", Kind::Internal, &generation.cx(), || {
+                        vec![Attr::new("mcp_gen_ui.cache.store", store)]
+                    });
                     let stored = cache.put.send(Put { entry: entry.clone() }).await.unwrap_or(false);
+                    drop(storing);
                     tracing::info!(
                         component = "generation_queue",
                         event = "cache_store",

@@ -139,6 +139,7 @@ impl HostSession {
         };
         let stateless = self.call().is_some();
         if f.sink.is_none() && self.call_mut().is_some_and(|c| c.hold(&answer)) {
+            f.span.set(crate::trace::attr::OUTCOME, "parked");
             return; // parked: the host's retry gets it
         }
         let answer = if stateless { self.stateless_answer(answer) } else { answer };

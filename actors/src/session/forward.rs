@@ -55,7 +55,10 @@ impl HostSession {
         }
         // The upstream's own spans join the trace: its parent is this round trip's span.
         let span = match crate::trace::enabled() {
-            true => super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport),
+            true => {
+                let request_id = self.in_flight.get(&jsonrpc::id_key(&id)).map(|f| f.request_id.as_str()).unwrap_or_default();
+                super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport, request_id)
+            }
             false => crate::trace::Span::none(),
         };
         span.cx().inject_meta(&mut msg);

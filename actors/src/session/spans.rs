@@ -101,7 +101,7 @@ pub(super) fn request_span(msg: &Value, id: &Value, edge: TraceCx, s: &SessionSi
 }
 
 /// The client span of one upstream round trip, under the request's span.
-pub(super) fn upstream_span(msg: &Value, parent: &TraceCx, server: &str, transport: &'static str) -> Span {
+pub(super) fn upstream_span(msg: &Value, parent: &TraceCx, server: &str, transport: &'static str, request_id: &str) -> Span {
     if !parent.is_some() {
         return Span::none();
     }
@@ -112,6 +112,7 @@ pub(super) fn upstream_span(msg: &Value, parent: &TraceCx, server: &str, transpo
         a.push(Attr::new(attr::SERVER, server.to_string()));
         a.push(Attr::new(attr::NETWORK_TRANSPORT, if transport == "stdio" { "pipe" } else { "tcp" }));
         a.push(Attr::new("mcp_gen_ui.upstream.transport", transport));
+        a.push(Attr::new(attr::REQUEST_ID, request_id.to_string()));
         a
     })
 }

@@ -78,9 +78,14 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
         if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
             return Err(ConfigError::new(field(k), format!("{k:?} is not an HTTP header name")));
         }
-        if v.0.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f) {
+        if v.0.bytes().any(|b| b < 0x20 && b != b'\t' || b >= 0x7f) {
             // The value is a secret: say which header, never what it holds.
-            return Err(ConfigError::new(field(k), format!("the value of header {k:?} has a control character (a line break?)")));
+            return Err(ConfigError::new(
+                field(k),
+                format!(
+                    "the value of header {k:?} has a control character (a line break?) or a character outside ASCII; percent-encode it"
+                ),
+            ));
         }
     }
 
@@ -190,12 +195,13 @@ fn checked_url(v: &str, field: &str) -> Result<String, ConfigError> {
     Ok(u.to_string())
 }
 
-/// `OTEL_EXPORTER_OTLP_ENDPOINT` is a base: the traces path is added to it.
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is a base: the traces path is added to its path (before any
+/// query).
 fn traces_path(base: &str) -> String {
-    match base.strip_suffix('/') {
-        Some(b) => format!("{b}/v1/traces"),
-        None => format!("{base}/v1/traces"),
-    }
+    let Ok(mut u) = url::Url::parse(base) else { return base.to_string() };
+    let path = format!("{}/v1/traces", u.path().trim_end_matches('/'));
+    u.set_path(&path);
+    u.to_string()
 }
 
 /// `key=value,key2=value2` with percent-encoded parts (the OpenTelemetry list format).
@@ -239,6 +245,8 @@ mod tests {
     fn the_base_endpoint_gains_the_traces_path_and_the_full_one_is_used_as_it_is() {
         let t = run(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")], &Config::default()).unwrap().unwrap();
         assert_eq!(t.url, "http://c:4318/v1/traces");
+        let q = run(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/otlp/?tenant=a")], &Config::default()).unwrap().unwrap();
+        assert_eq!(q.url, "https://c/otlp/v1/traces?tenant=a");
         let vars = [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://d:9/x")];
         assert_eq!(run(&vars, &Config::default()).unwrap().unwrap().url, "http://d:9/x");
         let mut cfg = Config::default();

@@ -1,5 +1,6 @@
 //! The HTTP server span of each MCP request (`POST /mcp`, `GET /sse`, ...): from the request
-//! line to the response head, with its status, so a 401, 413 or 429 is in the trace too. Its
+//! line to the response head, with its status, so a 401, 403 or 413 is in the trace too (a 429 of the per-client limit is
+//! refused before it, with no span: it is counted in `mcp_gen_ui_refusals_total`). Its
 //! parent is the caller's W3C `traceparent` / `tracestate`; the session's MCP span (one per
 //! JSON-RPC request in the body) is its child. Nothing is done when tracing is off.
 

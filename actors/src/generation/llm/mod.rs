@@ -169,9 +169,11 @@ impl<W: Wire> LlmClient for Provider<W> {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
         let (mut rb, body) = self.wire.request(&self.endpoint, &req);
         if let Some((traceparent, tracestate)) = req.trace.headers() {
-            rb = rb.header("traceparent", traceparent);
-            if let Some(ts) = tracestate {
-                rb = rb.header("tracestate", ts);
+            // Checked as header values first: a bad one is left out, never a failed request.
+            for (name, value) in [("traceparent", Some(traceparent)), ("tracestate", tracestate)] {
+                if let Some(v) = value.and_then(|v| reqwest::header::HeaderValue::from_str(&v).ok()) {
+                    rb = rb.header(name, v);
+                }
             }
         }
         Box::pin(async move { W::parse(&post_json(rb, &body).await?) })
