@@ -127,6 +127,8 @@ def test_a_call_with_traceparent_is_one_trace_to_the_http_upstream(tmp_path):
             assert "error" in bad or bad["result"].get("isError"), bad
             receiver.wait_for(lambda s: any(x["trace_id"] == t_bad and x["kind"] == "server" and x["name"].startswith("tools/call") for x in s))
             failed = [s for s in receiver.trace(t_bad) if s["kind"] == "server" and s["name"].startswith("tools/call")][0]
+            # A tool name nobody has stays out of span names (collectors index them).
+            assert failed["name"] == "tools/call" and failed["attrs"]["gen_ai.tool.name"] == "no_such_tool", failed
             if "error" in bad:
                 assert failed["attrs"]["rpc.response.status_code"] == str(bad["error"]["code"]) and failed["status"] == 2, failed
             else:

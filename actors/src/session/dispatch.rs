@@ -36,7 +36,9 @@ impl HostSession {
             Era::Session => ("session", self.negotiated.as_ref().map(|n| n.version.as_str())),
         };
         let network = if self.transport == super::Transport::Stdio { "pipe" } else { "tcp" };
-        let side = super::spans::SessionSide { log_id: &self.log_id, era, version, network, request_id };
+        let catalog = self.deps.fleet.catalog();
+        let known_tool = |t: &str| t.starts_with(ui_tools::PREFIX) || catalog.tool(t).is_some();
+        let side = super::spans::SessionSide { log_id: &self.log_id, era, version, network, request_id, known_tool: &known_tool };
         super::spans::request_span(msg, id, edge, &side)
     }
 

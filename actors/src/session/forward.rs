@@ -57,7 +57,9 @@ impl HostSession {
         let span = match crate::trace::enabled() {
             true => {
                 let request_id = self.in_flight.get(&jsonrpc::id_key(&id)).map(|f| f.request_id.as_str()).unwrap_or_default();
-                super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport, request_id)
+                let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let known = self.deps.fleet.catalog().tool(tool).is_some();
+                super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport, request_id, known)
             }
             false => crate::trace::Span::none(),
         };

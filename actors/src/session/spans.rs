@@ -9,6 +9,8 @@ use crate::trace::{attr, Attr, Kind, Span, TraceCx};
 
 /// What a span says of one request, read from its message.
 struct Target<'a> {
+    /// Whether the tool's name goes into the span's name (its attribute is kept either way).
+    name_tool: bool,
     method: &'a str,
     tool: Option<&'a str>,
     prompt: Option<&'a str>,
@@ -21,6 +23,7 @@ impl<'a> Target<'a> {
         let params = jsonrpc::params(msg);
         let s = |k: &str| params.get(k).and_then(Value::as_str);
         Target {
+            name_tool: true,
             method,
             tool: (method == "tools/call").then(|| s("name")).flatten(),
             prompt: (method == "prompts/get").then(|| s("name")).flatten(),
@@ -30,7 +33,7 @@ impl<'a> Target<'a> {
 
     /// `tools/call weather`: the low-cardinality target only (never the URI).
     fn name(&self) -> String {
-        match self.tool.or(self.prompt) {
+        match self.tool.filter(|_| self.name_tool).or(self.prompt) {
             Some(t) => format!("{} {}", self.method, bounded(t)),
             None => self.method.to_string(),
         }
@@ -80,13 +83,19 @@ pub(super) struct SessionSide<'a> {
     /// `pipe` (stdio) or `tcp` (HTTP).
     pub network: &'static str,
     pub request_id: &'a str,
+    /// Whether a tool name is one of ours or the servers': only those go into span names,
+    /// which collectors index (a host making up names must not make up span names).
+    pub known_tool: &'a dyn Fn(&str) -> bool,
 }
 
 /// The server span of a host request. Its parent is the host's trace context from
 /// `params._meta` when the message carries one, else the edge's (the HTTP span).
 pub(super) fn request_span(msg: &Value, id: &Value, edge: TraceCx, s: &SessionSide) -> Span {
     let parent = TraceCx::from_meta(msg).or(edge);
-    let target = Target::of(msg);
+    let mut target = Target::of(msg);
+    if target.tool.is_some_and(|t| !(s.known_tool)(t)) {
+        target.name_tool = false;
+    }
     Span::start_with(target.name(), Kind::Server, &parent, || {
         let mut a = target.attrs(id);
         a.push(Attr::new(attr::MCP_SESSION, s.log_id.to_string()));
@@ -101,11 +110,20 @@ pub(super) fn request_span(msg: &Value, id: &Value, edge: TraceCx, s: &SessionSi
 }
 
 /// The client span of one upstream round trip, under the request's span.
-pub(super) fn upstream_span(msg: &Value, parent: &TraceCx, server: &str, transport: &'static str, request_id: &str) -> Span {
+/// `name_tool`: the tool is one the catalog knows by this name (see `SessionSide::known_tool`).
+pub(super) fn upstream_span(
+    msg: &Value,
+    parent: &TraceCx,
+    server: &str,
+    transport: &'static str,
+    request_id: &str,
+    name_tool: bool,
+) -> Span {
     if !parent.is_some() {
         return Span::none();
     }
-    let target = Target::of(msg);
+    let mut target = Target::of(msg);
+    target.name_tool = name_tool;
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     Span::start_with(target.name(), Kind::Client, parent, || {
         let mut a = target.attrs(&id);
@@ -152,6 +170,10 @@ mod tests {
         let attrs = t.attrs(&json!("a"));
         assert!(attrs.iter().any(|a| a.key.as_str() == attr::MCP_RESOURCE_URI && a.value.as_str() == "ui://weather"));
         assert!(attrs.iter().any(|a| a.key.as_str() == attr::JSONRPC_REQUEST_ID && a.value.as_str() == "a"));
+        let mut made_up = Target::of(&call);
+        made_up.name_tool = false;
+        assert_eq!(made_up.name(), "tools/call", "a name nobody has stays out of span names");
+        assert!(made_up.attrs(&json!(7)).iter().any(|a| a.key.as_str() == attr::TOOL_NAME && a.value.as_str() == "weather"));
         let long = "é".repeat(400);
         assert!(bounded(&long).len() <= 260);
     }
