@@ -8,6 +8,7 @@ use std::net::IpAddr;
 
 use actix_web::HttpRequest;
 
+use super::guard::split_port;
 use crate::config::settings::server::IpRange;
 
 /// Where the client addressed this service.
@@ -143,20 +144,6 @@ pub fn valid_host(host: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|l| !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-}
-
-/// `host:port` into host and port (IPv6 literals keep their brackets).
-pub fn split_port(host: &str) -> (&str, Option<&str>) {
-    if host.starts_with('[') {
-        return match host.find(']') {
-            Some(i) => (&host[..=i], host[i + 1..].strip_prefix(':')),
-            None => (host, None),
-        };
-    }
-    match host.rsplit_once(':') {
-        Some((h, p)) => (h, Some(p)),
-        None => (host, None),
-    }
 }
 
 #[cfg(test)]

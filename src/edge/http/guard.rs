@@ -4,18 +4,25 @@
 /// Hosts that are always local.
 const LOCAL: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
 
-/// `host:port` or `[v6]:port` without the port.
-fn strip_port(host: &str) -> &str {
+/// `host:port` or `[v6]:port` into the host (IPv6 literals keep their brackets) and the port.
+/// Only digits are a port: `a:b` stays whole, for the caller's checks to refuse. The one
+/// splitter of the edge (the forwarded-header checks and the preview use it too).
+pub fn split_port(host: &str) -> (&str, Option<&str>) {
     if let Some(rest) = host.strip_prefix('[') {
         return match rest.find(']') {
-            Some(i) => &host[..i + 2],
-            None => host,
+            Some(i) => (&host[..i + 2], host[i + 2..].strip_prefix(':')),
+            None => (host, None),
         };
     }
     match host.rsplit_once(':') {
-        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
-        _ => host,
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+        _ => (host, None),
     }
+}
+
+/// `host:port` or `[v6]:port` without the port.
+fn strip_port(host: &str) -> &str {
+    split_port(host).0
 }
 
 fn is_local(host: &str) -> bool {

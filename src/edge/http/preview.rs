@@ -34,7 +34,7 @@ pub fn loopback_sandbox(reach: &Reach) -> Option<String> {
         "[::1]" => "localhost",
         _ => return None,
     };
-    Some(match forwarded::split_port(&reach.host).1 {
+    Some(match super::guard::split_port(&reach.host).1 {
         Some(p) => format!("{}://{other}:{p}", reach.scheme),
         None => format!("{}://{other}", reach.scheme),
     })
@@ -50,7 +50,7 @@ pub fn sandbox_origin(reach: &Reach, place: Option<&SandboxPlace>) -> Option<Str
     Some(match &place.origin {
         Some(o) => o.trim_end_matches('/').to_string(),
         None => {
-            let name = forwarded::split_port(&reach.host).0;
+            let name = super::guard::split_port(&reach.host).0;
             format!("{}://{name}:{}", reach.scheme, place.port)
         }
     })
