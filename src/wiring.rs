@@ -95,7 +95,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         temperature: cfg.llm.temperature,
         style_guide: cfg.generation.style_guide.clone().unwrap_or_default(),
     };
-    let cache_dir = (cfg.cache.kind == config::file::CacheType::Filesystem).then(|| cfg.cache.dir.clone()).flatten();
+    let cache_dir = settings.cache_dir().map(std::path::Path::to_path_buf);
     let shared = shared_store(settings, &metrics);
     let cache = UiCache::new(
         CacheSettings {

@@ -203,3 +203,7 @@ def test_a_cache_folder_the_service_cannot_write_stops_it_at_start(tmp_path):
     assert out.returncode == 2, out
     assert str(folder / "cache") in out.stderr and "uid 65534" in out.stderr and "chown" in out.stderr, out.stderr
     assert "listening" not in out.stdout
+    # With the page cache off, refinements and what was learnt still go to that folder.
+    off = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", str(BIN), "--demo", "--no-cache",
+                          "--listen", "127.0.0.1:0", "--cache-dir", str(folder / "cache")], capture_output=True, text=True, timeout=20)
+    assert off.returncode == 2 and str(folder / "cache") in off.stderr, off

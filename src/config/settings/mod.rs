@@ -96,10 +96,13 @@ pub(super) const MAX_TIMEOUT_MS: u64 = 86_400_000;
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 impl Settings {
-    /// The folder pages persist in, when the cache is on and is a folder.
+    /// The folder (`cache.type: filesystem`) that pages, refinements and what was learnt
+    /// (classifications, result shapes) persist in. Refinements and what was learnt are kept
+    /// there even with the page cache off (`--no-cache`), so this does not ask whether it is on;
+    /// the start-up check that the folder is writable covers all of them.
     pub fn cache_dir(&self) -> Option<&std::path::Path> {
         let c = &self.config.cache;
-        (c.enabled && c.kind == CacheType::Filesystem).then_some(c.dir.as_deref()).flatten()
+        (c.kind == CacheType::Filesystem).then_some(c.dir.as_deref()).flatten()
     }
 }
 
