@@ -21,6 +21,9 @@ impl std::fmt::Debug for Secret {
 pub struct StaticToken {
     pub label: String,
     pub value: Secret,
+    /// The label was given with the token (`name:token`): it names the principal. Otherwise it
+    /// says where the token was configured.
+    pub named: bool,
 }
 
 /// Why a token cannot be used; never quotes it.
@@ -64,8 +67,9 @@ pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
         }
         let (label, t) = split_label(t);
         check_token(t).map_err(|why| format!("line {}: the token {why}", i + 1))?;
+        let named = label.is_some();
         let label = label.map_or_else(|| format!("server.auth.tokensFile:{}", i + 1), str::to_string);
-        out.push(StaticToken { label, value: Secret(t.to_string()) });
+        out.push(StaticToken { label, value: Secret(t.to_string()), named });
     }
     Ok(out)
 }

@@ -45,13 +45,14 @@ pub struct OAuthSettings {
 pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<String>) -> Result<AuthSettings, ConfigError> {
     let mut tokens = Vec::new();
     let mut add = |label: String, field: &str, t: &str| -> Result<(), ConfigError> {
-        let (named, t) = split_label(t);
-        let label = named.map_or(label, str::to_string);
+        let (given, t) = split_label(t);
+        let named = given.is_some();
+        let label = given.map_or(label, str::to_string);
         check_token(t).map_err(|why| ConfigError::new(field, format!("the token {why}")))?;
         if t.len() < 16 {
             warnings.push(format!("{label}: the token is shorter than 16 characters, which is easy to guess"));
         }
-        tokens.push(StaticToken { label, value: Secret(t.to_string()) });
+        tokens.push(StaticToken { label, value: Secret(t.to_string()), named });
         Ok(())
     };
     for (i, t) in args.auth_tokens.iter().enumerate() {
@@ -133,6 +134,17 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
     };
     let disabled = args.no_auth || cfg.server.auth.disabled;
     let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone() };
+    if auth.oauth.is_none() {
+        // An admin is a token's own label (or a JWT subject): a name no token has is a typo
+        // that leaves nobody able to refine the shared pages. A warning: the tokens file may
+        // gain that token on SIGHUP.
+        let names: Vec<&str> = auth.tokens.iter().chain(&auth.file_tokens).filter(|t| t.named).map(|t| t.label.as_str()).collect();
+        for a in auth.admins.iter().filter(|a| !names.contains(&a.as_str())) {
+            warnings.push(format!(
+                "server.auth.admins: {a:?} is the label of no token (labels are given as {a}:TOKEN, and are case-sensitive), so nobody is that admin"
+            ));
+        }
+    }
     if disabled && auth.configured() {
         let field = if args.no_auth { "--no-auth" } else { "server.auth.disabled" };
         let what = if !auth.tokens.is_empty() {

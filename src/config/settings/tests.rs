@@ -123,6 +123,24 @@ fn tokens_come_from_every_source_with_their_labels() {
 }
 
 #[test]
+fn an_admin_that_no_token_is_labelled_as_is_warned_about() {
+    let (dir, cfg) = write_config("admins", "");
+    std::fs::write(dir.join("tokens"), "carol:file-token-000000001\n").unwrap();
+    let body = format!(r#"{{"server": {{"auth": {{"admins": ["alice", "carol", "Bob"], "tokensFile": {:?}}}}}}}"#, dir.join("tokens"));
+    std::fs::write(&cfg, body).unwrap();
+    let s = resolve(
+        &args(&["--demo", "--config", &cfg, "--auth-token", "alice:flag-token-000000001", "--auth-token", "bob:flag-token-000000002"]),
+        &no_env,
+    )
+    .unwrap();
+    assert!(s.auth.tokens.iter().all(|t| t.named) && s.auth.file_tokens[0].named);
+    let about: Vec<&String> = s.warnings.iter().filter(|w| w.contains("server.auth.admins")).collect();
+    assert_eq!(about.len(), 1, "{:?}", s.warnings);
+    assert!(about[0].contains("\"Bob\""), "labels are case-sensitive: {about:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn auth_errors_name_the_field_and_never_the_token() {
     let e = resolve(&args(&["--demo", "--auth-token", "has space"]), &no_env).unwrap_err();
     assert_eq!(e.field, "--auth-token");

@@ -85,7 +85,7 @@ fn digested(tokens: &[StaticToken]) -> Vec<Digested> {
         .iter()
         .map(|t| {
             let digest = digest(&t.value.0);
-            Digested { key: token_key(&t.label, &digest), label: t.label.clone(), digest }
+            Digested { key: token_key(&t.label, t.named, &digest), label: t.label.clone(), digest }
         })
         .collect()
 }
@@ -126,7 +126,7 @@ impl Auth {
         let mut fixed = digested(&s.tokens);
         if let Some(g) = generated {
             let d = digest(&g.0);
-            fixed.push(Digested { label: "generated-at-start".into(), key: token_key("generated-at-start", &d), digest: d });
+            fixed.push(Digested { label: "generated-at-start".into(), key: token_key("generated-at-start", false, &d), digest: d });
         }
         let has_static = !fixed.is_empty() || s.tokens_file.is_some();
         let mut hint = Vec::new();
@@ -384,7 +384,7 @@ mod tests {
             tokens: tokens
                 .iter()
                 .enumerate()
-                .map(|(i, t)| StaticToken { label: format!("--auth-token[{i}]"), value: Secret(t.to_string()) })
+                .map(|(i, t)| StaticToken { label: format!("--auth-token[{i}]"), value: Secret(t.to_string()), named: false })
                 .collect(),
             ..Default::default()
         }

@@ -42,18 +42,12 @@ impl Principal {
 /// A static token's key. A token labelled `name:token` is its name; a token without a label is
 /// named by where it was configured, which moves when the configuration does (a line of the
 /// tokens file), so it is keyed by a digest of the token itself instead.
-pub fn token_key(label: &str, digest: &[u8; 32]) -> String {
-    if explicit_label(label) {
+pub fn token_key(label: &str, named: bool, digest: &[u8; 32]) -> String {
+    if named {
         format!("token {label}")
     } else {
         format!("token #{}", digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>())
     }
-}
-
-/// Whether a token's label was given with it (`name:token`), rather than made from where it
-/// was configured (`--auth-token[0]`, `server.auth.tokensFile:3`, `generated-at-start`, ...).
-fn explicit_label(label: &str) -> bool {
-    !(label.contains('[') || label.contains(':') || label == "MCP_GEN_UI_AUTH_TOKEN" || label == "generated-at-start")
 }
 
 /// The principal a request was authenticated as and whether it is an admin, in the request's
@@ -80,9 +74,15 @@ mod tests {
     #[test]
     fn labelled_tokens_are_their_name_the_others_their_digest() {
         let d = [7u8; 32];
-        assert_eq!(token_key("alice", &d), "token alice");
-        assert_eq!(token_key("server.auth.tokensFile:3", &d), "token #070707070707");
-        assert_eq!(token_key("--auth-token[0]", &d), token_key("server.auth.tokensFile:9", &d), "where it was configured does not matter");
+        assert_eq!(token_key("alice", true, &d), "token alice");
+        assert_eq!(token_key("server.auth.tokensFile:3", false, &d), "token #070707070707");
+        assert_eq!(
+            token_key("--auth-token[0]", false, &d),
+            token_key("server.auth.tokensFile:9", false, &d),
+            "where it was configured does not matter"
+        );
+        // A label is named by the flag, not guessed from its text: a file line's own label wins.
+        assert_eq!(token_key("MCP_GEN_UI_AUTH_TOKEN", true, &d), "token MCP_GEN_UI_AUTH_TOKEN");
         assert_eq!(Principal::Jwt("sub=alice".into(), false).key(), "jwt sub=alice");
     }
 }
