@@ -20,7 +20,7 @@ use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
 use mcp_gen_ui_actors::servers::names;
 use mcp_gen_ui_actors::servers::registry::Registry;
-use mcp_gen_ui_actors::session::deps::{SessionDeps, SessionLimits};
+use mcp_gen_ui_actors::session::deps::{self, SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
 use mcp_gen_ui_actors::store::ready_pages::ReadyPages;
 use mcp_gen_ui_actors::store::redis::{RedisSettings, RedisStore, LEASE_TTL};
@@ -152,7 +152,9 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let registry = Registry::new(pages.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
     let mut listeners = vec![queue.clone().recipient()];
-    let warm = warmer(settings, &fleet, &queue, &metrics);
+    let enabled_tools: Option<Arc<std::collections::HashSet<String>>> =
+        cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
+    let warm = warmer(settings, &fleet, &queue, &metrics, enabled_tools.clone());
     if let Some((addr, _)) = &warm {
         listeners.push(addr.clone().recipient());
     }
@@ -177,7 +179,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         sessions: None,
         metrics,
         idle_limit: settings.session_idle_timeout,
-        enabled_tools: cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect())),
+        enabled_tools,
         pages,
         shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
         shapes: shapes.clone(),
@@ -200,18 +202,17 @@ fn warmer(
     fleet: &Arc<Fleet>,
     queue: &Addr<GenerationQueue>,
     metrics: &Arc<Metrics>,
+    enabled: Option<Arc<std::collections::HashSet<String>>>,
 ) -> Option<(Addr<Warmer>, Arc<WarmProgress>)> {
     let cfg = &settings.config;
     let globs = config::settings::generation::warm_globs(cfg).ok().flatten()?;
     if !cfg.cache.enabled {
         return None; // nothing would keep what it made
     }
-    let enabled: Option<Arc<std::collections::HashSet<String>>> =
-        cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
     let catalog = fleet.clone();
     // The tools hosts would get a page for, among those the globs name.
     let select: warm::Selection = Arc::new(move |name: &str| {
-        let gets_page = catalog.catalog().tool(name).is_some_and(|t| t.ui && enabled.as_ref().is_none_or(|e| e.contains(&t.name)));
+        let gets_page = catalog.catalog().tool(name).is_some_and(|t| deps::gets_page(t, enabled.as_deref()));
         gets_page && globs.iter().any(|g| names::glob_match(g, name))
     });
     let progress = Arc::new(WarmProgress::default());

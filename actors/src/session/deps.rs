@@ -53,11 +53,17 @@ impl SessionDeps {
         self.enabled_tools.as_ref().is_none_or(|set| set.contains(name))
     }
 
-    /// Whether a tool hosts see gets a page: its server's `enabledTools` and
-    /// `generation.enabledTools` both allow it.
+    /// Whether a tool hosts see gets a page (see [`gets_page`]).
     pub fn ui_enabled_for(&self, tool: &ExposedTool) -> bool {
-        tool.ui && self.ui_enabled(&tool.name)
+        gets_page(tool, self.enabled_tools.as_deref())
     }
+}
+
+/// Whether a tool hosts see gets a page: its server's `enabledTools` and
+/// `generation.enabledTools` (`enabled`, by exposed name; None: every tool) both allow it. The
+/// one rule, for sessions and for the warmer.
+pub fn gets_page(tool: &ExposedTool, enabled: Option<&HashSet<String>>) -> bool {
+    tool.ui && enabled.is_none_or(|set| set.contains(&tool.name))
 }
 
 /// `limits.*` that one session enforces.
