@@ -25,6 +25,11 @@ for (const v of VARIATIONS) {
     const errors = [];
     p.on("pageerror", (e) => errors.push(String(e)));
     p.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    // Every frame keeps what it is sent, so the test reads what the View was told at
+    // ui/initialize, not only what the URL says.
+    await p.addInitScript(() => {
+      window.addEventListener("message", (e) => { (window.__seen = window.__seen || []).push(e.data); }, true);
+    });
     try {
       await p.goto(`${proxy.base}/preview?tool=get_forecast&${v}`);
       await p.locator("#status").filter({ hasText: "View connected: get_forecast" }).waitFor({ timeout: 15000 });
@@ -37,6 +42,15 @@ for (const v of VARIATIONS) {
       if (v.includes("locale=de-DE")) assert.equal(seen.lang, "de-DE");
       if (v.includes("theme=dark")) assert.equal(seen.theme, "dark");
       if (v.includes("width=360")) assert.ok((await p.locator("#frame-wrap").boundingBox()).width <= 362);
+      // Read in the sandbox frame, which relays every message to the View (the View's own
+      // document is written by that frame, and an init script does not always run there first).
+      const init = await view.parentFrame().evaluate(() => (window.__seen || []).map((d) => (typeof d === "string" ? JSON.parse(d) : d))
+        .find((m) => m && m.result && m.result.hostContext));
+      assert.ok(init, "the View was sent its ui/initialize answer");
+      const modes = init.result.hostContext.availableDisplayModes;
+      assert.deepEqual(modes, v.includes("modes=fullscreen") ? ["inline", "fullscreen"] : ["inline"], "the View is told the display modes chosen");
+      if (v.includes("caps=none")) assert.deepEqual(init.result.hostCapabilities, {}, "the View is told the host offers nothing");
+      else assert.ok(init.result.hostCapabilities.downloadFile && init.result.hostCapabilities.openLinks, "the View is told what the host offers");
       assert.deepEqual(errors, []);
     } finally {
       await p.close();
