@@ -137,15 +137,18 @@ fn export_loop(rx: Receiver<Item>, exporter: Otlp, bounds: Bounds, dropped: IntC
             Ok(Item::Flush(done)) => {
                 // Everything sent before the flush is already in the channel, in order; at most a
                 // queue's worth is taken, so spans that keep coming cannot hold the flush.
+                let mut flushes = vec![done];
                 for _ in 0..bounds.queue {
                     let Ok(item) = rx.try_recv() else { break };
                     match item {
                         Item::Span(s) => out.push(*s),
-                        Item::Flush(other) => drop(other.send(())),
+                        Item::Flush(other) => flushes.push(other),
                     }
                 }
                 out.send();
-                let _ = done.send(());
+                for f in flushes {
+                    let _ = f.send(()); // answered once what came before them has gone
+                }
                 due = Instant::now() + bounds.delay;
             }
             Err(RecvTimeoutError::Timeout) => {

@@ -3,7 +3,6 @@
 //! deadline across all of it; when it runs out the in-flight request future is dropped (which
 //! closes the provider connection) and the template is returned.
 
-use crate::trace::{attr, Attr, Kind, Span};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use crate::generation::{debug_files, postprocess};
 use crate::metrics::Metrics;
 use crate::page::UiType;
 use crate::page::{now_ms, transient_reason, PageKind, UiEntry, ENTRY_FORMAT};
+use crate::trace::{attr, Attr, Kind, Span};
 
 #[derive(Debug, Clone)]
 pub struct GenSettings {

@@ -266,15 +266,16 @@ impl GenerationQueue {
         // Forced reads never join a plain read: that one may be answered by the old cached page.
         let slot = if m.force { format!("{key}#force") } else { key.clone() };
         let (tx, rx) = oneshot::channel();
-        let tool_name = m.tool.get("name").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        let name_of = |tool: &Value| tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(w) = self.waiting.get_mut(&slot) {
             w.readers.push(tx);
             let joined = Span::start_with("ui.page.wait", Kind::Internal, &m.trace, || {
-                vec![Attr::new(attr::TOOL_NAME, tool_name.clone()), Attr::new(attr::REQUEST_ID, m.request_id.clone())]
+                vec![Attr::new(attr::TOOL_NAME, name_of(&m.tool)), Attr::new(attr::REQUEST_ID, m.request_id.clone())]
             });
             joined.link(&w.generation);
             return (rx, joined);
         }
+        let tool_name = name_of(&m.tool);
         let generation = Span::start_with(format!("ui.page.generate {tool_name}"), Kind::Internal, &m.trace, || {
             vec![
                 Attr::new(attr::TOOL_NAME, tool_name.clone()),
@@ -283,117 +284,112 @@ impl GenerationQueue {
             ]
         });
         self.waiting.insert(slot.clone(), Waiting { readers: vec![tx], generation: generation.cx() });
-        {
-            // A forced remake drops the tool's other pages everywhere, unless it is one person's.
-            let drop_others = m.force && !m.personal;
-            let personal = m.personal;
-            let th = m.tool_hash;
-            let trace_id = generation.cx().trace_id();
-            let span = tracing::info_span!("generation", requestId = %m.request_id, trace_id = trace_id.as_deref(), tool_name = %tool_name, cache_key = %key);
-            let job = Job {
-                key: key.clone(),
-                known_type: self.classifications.get(&th).copied(),
-                tool: m.tool,
-                refinements: m.refinements,
-                request_id: m.request_id,
-                trace: generation.cx(),
-                deadline: arrived + self.deps.settings.budget,
-                result_shape: self.shapes.as_ref().and_then(|s| s.get(&tool_name)),
-            };
-            let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
-            let cache = self.cache.clone();
-            let cache_enabled = self.cache_enabled;
-            let export_dir = self.export_dir.clone();
-            let deps = self.deps.clone();
-            let slots = self.slots.clone();
-            let shared = self.shared.clone().filter(|_| cache_enabled);
-            let fut = async move {
-                // The cache's own tiers: memory, then the folder or Redis (the shared store).
-                let store = if shared.is_some() { "redis" } else { "local" };
-                if let Some(l) = lookup {
-                    let looking = Span::start_with("ui.cache.get", Kind::Internal, &generation.cx(), || {
-                        vec![Attr::new("mcp_gen_ui.cache.store", store)]
-                    });
-                    let found = l.await;
-                    drop(looking);
-                    if let Ok(Some(hit)) = found {
-                        deps.metrics.cache_hits.inc();
-                        tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
-                        generation.set(attr::CACHE_HIT, true);
-                        generation.set(attr::OUTCOME, "cached");
-                        return (hit, None);
-                    }
+        // A forced remake drops the tool's other pages everywhere, unless it is one person's.
+        let drop_others = m.force && !m.personal;
+        let personal = m.personal;
+        let th = m.tool_hash;
+        let trace_id = generation.cx().trace_id();
+        let span = tracing::info_span!("generation", requestId = %m.request_id, trace_id = trace_id.as_deref(), tool_name = %tool_name, cache_key = %key);
+        let job = Job {
+            key: key.clone(),
+            known_type: self.classifications.get(&th).copied(),
+            tool: m.tool,
+            refinements: m.refinements,
+            request_id: m.request_id,
+            trace: generation.cx(),
+            deadline: arrived + self.deps.settings.budget,
+            result_shape: self.shapes.as_ref().and_then(|s| s.get(&tool_name)),
+        };
+        let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
+        let cache = self.cache.clone();
+        let cache_enabled = self.cache_enabled;
+        let export_dir = self.export_dir.clone();
+        let deps = self.deps.clone();
+        let slots = self.slots.clone();
+        let shared = self.shared.clone().filter(|_| cache_enabled);
+        let fut = async move {
+            // The cache's own tiers: memory, then the folder or Redis (the shared store).
+            let store = if shared.is_some() { "redis" } else { "local" };
+            if let Some(l) = lookup {
+                let looking =
+                    Span::start_with("ui.cache.get", Kind::Internal, &generation.cx(), || vec![Attr::new("mcp_gen_ui.cache.store", store)]);
+                let found = l.await;
+                drop(looking);
+                if let Ok(Some(hit)) = found {
+                    deps.metrics.cache_hits.inc();
+                    tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
+                    generation.set(attr::CACHE_HIT, true);
+                    generation.set(attr::OUTCOME, "cached");
+                    return (hit, None);
                 }
-                generation.set(attr::CACHE_HIT, false);
-                deps.metrics.cache_misses.inc();
-                tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
-                let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-                let started = Instant::now();
-                let (outcome, lease) = match make(shared.as_ref(), &cache, drop_others, &th, job, &slots, &deps).await {
-                    Made::Here(outcome, lease) => (*outcome, lease),
-                    Made::Served(entry) => {
-                        generation.set(attr::OUTCOME, "served_by_another_replica");
-                        return (entry, None);
-                    }
+            }
+            generation.set(attr::CACHE_HIT, false);
+            deps.metrics.cache_misses.inc();
+            tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
+            let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let started = Instant::now();
+            let (outcome, lease) = match make(shared.as_ref(), &cache, drop_others, &th, job, &slots, &deps).await {
+                Made::Here(outcome, lease) => (*outcome, lease),
+                Made::Served(entry) => {
+                    generation.set(attr::OUTCOME, "served_by_another_replica");
+                    return (entry, None);
+                }
+            };
+            let entry = Arc::new(outcome.entry);
+            generation.set(attr::OUTCOME, entry.kind.as_str());
+            generation.set(attr::REPAIRS, entry.repairs.len() as i64);
+            if let Some(reason) = &entry.fallback_reason {
+                generation.set(attr::FALLBACK_REASON, reason.clone());
+            }
+            deps.metrics
+                .generation_duration
+                .with_label_values(&[&tool_label, entry.kind.as_str()])
+                .observe(started.elapsed().as_secs_f64());
+            if cache_enabled {
+                // Stored before the waiters hear: a read after this one finds it.
+                let storing =
+                    Span::start_with("ui.cache.put", Kind::Internal, &generation.cx(), || vec![Attr::new("mcp_gen_ui.cache.store", store)]);
+                let stored = cache.put.send(Put { entry: entry.clone() }).await.unwrap_or(false);
+                drop(storing);
+                tracing::info!(
+                    component = "generation_queue",
+                    event = "cache_store",
+                    stored,
+                    kind = entry.kind.as_str(),
+                    duration_ms = entry.duration_ms,
+                    "page stored"
+                );
+            }
+            if let (Some(s), Some(lease)) = (&shared, lease) {
+                // Waiters on other replicas wake on this; then the lease goes.
+                let stored = Event::Stored {
+                    origin: s.replica().to_string(),
+                    key: entry.key.clone(),
+                    tool: entry.tool_name.clone(),
+                    forced: drop_others,
                 };
-                let entry = Arc::new(outcome.entry);
-                generation.set(attr::OUTCOME, entry.kind.as_str());
-                generation.set(attr::REPAIRS, entry.repairs.len() as i64);
-                if let Some(reason) = &entry.fallback_reason {
-                    generation.set(attr::FALLBACK_REASON, reason.clone());
-                }
-                deps.metrics
-                    .generation_duration
-                    .with_label_values(&[&tool_label, entry.kind.as_str()])
-                    .observe(started.elapsed().as_secs_f64());
-                if cache_enabled {
-                    // Stored before the waiters hear: a read after this one finds it.
-                    let storing = Span::start_with("ui.cache.put", Kind::Internal, &generation.cx(), || {
-                        vec![Attr::new("mcp_gen_ui.cache.store", store)]
-                    });
-                    let stored = cache.put.send(Put { entry: entry.clone() }).await.unwrap_or(false);
-                    drop(storing);
-                    tracing::info!(
-                        component = "generation_queue",
-                        event = "cache_store",
-                        stored,
-                        kind = entry.kind.as_str(),
-                        duration_ms = entry.duration_ms,
-                        "page stored"
-                    );
-                }
-                if let (Some(s), Some(lease)) = (&shared, lease) {
-                    // Waiters on other replicas wake on this; then the lease goes.
-                    let stored = Event::Stored {
-                        origin: s.replica().to_string(),
-                        key: entry.key.clone(),
-                        tool: entry.tool_name.clone(),
-                        forced: drop_others,
-                    };
-                    let redis =
-                        Span::start_with("redis publish_and_release", Kind::Client, &generation.cx(), making::redis_attrs("PUBLISH"));
-                    let _ = s.publish(&stored).await;
-                    lease.release().await;
-                    drop(redis);
-                }
-                // The export is the shared pages: one person's own is not one of them.
-                if let (Some(dir), false) = (export_dir, personal) {
-                    export(&dir, &entry).await;
-                }
-                (entry, outcome.classified.map(|c| (th, c)))
-            };
-            ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
-                if let Some((th, c)) = classified {
-                    act.remember(th, c);
-                }
-                if drop_others {
-                    act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
-                }
-                for w in act.waiting.remove(&slot).map(|w| w.readers).unwrap_or_default() {
-                    let _ = w.send(entry.clone());
-                }
-            }));
-        }
+                let redis = Span::start_with("redis publish_and_release", Kind::Client, &generation.cx(), making::redis_attrs("PUBLISH"));
+                let _ = s.publish(&stored).await;
+                lease.release().await;
+                drop(redis);
+            }
+            // The export is the shared pages: one person's own is not one of them.
+            if let (Some(dir), false) = (export_dir, personal) {
+                export(&dir, &entry).await;
+            }
+            (entry, outcome.classified.map(|c| (th, c)))
+        };
+        ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
+            if let Some((th, c)) = classified {
+                act.remember(th, c);
+            }
+            if drop_others {
+                act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
+            }
+            for w in act.waiting.remove(&slot).map(|w| w.readers).unwrap_or_default() {
+                let _ = w.send(entry.clone());
+            }
+        }));
         (rx, Span::none())
     }
 }

@@ -31,10 +31,8 @@ impl HostSession {
         if !crate::trace::enabled() {
             return crate::trace::Span::none();
         }
-        let (era, version) = match &self.era {
-            Era::Stateless(_) => ("stateless", Some(revision_2026::VERSION)),
-            Era::Session => ("session", self.negotiated.as_ref().map(|n| n.version.as_str())),
-        };
+        let era = if matches!(self.era, Era::Stateless(_)) { "stateless" } else { "session" };
+        let version = self.negotiated.as_ref().map(|n| n.version.as_str());
         let network = if self.transport == super::Transport::Stdio { "pipe" } else { "tcp" };
         let catalog = self.deps.fleet.catalog();
         let known_tool = |t: &str| t.starts_with(ui_tools::PREFIX) || catalog.tool(t).is_some();

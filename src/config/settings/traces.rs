@@ -212,8 +212,11 @@ fn pairs(list: &str, var: &'static str, keep_values_in_errors: bool) -> Result<V
             let shown = if keep_values_in_errors { format!("{item:?}") } else { "an entry".to_string() };
             return Err(ConfigError::new(var, format!("{shown} is not key=value; separate entries with commas")));
         };
+        // Percent-decoding through the form decoder: `+` and `&` are escaped first, since in
+        // this list they are themselves (a `+` is not a space, a `&` does not end the value).
         let decode = |s: &str| {
-            url::form_urlencoded::parse(format!("x={}", s.trim().replace('+', "%2B")).as_bytes()).next().map(|(_, v)| v.into_owned())
+            let escaped = s.trim().replace('+', "%2B").replace('&', "%26");
+            url::form_urlencoded::parse(format!("x={escaped}").as_bytes()).next().map(|(_, v)| v.into_owned())
         };
         let (k, v) = (decode(k).unwrap_or_default(), decode(v).unwrap_or_default());
         if k.is_empty() {
@@ -258,14 +261,14 @@ mod tests {
     fn headers_and_resource_attributes_are_decoded_and_header_values_never_quoted() {
         let vars = [
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=se%20cret,x-team=a"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=se%20cret,x-team=a&b+c"),
             ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=prod,service.name=ignored"),
             ("OTEL_SERVICE_NAME", "gw"),
         ];
         let t = run(&vars, &Config::default()).unwrap().unwrap();
         assert_eq!(
             t.headers.iter().map(|(k, v)| (k.as_str(), v.0.as_str())).collect::<Vec<_>>(),
-            vec![("api-key", "se cret"), ("x-team", "a")]
+            vec![("api-key", "se cret"), ("x-team", "a&b+c")]
         );
         assert_eq!(t.service_name, "gw");
         assert_eq!(t.resource, vec![("deployment.environment".to_string(), "prod".to_string())]);
