@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_gen_ui_actors::messages::ReadUi;
+use mcp_gen_ui_actors::messages::{ReadUi, ReadWait};
 use mcp_gen_ui_actors::proxy::router::READY_WAIT;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
 use mcp_gen_ui_actors::store::file_names::file_stem;
@@ -18,8 +18,9 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
             continue;
         }
         let request_id = uuid::Uuid::new_v4().simple().to_string();
-        let read = ReadUi { tool: (*tool.def).clone(), request_id, force: false, personal: None, trace: Default::default() };
-        let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?;
+        // The whole page, however long it takes to write (within the generation's ceiling).
+        let read = ReadUi { tool: (*tool.def).clone(), request_id, force: false, personal: None, trace: Default::default(), wait: ReadWait::Whole };
+        let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?.entry;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;
         written += 1;
@@ -28,7 +29,7 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
             path.display(),
             name,
             entry.kind.as_str(),
-            entry.fallback_reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+            entry.fallback_reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
         );
     }
     println!("exported {written} tool UIs to {}", dir.display());

@@ -123,7 +123,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     if let Some(file) = settings.upstreams.file.clone() {
         upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults)?;
     }
-    let queue = deps.queue.pending.clone();
+    let (queue, abandon) = (deps.queue.pending.clone(), deps.queue.abandon.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
     if let Some(dir) = &settings.debug_dir {
         if let Err(why) = mcp_gen_ui_actors::generation::debug_files::prepare(dir) {
@@ -151,10 +151,12 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let left = SHUTDOWN_BUDGET.saturating_sub(stopping.elapsed()).max(Duration::from_millis(500));
     let unfinished = mcp_gen_ui_actors::generation::queue::drain(&queue, left).await;
     if unfinished > 0 {
+        // Each dropped page is named in the log by the queue; they are made again after a restart.
+        let dropped = abandon.send(mcp_gen_ui_actors::messages::Abandon).await.unwrap_or(unfinished);
         tracing::warn!(
             component = "main",
             event = "generations_abandoned",
-            count = unfinished,
+            count = dropped,
             "generations still running at shutdown were abandoned"
         );
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use actix::{Actor, Addr, Supervisor};
 use mcp_gen_ui_actors::generation::cache_key::ConfigFingerprint;
+use mcp_gen_ui_actors::generation::llm::stream::Limits;
 use mcp_gen_ui_actors::generation::llm::{Anthropic, Ollama, OpenAi, SharedLlm};
 use mcp_gen_ui_actors::generation::pipeline::{Deps, GenSettings};
 use mcp_gen_ui_actors::generation::prompts::{Prompts, PROMPT_VERSION};
@@ -123,7 +124,12 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         pages: Arc::new(UiPages::new()),
         metrics: metrics.clone(),
         settings: GenSettings {
-            budget: Duration::from_millis(cfg.generation.timeout_ms),
+            read_wait: Duration::from_millis(cfg.generation.timeout_ms),
+            ceiling: Duration::from_millis(cfg.generation.max_generation_ms),
+            limits: Limits {
+                first_token: Duration::from_millis(cfg.generation.first_token_ms),
+                stall: Duration::from_millis(cfg.generation.stall_ms),
+            },
             max_retries: cfg.generation.max_retries,
             temperature: cfg.llm.temperature,
             max_tokens: cfg.llm.max_tokens,
@@ -134,6 +140,11 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             style_guide: cfg.generation.style_guide.clone(),
         },
     };
+    let registry = Registry::new(pages.clone());
+    let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    // Hosts hear of a page written after they were shown the provisional one, here and (through
+    // replica_sync) on the other replicas.
+    let page_changed = announcer(&fleet);
     let queue = GenerationQueue::new(
         UiCache::port(&cache),
         Refinements::port(&refinements),
@@ -146,11 +157,10 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     .with_state_dir(cache_dir.as_deref())
     .with_pages(pages.clone())
     .with_shapes(shapes.clone())
-    .with_shared(shared.clone());
+    .with_shared(shared.clone())
+    .with_written(Some(page_changed.clone()));
     let queue = Supervisor::start(move |_| queue);
     let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
-    let registry = Registry::new(pages.clone());
-    let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
     let mut listeners = vec![queue.clone().recipient()];
     let enabled_tools: Option<Arc<std::collections::HashSet<String>>> =
         cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
@@ -162,13 +172,6 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     servers.start_all(settings.upstreams.servers.clone());
     if let Some(s) = &shared {
         // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
-        let hosts_fleet = fleet.clone();
-        let page_changed: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |tool: &str| {
-            let Some(uri) = hosts_fleet.catalog().tool(tool).map(|t| t.page.clone()) else { return };
-            let msg = jsonrpc::notification("notifications/resources/updated", serde_json::json!({"uri": uri}));
-            hosts_fleet.broadcast(HostEvent::ResourceUpdated { uri, msg });
-            hosts_fleet.broadcast(HostEvent::UiResourcesChanged);
-        });
         let targets = replica_sync::Targets { pages: pages.clone(), forget: cache.clone().recipient(), page_changed };
         replica_sync::start(s, targets);
     }
@@ -194,6 +197,18 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// Tells every connected host that the page of the tool it names changed: `resources/updated`
+/// to its subscribers, `resources/list_changed` to UI hosts.
+fn announcer(fleet: &Arc<Fleet>) -> Arc<dyn Fn(&str) + Send + Sync> {
+    let hosts_fleet = fleet.clone();
+    Arc::new(move |tool: &str| {
+        let Some(uri) = hosts_fleet.catalog().tool(tool).map(|t| t.page.clone()) else { return };
+        let msg = jsonrpc::notification("notifications/resources/updated", serde_json::json!({"uri": uri}));
+        hosts_fleet.broadcast(HostEvent::ResourceUpdated { uri, msg });
+        hosts_fleet.broadcast(HostEvent::UiResourcesChanged);
+    })
 }
 
 /// `generation.warm`: the warmer, told of every tool list change, and its progress; None when off.

@@ -16,6 +16,11 @@
     this._hostInfo = null;
     this._connected = false;
     this._target = null;
+    /* The call this View shows (its input and result), kept so that a page put in its place
+       (replacePage) shows the same. _ownTool: the tool whose own calls from the page count. */
+    this._lastInput = null;
+    this._lastResult = null;
+    this._ownTool = null;
   }
   App.prototype._post = function (msg) {
     (this._target || window.parent).postMessage(msg, "*");
@@ -57,9 +62,9 @@
     }
     var params = m.params || {};
     switch (m.method) {
-      case "ui/notifications/tool-input": this._call("ontoolinput", params); break;
+      case "ui/notifications/tool-input": this._lastInput = params; this._call("ontoolinput", params); break;
       case "ui/notifications/tool-input-partial": this._call("ontoolinputpartial", params); break;
-      case "ui/notifications/tool-result": this._call("ontoolresult", unwrapResult(params)); break;
+      case "ui/notifications/tool-result": this._lastResult = params; this._call("ontoolresult", unwrapResult(params)); break;
       case "ui/notifications/tool-cancelled": this._call("ontoolcancelled", params); break;
       case "ui/notifications/host-context-changed":
         Object.assign(this._hostContext, params);
@@ -86,6 +91,8 @@
       this._listener = function (ev) { self._onMessage(ev); };
       window.addEventListener("message", this._listener);
     }
+    var carry = takeCarry();
+    if (carry) return this._resume(carry);
     return this._request("ui/initialize", {
       appInfo: this.appInfo, appCapabilities: this.capabilities, protocolVersion: PROTOCOL
     }).then(function (res) {
@@ -95,10 +102,47 @@
       self._hostContext = res.hostContext || {};
       applyHostContext(self._hostContext);
       self._connected = true;
+      current = self;
       self._notify("ui/notifications/initialized", {});
       if (self.options.autoResize !== false) self._autoResize();
       return res;
     });
+  };
+  /* This page replaced one that was connected (replacePage): the host's View is already
+     initialized, so nothing is asked again; the page gets what the host told the one before it,
+     then the call that page showed, as if the host had sent them. */
+  App.prototype._resume = function (carry) {
+    var self = this;
+    this._next = Math.max(this._next, carry.next || 1);
+    this._hostInfo = carry.hostInfo || null;
+    this._hostCapabilities = carry.hostCapabilities || {};
+    this._hostContext = carry.hostContext || {};
+    applyHostContext(this._hostContext);
+    this._connected = true;
+    current = this;
+    if (this.options.autoResize !== false) this._autoResize();
+    setTimeout(function () {
+      if (carry.input) { self._lastInput = carry.input; self._call("ontoolinput", carry.input); }
+      if (carry.result) { self._lastResult = carry.result; self._call("ontoolresult", unwrapResult(carry.result)); }
+    }, 0);
+    return Promise.resolve({ protocolVersion: PROTOCOL, hostInfo: this._hostInfo, hostCapabilities: this._hostCapabilities, hostContext: this._hostContext });
+  };
+  /* Puts `html` (a whole page) in this page's place, in the same frame: the host keeps talking
+     to the same View. What the new page needs of this one travels in a global that survives
+     document.open; timers and listeners of this page are stopped first. */
+  App.prototype.replacePage = function (html) {
+    for (var id in this._pending) clearTimeout(this._pending[id].timer);
+    this._pending = {};
+    if (this._resizeObserver) this._resizeObserver.disconnect();
+    window.__mcpGenUiCarry = {
+      hostInfo: this._hostInfo, hostCapabilities: this._hostCapabilities, hostContext: this._hostContext,
+      input: this._lastInput, result: this._lastResult, next: this._next, at: Date.now()
+    };
+    this.close();
+    current = null;
+    document.open();
+    document.write(html);
+    document.close();
   };
   App.prototype._autoResize = function () {
     var self = this, last = "";
@@ -108,10 +152,20 @@
       var key = size.width + "x" + size.height;
       if (key !== last) { last = key; self.sendSizeChanged(size); }
     }
-    if (typeof ResizeObserver === "function") new ResizeObserver(report).observe(document.documentElement);
+    if (typeof ResizeObserver === "function") {
+      this._resizeObserver = new ResizeObserver(report);
+      this._resizeObserver.observe(document.documentElement);
+    }
     report();
   };
-  App.prototype.callServerTool = function (p) { return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }).then(unwrapResult); };
+  App.prototype.callServerTool = function (p) {
+    var self = this, mine = p.name === this._ownTool;
+    if (mine) this._lastInput = { arguments: p.arguments || {} };
+    return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }).then(function (r) {
+      if (mine) self._lastResult = r;
+      return unwrapResult(r);
+    });
+  };
   App.prototype.readServerResource = function (p) { return this._request("resources/read", { uri: p.uri }); };
   App.prototype.sendMessage = function (p) {
     var c = p && p.content;
@@ -173,6 +227,15 @@
     if (typeof ctx.locale === "string" && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(ctx.locale)) root.setAttribute("lang", ctx.locale);
     if (ctx.displayMode) root.setAttribute("data-display-mode", String(ctx.displayMode).slice(0, 20));
   }
+  /* The connected View, for scripts beside the page's own (the provisional page's watcher). */
+  var current = null;
+  /* What a page put in this one's place left for it (fresh only: a stale one is dropped). */
+  function takeCarry() {
+    var c = window.__mcpGenUiCarry;
+    if (!c) return null;
+    try { delete window.__mcpGenUiCarry; } catch (e) { window.__mcpGenUiCarry = undefined; }
+    return typeof c === "object" && Date.now() - c.at < 30000 ? c : null;
+  }
   function PostMessageTransport(target) { this.target = target; }
   /* The SDK's style helpers, for generated pages that import them. */
   function applyDocumentTheme(theme) { applyHostContext({ theme: theme }); }
@@ -182,5 +245,6 @@
     var s = document.createElement("style"); s.textContent = css; document.head.appendChild(s);
   }
   globalThis.McpGenUiRuntime = { App: App, PostMessageTransport: PostMessageTransport, PROTOCOL_VERSION: PROTOCOL,
-    applyDocumentTheme: applyDocumentTheme, applyHostStyleVariables: applyHostStyleVariables, applyHostFonts: applyHostFonts };
+    applyDocumentTheme: applyDocumentTheme, applyHostStyleVariables: applyHostStyleVariables, applyHostFonts: applyHostFonts,
+    current: function () { return current; } };
 })();

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::page::UiEntry;
+use crate::page::{UiEntry, Writing};
 use crate::upstream::UpstreamError;
 
 pub type SessionId = String;
@@ -228,7 +228,7 @@ pub struct UpstreamPort {
 /// Read (or make) the page for a tool, with its refinements as they are now (the queue asks
 /// for them). `force` skips the cache lookup (regenerate).
 #[derive(Message)]
-#[rtype(result = "Arc<UiEntry>")]
+#[rtype(result = "PageRead")]
 pub struct ReadUi {
     pub tool: Value,
     pub request_id: String,
@@ -239,7 +239,63 @@ pub struct ReadUi {
     /// The span of the read that asked: a generation it starts is its child, and a read that
     /// joins one in flight links to it.
     pub trace: crate::trace::TraceCx,
+    /// How long the read may wait for a page being written.
+    pub wait: ReadWait,
 }
+
+/// How long a read waits for the page it asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadWait {
+    /// A host's read: `generation.timeoutMs`, then the provisional page (the generation goes on).
+    Budget,
+    /// Until the page is made (warming, export): never a provisional page.
+    Whole,
+}
+
+/// A read's answer: the page, or (`writing` set) the provisional template shown while the page
+/// is being written. A provisional page is never kept as the answer to later reads.
+#[derive(Debug, Clone, MessageResponse)]
+pub struct PageRead {
+    pub entry: Arc<UiEntry>,
+    pub writing: Option<Writing>,
+}
+
+impl PageRead {
+    pub fn page(entry: Arc<UiEntry>) -> Self {
+        PageRead { entry, writing: None }
+    }
+
+    pub fn provisional(&self) -> bool {
+        self.writing.is_some()
+    }
+}
+
+/// Where a tool's page is now, without starting a generation: what a provisional page asks
+/// (through `_ui_page_status`) until its page is written. Waits at most `wait` for a page being
+/// written to be done.
+#[derive(Message)]
+#[rtype(result = "PageStatus")]
+pub struct StatusOf {
+    pub tool: Value,
+    /// As in [`ReadUi`].
+    pub personal: Option<String>,
+    pub wait: std::time::Duration,
+}
+
+#[derive(Debug, Clone, MessageResponse)]
+pub enum PageStatus {
+    /// Being written.
+    Writing(Writing),
+    /// Made: the page a read gets now (written, or the template with its reason).
+    Ready(Arc<UiEntry>),
+    /// Neither made nor being made (a read would start it).
+    Idle,
+}
+
+/// Shutdown: stop every generation still running, and say in the log which were dropped.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct Abandon;
 
 /// Forgets what was learnt about a tool (its classification) so the next generation asks again.
 #[derive(Message)]
@@ -276,10 +332,12 @@ pub struct Pending;
 #[derive(Clone)]
 pub struct QueuePort {
     pub read: Recipient<ReadUi>,
+    pub status: Recipient<StatusOf>,
     pub peek: Recipient<Peek>,
     pub key_for: Recipient<KeyFor>,
     pub forget: Recipient<ForgetTool>,
     pub pending: Recipient<Pending>,
+    pub abandon: Recipient<Abandon>,
 }
 
 // ---------------------------------------------------------------- cache

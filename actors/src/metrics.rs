@@ -32,6 +32,9 @@ pub struct Metrics {
     /// Pages served as a fallback, by reason (offline, minimal, TIMEOUT, RATE_LIMIT, not_html, ...).
     pub fallbacks: IntCounterVec,
     pub llm_requests: IntCounterVec,
+    /// LLM requests by the tool whose page they were for: a page made once is one or two
+    /// (classification, page), more only after a failure, a rejection or a cut answer.
+    pub llm_requests_by_tool: IntCounterVec,
     /// Tokens by provider, model and direction (input, output).
     pub llm_tokens: IntCounterVec,
     pub generations_in_flight: IntGauge,
@@ -226,7 +229,8 @@ impl Metrics {
                 .expect("valid metric");
         let generation_duration = HistogramVec::new(
             HistogramOpts::new(format!("{PREFIX}_generation_duration_seconds"), "UI generation wall time by tool and outcome")
-                .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 30.0]),
+                // Pages from hosted models take 15 s to minutes.
+                .buckets(vec![0.05, 0.25, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0]),
             &["tool", "outcome"],
         )
         .expect("valid metric");
@@ -244,6 +248,11 @@ impl Metrics {
         let llm_requests = IntCounterVec::new(
             Opts::new(format!("{PREFIX}_llm_requests_total"), "LLM requests by provider, model and outcome"),
             &["provider", "model", "outcome"],
+        )
+        .expect("valid metric");
+        let llm_requests_by_tool = IntCounterVec::new(
+            Opts::new(format!("{PREFIX}_llm_requests_by_tool_total"), "LLM requests by the tool whose page they were for"),
+            &["tool"],
         )
         .expect("valid metric");
         let llm_tokens = IntCounterVec::new(
@@ -348,6 +357,7 @@ impl Metrics {
             Box::new(cache_bytes.clone()),
             Box::new(fallbacks.clone()),
             Box::new(llm_requests.clone()),
+            Box::new(llm_requests_by_tool.clone()),
             Box::new(llm_tokens.clone()),
             Box::new(generations_in_flight.clone()),
             Box::new(generations_queued.clone()),
@@ -402,6 +412,7 @@ impl Metrics {
             cache_bytes,
             fallbacks,
             llm_requests,
+            llm_requests_by_tool,
             llm_tokens,
             generations_in_flight,
             generations_queued,

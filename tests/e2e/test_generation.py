@@ -117,10 +117,14 @@ def test_connection_refused_is_a_network_error(fake, tmp_path):
         assert meta["kind"] == "template" and meta["fallbackReason"] == "NETWORK_ERROR"
 
 
-def test_a_provider_that_never_answers_is_cut_off_at_the_budget(fake, tmp_path):
+def test_a_provider_that_never_answers_is_cut_at_the_first_token_limit(fake, tmp_path):
+    """The host's read waits its budget, then gets the provisional page; the generation goes on
+    until the provider has had generation.firstTokenMs for each attempt, its connections are
+    closed, and the template is kept (reason TIMEOUT) only until the page is tried again."""
     fake.default = {"hang": True}
     budget = 1.5
-    with gen_proxy(fake, "openai", config={"generation": {"timeoutMs": int(budget * 1000), "maxRetries": 2}}, name="proxy-hang", tmp_path=tmp_path) as (base, _):
+    cfg = {"generation": {"timeoutMs": int(budget * 1000), "firstTokenMs": 2000, "maxRetries": 1}}
+    with gen_proxy(fake, "openai", config=cfg, name="proxy-hang", tmp_path=tmp_path) as (base, proc):
         async def go():
             async with session("mcp", base) as s:
                 t0 = time.monotonic()
@@ -129,12 +133,19 @@ def test_a_provider_that_never_answers_is_cut_off_at_the_budget(fake, tmp_path):
 
         elapsed, content = anyio.run(go)
         assert elapsed < budget + 0.1 + 0.15, f"read took {elapsed:.3f}s for a {budget}s budget"  # + client round trip
-        assert content.meta["mcp-gen-ui"]["fallbackReason"] == "TIMEOUT"
+        ours = content.meta["mcp-gen-ui"]
+        assert ours["provisional"] is True and ours["fallbackReason"] is None, ours
         assert "<form" in content.text
-        deadline = time.time() + 2
-        while not all(r["client_closed"] for r in fake.generations()):
-            assert time.time() < deadline, "the provider connection was left open"
+        deadline = time.time() + 10
+        while len(fake.generations()) < 2 or not all(r["client_closed"] for r in fake.generations()):
+            assert time.time() < deadline, "the provider connections were left open"
             time.sleep(0.05)
+        time.sleep(0.5)
+        html, meta = read_ui(base, "get_forecast")
+        assert meta["fallbackReason"] == "TIMEOUT" and not meta.get("provisional"), meta
+        assert 25_000 <= meta["expiresAt"] - meta["generatedAt"] <= 31_000, "tried again after 30 s, not on every read"
+        assert len(fake.generations()) == 2, "the read after the failure made no new request"
+        assert "generation.firstTokenMs" in proc.log_path.read_text()
 
 
 def test_concurrent_reads_share_one_generation(fake, tmp_path):

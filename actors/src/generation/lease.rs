@@ -61,8 +61,9 @@ const FIRST_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_millis(500);
 
 /// Claims `key` for this replica, or waits for the replica that holds it, until `deadline`.
-/// `lookup` looks for the page (the caller's cache, which reads through to the store).
-pub async fn claim<S, L, F>(store: &S, key: &str, deadline: Instant, metrics: &Metrics, lookup: L) -> Claim<S>
+/// `lookup` looks for the page (the caller's cache, which reads through to the store);
+/// `waiting` is called once, when another replica is found to hold the lease.
+pub async fn claim<S, L, F>(store: &S, key: &str, deadline: Instant, metrics: &Metrics, lookup: L, waiting: impl Fn()) -> Claim<S>
 where
     S: LeaseStore,
     L: Fn() -> F,
@@ -100,6 +101,7 @@ where
             Ok(false) => {
                 if !waited {
                     waited = true;
+                    waiting();
                     tracing::info!(component = "lease", event = "lease_wait", cache_key = %key, "another replica is making this page: waiting for it");
                 }
                 let now = Instant::now();
@@ -302,7 +304,7 @@ mod tests {
         let group = Fake::group(Duration::from_millis(900));
         let (a, b) = (Fake::replica(&group, "a"), Fake::replica(&group, "b"));
         let m = Metrics::new();
-        let Claim::Held(lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k")).await else { panic!("a holds it") };
+        let Claim::Held(lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k"), || ()).await else { panic!("a holds it") };
         let maker = {
             let a = a.clone();
             tokio::spawn(async move {
@@ -312,7 +314,7 @@ mod tests {
             })
         };
         let started = Instant::now();
-        match claim(&b, "k", soon(5000), &m, || b.lookup("k")).await {
+        match claim(&b, "k", soon(5000), &m, || b.lookup("k"), || ()).await {
             Claim::Found(p) => assert_eq!(p.html, "a"),
             _ => panic!("b gets a's page"),
         }
@@ -327,10 +329,10 @@ mod tests {
         let group = Fake::group(Duration::from_millis(300));
         let (a, b) = (Fake::replica(&group, "a"), Fake::replica(&group, "b"));
         let m = Metrics::new();
-        let Claim::Held(lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k")).await else { panic!("a holds it") };
+        let Claim::Held(lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k"), || ()).await else { panic!("a holds it") };
         drop(lease); // a dies: no renewal, no release
         let started = Instant::now();
-        let Claim::Held(mine) = claim(&b, "k", soon(5000), &m, || b.lookup("k")).await else { panic!("b takes over") };
+        let Claim::Held(mine) = claim(&b, "k", soon(5000), &m, || b.lookup("k"), || ()).await else { panic!("b takes over") };
         assert!(started.elapsed() >= Duration::from_millis(250) && started.elapsed() < Duration::from_millis(1000));
         assert_eq!(m.lease_takeovers.get(), 1);
         assert_eq!(m.lease_waits.with_label_values(&["takeover"]).get(), 1);
@@ -343,9 +345,9 @@ mod tests {
         let group = Fake::group(Duration::from_secs(10));
         let (a, b) = (Fake::replica(&group, "a"), Fake::replica(&group, "b"));
         let m = Metrics::new();
-        let Claim::Held(_lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k")).await else { panic!() };
+        let Claim::Held(_lease) = claim(&a, "k", soon(5000), &m, || a.lookup("k"), || ()).await else { panic!() };
         let started = Instant::now();
-        assert!(matches!(claim(&b, "k", soon(400), &m, || b.lookup("k")).await, Claim::TimedOut));
+        assert!(matches!(claim(&b, "k", soon(400), &m, || b.lookup("k"), || ()).await, Claim::TimedOut));
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(390) && took < Duration::from_millis(600), "{took:?}");
         assert_eq!(m.lease_waits.with_label_values(&["budget"]).get(), 1);
@@ -357,7 +359,7 @@ mod tests {
         let a = Fake::replica(&group, "a");
         a.store_page("k");
         let m = Metrics::new();
-        assert!(matches!(claim(&a, "k", soon(1000), &m, || a.lookup("k")).await, Claim::Found(_)));
+        assert!(matches!(claim(&a, "k", soon(1000), &m, || a.lookup("k"), || ()).await, Claim::Found(_)));
         assert!(group.leases.lock().unwrap().is_empty());
     }
 
@@ -367,7 +369,7 @@ mod tests {
         let a = Fake::replica(&group, "a");
         group.down.store(true, std::sync::atomic::Ordering::Relaxed);
         let m = Metrics::new();
-        assert!(matches!(claim(&a, "k", soon(1000), &m, || a.lookup("k")).await, Claim::Unavailable));
+        assert!(matches!(claim(&a, "k", soon(1000), &m, || a.lookup("k"), || ()).await, Claim::Unavailable));
     }
 
     #[tokio::test]
@@ -375,10 +377,10 @@ mod tests {
         let group = Fake::group(Duration::from_millis(200));
         let (a, b) = (Fake::replica(&group, "a"), Fake::replica(&group, "b"));
         let m = Metrics::new();
-        let Claim::Held(old) = claim(&a, "k", soon(5000), &m, || a.lookup("k")).await else { panic!() };
+        let Claim::Held(old) = claim(&a, "k", soon(5000), &m, || a.lookup("k"), || ()).await else { panic!() };
         old.renewal.abort(); // a stalls past its TTL
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let Claim::Held(_new) = claim(&b, "k", soon(5000), &m, || b.lookup("k")).await else { panic!() };
+        let Claim::Held(_new) = claim(&b, "k", soon(5000), &m, || b.lookup("k"), || ()).await else { panic!() };
         old.release().await; // a wakes up and releases: b's lease must survive
         assert_eq!(group.leases.lock().unwrap().get("k").map(|(w, _)| w.clone()), Some("b".to_string()));
     }

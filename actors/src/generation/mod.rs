@@ -9,6 +9,7 @@ pub mod lease;
 pub mod llm;
 pub mod pipeline;
 pub mod postprocess;
+pub mod progress;
 pub mod prompts;
 pub mod queue;
 pub mod scripts;

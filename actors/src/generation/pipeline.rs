@@ -1,7 +1,8 @@
-//! One generation, start to finish, as a plain async function: classify, ask the LLM, retry
-//! with backoff, post-process, and fall back to the template. The budget is a wall-clock
-//! deadline across all of it; when it runs out the in-flight request future is dropped (which
-//! closes the provider connection) and the template is returned.
+//! One generation, start to finish, as a plain async function: classify, ask the LLM (its
+//! answer streamed, counted into the generation's [`Progress`]), retry with backoff,
+//! post-process, and fall back to the template. Nothing a reader does stops it: the only
+//! bound is the ceiling (`generation.maxGenerationMs`), a wall-clock deadline across all of it,
+//! enforced by dropping the in-flight request (which closes the provider connection).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,18 +11,26 @@ use futures::FutureExt;
 
 use serde_json::Value;
 
-use crate::generation::llm::{ErrorCode, LlmError, LlmRequest, SharedLlm};
+use crate::generation::llm::stream::{Limits, Stop};
+use crate::generation::llm::{ErrorCode, LlmError, LlmRequest, LlmResponse, SharedLlm};
+use crate::generation::progress::Progress;
 use crate::generation::prompts::{parse_classification, PromptExtras, Prompts, PROMPT_VERSION};
 use crate::generation::templates::{UiPages, TEMPLATE_VERSION};
 use crate::generation::{debug_files, postprocess};
 use crate::metrics::Metrics;
-use crate::page::UiType;
-use crate::page::{now_ms, transient_reason, PageKind, UiEntry, ENTRY_FORMAT};
+use crate::page::{now_ms, FallbackReason, LlmFailure, PageKind, Phase, UiEntry, UiType, ENTRY_FORMAT};
 use crate::trace::{attr, Attr, Kind, Span};
 
 #[derive(Debug, Clone)]
 pub struct GenSettings {
-    pub budget: Duration,
+    /// `generation.timeoutMs`: how long a host's read waits for a page being written before it
+    /// is given the provisional template (the generation goes on).
+    pub read_wait: Duration,
+    /// `generation.maxGenerationMs`: the ceiling of one generation, classification, attempts
+    /// and backoff included (a wait for a slot is not).
+    pub ceiling: Duration,
+    /// `generation.firstTokenMs` and `generation.stallMs`: how each streamed answer is read.
+    pub limits: Limits,
     pub max_retries: u32,
     pub temperature: f64,
     pub max_tokens: u32,
@@ -30,7 +39,8 @@ pub struct GenSettings {
     pub debug_dir: Option<std::path::PathBuf>,
     /// `logging.redactSensitiveData`: logged prompts and answers are cut short.
     pub redact: bool,
-    /// `cache.fallbackTtlSecs`: how long a page served for a transient failure is kept.
+    /// `cache.fallbackTtlSecs`: the longest a page served for a transient failure is kept
+    /// before the page is tried again (the first retry comes sooner: [`retry_after_failures`]).
     pub fallback_ttl: Duration,
     /// `generation.styleGuide`: the operator's extra instructions for every page.
     pub style_guide: Option<String>,
@@ -38,6 +48,10 @@ pub struct GenSettings {
 
 /// Appended to the prompt after a rejected page, before what was wrong with it.
 const REPAIR_NOTE: &str = "\n\nYour previous answer could not be used: ";
+/// Appended to the prompt after an answer was cut at the token limit.
+const COMPACT_NOTE: &str = "\n\nYour previous answer was cut off at the output token limit before the page was complete. \
+Write a more compact page that fits: short CSS without repetition, no comments, no sample data, no features beyond what this tool needs. \
+Write the whole page again, ending with </html>.\n";
 
 /// Writes a debug artefact; failures only warn (debugging must not break serving).
 fn shorten(s: &str, redact: bool) -> &str {
@@ -58,7 +72,11 @@ pub struct Job {
     pub request_id: String,
     /// The generation's span: each LLM request is its child.
     pub trace: crate::trace::TraceCx,
-    pub deadline: Instant,
+    /// Where it has got to, for anyone who asks while it runs.
+    pub progress: Arc<Progress>,
+    /// How many generations of this page failed in a row before this one (the next retry
+    /// after a failure waits longer each time).
+    pub failures: u32,
     /// A classification remembered for this tool hash, if any.
     pub known_type: Option<UiType>,
     /// The shape of this tool's results as hosts saw them (`generation.learnResultShape`).
@@ -84,7 +102,13 @@ pub fn backoff(attempt: u32) -> Duration {
     Duration::from_secs(1u64 << attempt.min(3)).min(Duration::from_secs(5))
 }
 
-/// How long to wait before the next attempt, or None when the wait does not fit the budget.
+/// After `failures` failed generations of a page in a row, how long the template served for
+/// the last one is kept before the page is tried again: 30 s doubling, at most `cap`.
+pub fn retry_after_failures(failures: u32, cap: Duration) -> Duration {
+    Duration::from_secs(30u64 << failures.min(16)).min(cap)
+}
+
+/// How long to wait before the next attempt, or None when the wait does not fit the ceiling.
 /// A provider's Retry-After is honoured only as given: retrying earlier just fails again.
 pub fn next_wait(err: &LlmError, attempt: u32, remaining: Duration) -> Option<Duration> {
     let wait = err.retry_after.unwrap_or_else(|| backoff(attempt));
@@ -95,12 +119,16 @@ struct Ctx<'a> {
     job: &'a Job,
     deps: &'a Deps,
     started: Instant,
+    /// The ceiling: `started` + `generation.maxGenerationMs`.
+    deadline: Instant,
+    /// Requests made so far (the progress names the current one).
+    asked: u32,
     input_tokens: u64,
     output_tokens: u64,
 }
 
 impl Ctx<'_> {
-    fn entry(&self, html: String, kind: PageKind, reason: Option<String>, ui_type: Option<UiType>) -> UiEntry {
+    fn entry(&self, html: String, kind: PageKind, reason: Option<FallbackReason>, ui_type: Option<UiType>) -> UiEntry {
         let (provider, model) = match &self.deps.llm {
             Some(l) => (l.provider().to_string(), l.model().to_string()),
             None => ("offline".to_string(), String::new()),
@@ -129,26 +157,28 @@ impl Ctx<'_> {
     }
 
     /// The template page, rendered on the blocking pool (a large schema makes a large form).
-    async fn fallback(&self, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
+    async fn fallback(&self, reason: FallbackReason, detail: &str, ui_type: Option<UiType>) -> UiEntry {
         let (pages, tool) = (self.deps.pages.clone(), self.job.tool.clone());
         let rendered = tokio::task::spawn_blocking(move || pages.try_template_page(&tool)).await;
         self.fallback_with(rendered.ok().and_then(Result::ok), reason, detail, ui_type)
     }
 
     /// The fallback entry around a rendered template page (None: the emergency page).
-    fn fallback_with(&self, template: Option<String>, reason: &str, detail: &str, ui_type: Option<UiType>) -> UiEntry {
+    fn fallback_with(&self, template: Option<String>, reason: FallbackReason, detail: &str, ui_type: Option<UiType>) -> UiEntry {
         let tool_name = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let (html, kind) = match template {
             Some(h) => (h, PageKind::Template),
             None => (self.deps.pages.emergency_page(tool_name), PageKind::Emergency),
         };
-        self.deps.metrics.fallbacks.with_label_values(&[reason]).inc();
-        if !matches!(reason, "offline" | "minimal") {
-            tracing::warn!(component = "generation", event = "fallback", request_id = %self.job.request_id, tool_name, reason, detail, level = kind.level(), "serving the template UI instead of a generated one");
+        self.deps.metrics.fallbacks.with_label_values(&[reason.as_str()]).inc();
+        if reason.is_failure() {
+            tracing::warn!(component = "generation", event = "fallback", request_id = %self.job.request_id, tool_name, reason = reason.as_str(), detail, level = kind.level(), "serving the template UI instead of a generated one");
         }
-        let mut e = self.entry(html, kind, Some(reason.to_string()), ui_type);
-        if transient_reason(reason) {
-            e.expires_at = Some(now_ms().saturating_add(self.deps.settings.fallback_ttl.as_millis() as u64));
+        let transient = reason.transient();
+        let mut e = self.entry(html, kind, Some(reason), ui_type);
+        if transient {
+            let keep = retry_after_failures(self.job.failures, self.deps.settings.fallback_ttl);
+            e.expires_at = Some(now_ms().saturating_add(keep.as_millis() as u64));
         }
         if !detail.is_empty() {
             e.warnings.push(detail.to_string());
@@ -157,11 +187,12 @@ impl Ctx<'_> {
     }
 
     fn remaining(&self) -> Duration {
-        self.job.deadline.saturating_duration_since(Instant::now())
+        self.deadline.saturating_duration_since(Instant::now())
     }
 
-    /// One LLM call bounded by what is left of the budget; records tokens and outcome.
-    async fn ask(&mut self, system: String, user: String, max_tokens: u32) -> Result<String, LlmError> {
+    /// One LLM call, streamed under the limits and bounded by what is left of the ceiling;
+    /// records tokens and outcome.
+    async fn ask(&mut self, system: String, user: String, max_tokens: u32) -> Result<LlmResponse, LlmError> {
         let llm = self.deps.llm.clone().expect("ask is only called with a provider");
         let span = Span::start_with(format!("chat {}", llm.model()), Kind::Client, &self.job.trace, || {
             vec![
@@ -172,6 +203,10 @@ impl Ctx<'_> {
                 Attr::new(attr::REQUEST_ID, self.job.request_id.clone()),
             ]
         });
+        self.asked += 1;
+        self.job.progress.asking(self.asked);
+        let tool = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        self.deps.metrics.llm_requests_by_tool.with_label_values(&[tool]).inc();
         let req = LlmRequest {
             system,
             user,
@@ -179,6 +214,8 @@ impl Ctx<'_> {
             temperature: self.deps.settings.temperature,
             request_id: self.job.request_id.clone(),
             trace: span.cx(),
+            limits: self.deps.settings.limits,
+            progress: Some(self.job.progress.clone()),
         };
         let labels = |outcome: &str| [llm.provider().to_string(), llm.model().to_string(), outcome.to_string()];
         let asked = Instant::now();
@@ -186,7 +223,12 @@ impl Ctx<'_> {
             Ok(r) => r,
             // Dropping the future dropped the request: the provider sees its connection close.
             Err(_) => {
-                Err(LlmError::new(ErrorCode::Timeout, format!("no answer within the {} ms budget", self.deps.settings.budget.as_millis())))
+                let mut e = LlmError::new(
+                    ErrorCode::Timeout,
+                    format!("the page was not finished within {} ms (generation.maxGenerationMs)", self.deps.settings.ceiling.as_millis()),
+                );
+                e.retryable = false; // nothing of the ceiling is left
+                Err(e)
             }
         };
         let outcome = res.as_ref().err().map(|e| e.code.as_str()).unwrap_or("ok");
@@ -203,6 +245,9 @@ impl Ctx<'_> {
             Ok(r) => {
                 span.set(attr::GENAI_INPUT_TOKENS, r.input_tokens as i64);
                 span.set(attr::GENAI_OUTPUT_TOKENS, r.output_tokens as i64);
+                if r.stop == Stop::Truncated {
+                    span.set("gen_ai.response.finish_reasons", "length");
+                }
             }
             Err(e) => span.fail(e.code.as_str(), e.message.clone()),
         }
@@ -218,39 +263,80 @@ impl Ctx<'_> {
             }
             Err(e) => self.deps.metrics.llm_requests.with_label_values(&labels(e.code.as_str()).each_ref().map(String::as_str)).inc(),
         }
-        res.map(|r| r.text)
+        res
     }
 }
 
 /// [`run`], with any panic inside it contained: the read gets the template (reason `internal`,
 /// kept only for the fallback TTL) and the caller, the queue, keeps serving.
 pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
-    let (key, tool, request_id, deadline) = (job.key.clone(), job.tool.clone(), job.request_id.clone(), job.deadline);
+    let (key, tool, request_id, failures) = (job.key.clone(), job.tool.clone(), job.request_id.clone(), job.failures);
     match std::panic::AssertUnwindSafe(run(job, deps.clone())).catch_unwind().await {
         Ok(outcome) => outcome,
         Err(p) => {
             let why = crate::contain::panic_message(p.as_ref());
             tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
-            let job = Job {
-                key,
-                tool,
-                refinements: Vec::new(),
-                request_id,
-                trace: Default::default(),
-                deadline,
-                known_type: None,
-                result_shape: None,
-            };
-            Outcome { entry: internal_fallback(&job, &deps, &format!("page generation failed inside mcp-gen-ui: {why}")), classified: None }
+            let entry = internal_fallback(&Spare { key, tool, request_id, failures }, &deps, &format!("page generation failed inside mcp-gen-ui: {why}"));
+            Outcome { entry, classified: None }
         }
     }
 }
 
+/// What a page that could not be made is made of: its key and tool, for the template.
+pub struct Spare {
+    pub key: String,
+    pub tool: Value,
+    pub request_id: String,
+    pub failures: u32,
+}
+
 /// The template page for a read that failed inside this service (reason `internal`).
-pub fn internal_fallback(job: &Job, deps: &Deps, why: &str) -> UiEntry {
-    let cx = Ctx { job, deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
-    // Rare (a contained panic): rendered where it is needed rather than risking another hop.
-    cx.fallback_with(deps.pages.try_template_page(&job.tool).ok(), "internal", why, None)
+pub fn internal_fallback(spare: &Spare, deps: &Deps, why: &str) -> UiEntry {
+    fallback_now(spare, deps, FallbackReason::Internal, why)
+}
+
+/// The provisional page: the template, saying that a page for the tool is being written (its
+/// script asks how far it has got and puts the page in its place once written). Rendered on the
+/// blocking pool; never stored.
+pub async fn provisional(spare: &Spare, deps: &Deps) -> UiEntry {
+    let (pages, tool) = (deps.pages.clone(), spare.tool.clone());
+    let rendered = tokio::task::spawn_blocking(move || pages.provisional_page(&tool)).await.ok().and_then(Result::ok);
+    let job = spare_job(spare);
+    let cx = Ctx::new(&job, deps);
+    let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    match rendered {
+        Some(html) => cx.entry(html, PageKind::Template, None, None),
+        None => cx.entry(deps.pages.emergency_page(tool_name), PageKind::Emergency, None, None),
+    }
+}
+
+fn spare_job(spare: &Spare) -> Job {
+    Job {
+        key: spare.key.clone(),
+        tool: spare.tool.clone(),
+        refinements: Vec::new(),
+        request_id: spare.request_id.clone(),
+        trace: Default::default(),
+        progress: Arc::default(),
+        failures: spare.failures,
+        known_type: None,
+        result_shape: None,
+    }
+}
+
+/// The template page now, for `reason`, rendered where it is needed (rare: a contained panic,
+/// a dropped generation) rather than risking another hop.
+pub fn fallback_now(spare: &Spare, deps: &Deps, reason: FallbackReason, why: &str) -> UiEntry {
+    let job = spare_job(spare);
+    let cx = Ctx::new(&job, deps);
+    cx.fallback_with(deps.pages.try_template_page(&job.tool).ok(), reason, why, None)
+}
+
+impl<'a> Ctx<'a> {
+    fn new(job: &'a Job, deps: &'a Deps) -> Self {
+        let started = Instant::now();
+        Ctx { job, deps, started, deadline: started + deps.settings.ceiling, asked: 0, input_tokens: 0, output_tokens: 0 }
+    }
 }
 
 /// Renders a prompt on the blocking pool: the tool's schemas can be large.
@@ -262,7 +348,8 @@ async fn render(deps: &Deps, job: &Job, f: impl FnOnce(&Prompts, &Job) -> String
         refinements: job.refinements.clone(),
         request_id: String::new(),
         trace: Default::default(),
-        deadline: job.deadline,
+        progress: Arc::default(),
+        failures: 0,
         known_type: job.known_type,
         result_shape: job.result_shape.clone(),
     };
@@ -274,16 +361,16 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     if crate::faults::generation_panics(tool_name) {
         panic!("injected fault: generation_panic:{tool_name}");
     }
-    let mut cx = Ctx { job: &job, deps: &deps, started: Instant::now(), input_tokens: 0, output_tokens: 0 };
+    let mut cx = Ctx::new(&job, &deps);
     if deps.llm.is_none() {
-        return Outcome { entry: cx.fallback("offline", "", None).await, classified: None };
+        return Outcome { entry: cx.fallback(FallbackReason::Offline, "", None).await, classified: None };
     }
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let ui_type = match job.known_type {
         Some(t) => t,
         None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, 16).await {
-            Ok(answer) => parse_classification(&answer),
-            Err(e) => return Outcome { entry: cx.fallback(e.code.as_str(), &e.message, None).await, classified: None },
+            Ok(answer) => parse_classification(&answer.text),
+            Err(e) => return Outcome { entry: cx.fallback(FallbackReason::Llm(e.code), &e.message, None).await, classified: None },
         },
     };
     let classified = job.known_type.is_none().then_some(ui_type);
@@ -292,7 +379,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     }
     // Asking for changes is asking for a custom page: refinements override "minimal".
     if ui_type == UiType::Minimal && job.refinements.is_empty() {
-        return Outcome { entry: cx.fallback("minimal", "", Some(ui_type)).await, classified };
+        return Outcome { entry: cx.fallback(FallbackReason::Minimal, "", Some(ui_type)).await, classified };
     }
     let system = deps.prompts.system();
     let theme = deps.settings.theme.clone();
@@ -303,19 +390,30 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     if let Some(dir) = &deps.settings.debug_dir {
         debug_files::write(dir, &format!("{stem}.prompt.txt"), &format!("{system}\n\n----- user -----\n\n{user}"));
     }
-    let mut last_problem = (String::from("TIMEOUT"), String::new());
-    // After a rejected page the next attempt is told what was wrong (the repair prompt).
+    let mut last_problem = (FallbackReason::Llm(LlmFailure::Timeout), String::from("the ceiling was reached before the first attempt"));
+    // After a rejected or cut page the next attempt is told what was wrong (the repair prompt).
     let mut asking = user.clone();
     for attempt in 0..=deps.settings.max_retries {
         if cx.remaining().is_zero() {
             break;
         }
         match cx.ask(system.clone(), asking.clone(), deps.settings.max_tokens).await {
-            Ok(text) => {
+            Ok(answer) if answer.stop == Stop::Truncated => {
+                let chars = answer.text.chars().count();
+                tracing::warn!(component = "generation", event = "truncated", request_id = %job.request_id, tool_name = %tool_name, attempt, chars, max_tokens = deps.settings.max_tokens, "the page was cut at the token limit: asking for a more compact one");
+                last_problem = (
+                    FallbackReason::Llm(LlmFailure::Truncated),
+                    format!("every answer was cut at the {}-token limit (llm.maxTokens); the last had {chars} characters", deps.settings.max_tokens),
+                );
+                asking = format!("{user}{COMPACT_NOTE}");
+            }
+            Ok(answer) => {
+                let text = answer.text;
                 tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
                 if let Some(dir) = &deps.settings.debug_dir {
                     debug_files::write(dir, &format!("{stem}.answer-{attempt}.txt"), &text);
                 }
+                job.progress.set_phase(Phase::Checking);
                 // Parsing a large page is CPU work: the blocking pool, not a thread routing messages.
                 let processed = match tokio::task::spawn_blocking(move || postprocess::process(&text)).await {
                     Ok(p) => p,
@@ -336,25 +434,28 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                     }
                     Err(rej) => {
                         tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
-                        last_problem = (rej.reason().to_string(), rej.to_string());
+                        last_problem = (FallbackReason::Rejected(rej.reason().to_string()), rej.to_string());
                         asking = format!("{user}{REPAIR_NOTE}{rej}. Write the whole page again with that fixed.\n");
                     }
                 }
             }
             Err(e) => {
                 tracing::warn!(component = "generation", event = "llm_error", request_id = %job.request_id, tool_name = %tool_name, attempt, code = e.code.as_str(), retryable = e.retryable, error = %e.message, "LLM request failed");
-                last_problem = (e.code.as_str().to_string(), e.message.clone());
+                last_problem = (FallbackReason::Llm(e.code), e.message.clone());
                 if !e.retryable || attempt == deps.settings.max_retries {
                     break;
                 }
                 match next_wait(&e, attempt, cx.remaining()) {
-                    Some(wait) => tokio::time::sleep(wait).await,
+                    Some(wait) => {
+                        job.progress.set_phase(Phase::Retrying);
+                        tokio::time::sleep(wait).await
+                    }
                     None => break,
                 }
             }
         }
     }
-    Outcome { entry: cx.fallback(&last_problem.0, &last_problem.1, Some(ui_type)).await, classified }
+    Outcome { entry: cx.fallback(last_problem.0, &last_problem.1, Some(ui_type)).await, classified }
 }
 
 #[cfg(test)]
@@ -365,6 +466,15 @@ mod tests {
     fn backoff_doubles_to_five_seconds() {
         let b: Vec<u64> = (0..5).map(|a| backoff(a).as_secs()).collect();
         assert_eq!(b, vec![1, 2, 4, 5, 5]);
+    }
+
+    #[test]
+    fn failed_pages_are_tried_again_later_each_time() {
+        let cap = Duration::from_secs(600);
+        let waits: Vec<u64> = (0..7).map(|f| retry_after_failures(f, cap).as_secs()).collect();
+        assert_eq!(waits, vec![30, 60, 120, 240, 480, 600, 600]);
+        assert_eq!(retry_after_failures(u32::MAX, cap), cap, "never overflows");
+        assert_eq!(retry_after_failures(0, Duration::from_secs(10)), Duration::from_secs(10), "the cap wins");
     }
 
     #[test]

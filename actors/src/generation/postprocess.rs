@@ -274,8 +274,9 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
     };
     // The page's own scripts, numbered as the model wrote them (the runtime is known good).
     scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
-    html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
+    // Warnings are about what the model wrote, so they are read before the runtime goes in.
     let warnings = validate(&html)?;
+    html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
     Ok(Processed { html, repairs, warnings })
 }
 

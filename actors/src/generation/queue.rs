@@ -1,41 +1,75 @@
-//! `GenerationQueue`: every `ui://` read goes through here. It owns the single-flight map (one
-//! lookup-or-generation per cache key, however many reads wait on it), the concurrency slots,
-//! and the remembered classifications. A read's wait for a slot counts against its budget.
+//! `GenerationQueue`: every `ui://` read that is not ready goes through here. It owns the
+//! single-flight map (one lookup-or-generation per cache key, however many reads wait on it),
+//! the concurrency slots, the remembered classifications and the count of each page's failures.
+//!
+//! A generation is not a read's: it runs to its end in the background whatever its readers do.
+//! A host's read waits for it at most `generation.timeoutMs`, then gets the provisional
+//! template (`reading.rs`) and the generation goes on; once the page is stored every read gets
+//! it, and hosts are told. The only aborts are the ceiling (`pipeline`), the tool changing or
+//! going away, and shutdown ([`Abandon`]).
 //!
 //! With replicas (`cache.type: redis`) single flight spans them: a miss claims the key's lease
-//! first (`lease.rs`) and either makes the page, or waits for the replica that is making it,
-//! within the read's budget. Classifications are shared as soon as they are made.
+//! first (`lease.rs`) and either makes the page, or waits for the replica that is making it.
+//! Classifications are shared as soon as they are made.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde_json::Value;
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{watch, Semaphore};
 use tracing::Instrument;
 
 use crate::contain;
 use crate::generation::cache_key::{cache_key, refinements_hash};
-use crate::generation::pipeline::{self, Deps, Job};
+use crate::generation::pipeline::{self, Deps, Job, Spare};
+use crate::generation::progress::Progress;
 use crate::messages::{
-    CachePort, Clear, ForgetTool, Get, History, InvalidateTool, KeyFor, Peek, Pending, Put, QueuePort, ReadUi, RefinementsPort,
-    ToolsUpdated,
+    Abandon, CachePort, Clear, ForgetTool, Get, History, InvalidateTool, KeyFor, PageRead, PageStatus, Peek, Pending, Put, QueuePort,
+    ReadUi, ReadWait, RefinementsPort, StatusOf, ToolsUpdated,
 };
-use crate::page::UiType;
-use crate::page::{tool_hash, UiEntry};
+use crate::page::{tool_hash, UiEntry, UiType};
 use crate::store::learned_shapes::LearnedShapes;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};
 use crate::trace::{attr, Attr, Kind, Span, TraceCx};
 use making::{export, make, Made};
+use reading::Waiter;
 
-/// The reads of one key waiting for its lookup or generation, and that generation's span
-/// (a read joining it links its own span to it).
-struct Waiting {
-    readers: Vec<oneshot::Sender<Arc<UiEntry>>>,
+/// Told the name of a tool whose page was just written, when a host may be showing the
+/// provisional page or an older one (hosts subscribed to it hear `resources/updated`).
+pub type PageWritten = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// One lookup-or-generation in flight and what its readers share.
+struct InFlight {
+    /// The page once made; every reader (and a status call) watches it.
+    done: watch::Sender<Option<Arc<UiEntry>>>,
+    progress: Arc<Progress>,
+    /// A reader got the provisional page: hosts are told when the page is written.
+    provisional_served: Arc<AtomicBool>,
+    /// The provisional page, rendered once for every reader that could not wait.
+    provisional: Arc<tokio::sync::OnceCell<Arc<UiEntry>>>,
+    /// Its span: a read joining it links to it.
     generation: TraceCx,
+    tool_name: String,
+    /// Cancels it (the tool changed or went away, shutdown).
+    handle: SpawnHandle,
+}
+
+impl InFlight {
+    fn waiter(&self, deps: &Arc<Deps>, spare: Spare) -> Waiter {
+        Waiter {
+            done: self.done.subscribe(),
+            progress: self.progress.clone(),
+            provisional_served: self.provisional_served.clone(),
+            provisional: self.provisional.clone(),
+            deps: deps.clone(),
+            spare,
+        }
+    }
 }
 
 pub struct GenerationQueue {
@@ -48,20 +82,26 @@ pub struct GenerationQueue {
     config_hash: String,
     cache_enabled: bool,
     slots: Arc<Semaphore>,
-    waiting: HashMap<String, Waiting>,
+    in_flight: HashMap<String, InFlight>,
     /// Reads still asking for their tool's refinements (not yet keyed).
     resolving: usize,
     classifications: HashMap<String, UiType>,
     /// With a cache folder, classifications persist (`state/classifications.json`).
     classifications_file: Option<std::path::PathBuf>,
     classifications_writer: Option<Writer<HashMap<String, UiType>>>,
+    /// How many generations of each key failed in a row (the next retry waits longer).
+    failures: HashMap<String, u32>,
     /// Ready read results, invalidated here when a tool's page is replaced or dropped.
     pages: Option<Arc<ReadyPages>>,
     /// The replicas' shared store: leases, classifications (None: this process alone).
     shared: Option<RedisStore>,
     /// Learnt result shapes, for generation prompts (`generation.learnResultShape`).
     shapes: Option<Arc<LearnedShapes>>,
+    written: Option<PageWritten>,
 }
+
+/// Failure counts kept at most for this many keys (a key's count goes with its success).
+const MAX_FAILURE_KEYS: usize = 10_000;
 
 impl GenerationQueue {
     pub fn new(
@@ -81,14 +121,16 @@ impl GenerationQueue {
             config_hash,
             cache_enabled,
             slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
-            waiting: HashMap::new(),
+            in_flight: HashMap::new(),
             resolving: 0,
             classifications: HashMap::new(),
             classifications_file: None,
             classifications_writer: None,
+            failures: HashMap::new(),
             pages: None,
             shared: None,
             shapes: None,
+            written: None,
         }
     }
 
@@ -109,6 +151,12 @@ impl GenerationQueue {
         self
     }
 
+    /// Who tells hosts that a page was written.
+    pub fn with_written(mut self, written: Option<PageWritten>) -> Self {
+        self.written = written;
+        self
+    }
+
     fn page_changed(&self, tool: &str) {
         if let Some(p) = &self.pages {
             p.invalidate(tool);
@@ -118,10 +166,12 @@ impl GenerationQueue {
     pub fn port(addr: &Addr<Self>) -> QueuePort {
         QueuePort {
             read: addr.clone().recipient(),
+            status: addr.clone().recipient(),
             peek: addr.clone().recipient(),
             key_for: addr.clone().recipient(),
             forget: addr.clone().recipient(),
             pending: addr.clone().recipient(),
+            abandon: addr.clone().recipient(),
         }
     }
 
@@ -139,6 +189,18 @@ impl GenerationQueue {
         }
     }
 
+    /// Counts a made page: a transient failure adds one to its key's run, anything else ends it.
+    fn count_failure(&mut self, key: &str, entry: &UiEntry) {
+        if entry.fallback_reason.as_ref().is_some_and(|r| r.transient()) {
+            if self.failures.len() >= MAX_FAILURE_KEYS && !self.failures.contains_key(key) {
+                self.failures.clear();
+            }
+            *self.failures.entry(key.to_string()).or_insert(0) += 1;
+        } else {
+            self.failures.remove(key);
+        }
+    }
+
     /// The key a read of `tool` with `refinements` uses, and the tool's hash it is made from.
     pub fn key_for(&self, tool: &Value, refinements: &[String]) -> (String, String) {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -146,9 +208,8 @@ impl GenerationQueue {
         (cache_key(name, &th, &refinements_hash(refinements), &self.config_hash), th)
     }
 
-    /// The tool's refinements as they are now (none when the refinements actor is away).
     /// The feedback a read's page is made with: the tool's shared refinements, then (principal
-    /// scope) the caller's own.
+    /// scope) the caller's own (none when the refinements actor is away).
     fn feedback_of(&self, tool: &Value, personal: Option<String>) -> impl std::future::Future<Output = Vec<String>> + 'static {
         let tool = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let shared = self.refinements.history.send(History { tool });
@@ -189,9 +250,9 @@ impl Actor for GenerationQueue {
 
 impl Supervised for GenerationQueue {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        // The futures that would have answered these died with the old context; their readers
-        // get the emergency answer (see `ReadUi`) and the next read starts afresh.
-        self.waiting.clear();
+        // The futures that would have finished these died with the old context; their readers
+        // see the page's channel close and get the template, and the next read starts afresh.
+        self.in_flight.clear();
         self.resolving = 0;
         contain::note_restart("generation_queue", &self.deps.metrics);
     }
@@ -210,8 +271,18 @@ struct Read {
     tool_hash: String,
 }
 
+/// The single-flight slot of a read: forced reads never join a plain read (that one may be
+/// answered by the old cached page).
+fn slot_of(key: &str, force: bool) -> String {
+    if force {
+        format!("{key}#force")
+    } else {
+        key.to_string()
+    }
+}
+
 impl Handler<ReadUi> for GenerationQueue {
-    type Result = ResponseActFuture<Self, Arc<UiEntry>>;
+    type Result = ResponseActFuture<Self, PageRead>;
 
     fn handle(&mut self, m: ReadUi, _ctx: &mut Self::Context) -> Self::Result {
         let arrived = Instant::now();
@@ -221,15 +292,10 @@ impl Handler<ReadUi> for GenerationQueue {
             act.resolving = act.resolving.saturating_sub(1);
             let (key, tool_hash) = act.key_for(&m.tool, &refinements);
             let deps = act.deps.clone();
-            let spare = Job {
-                key: key.clone(),
-                tool: m.tool.clone(),
-                refinements: Vec::new(),
-                request_id: m.request_id.clone(),
-                trace: TraceCx::none(),
-                deadline: Instant::now(),
-                known_type: None,
-                result_shape: None,
+            let spare = Spare { key: key.clone(), tool: m.tool.clone(), request_id: m.request_id.clone(), failures: 0 };
+            let until = match m.wait {
+                ReadWait::Budget => Some(arrived + deps.settings.read_wait),
+                ReadWait::Whole => None,
             };
             let read = Read {
                 tool: m.tool,
@@ -241,16 +307,13 @@ impl Handler<ReadUi> for GenerationQueue {
                 key,
                 tool_hash,
             };
-            let rx = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(act.enqueue(read, arrived, ctx)), || None);
+            let joined = contain::contain::<Self, _, _>("generation_queue", ctx, |ctx| Some(act.enqueue(read, ctx)), || None);
             async move {
-                match rx {
-                    // `_joined`: the span of a read that joined a generation in flight, ended
-                    // when that page reaches it.
-                    Some((rx, _joined)) => match rx.await {
-                        Ok(entry) => entry,
-                        Err(_) => Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue restarted during this read")),
-                    },
-                    None => Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue failed on this read")),
+                match joined {
+                    // `_span`: the span of a read that joined a generation in flight, ended
+                    // when its answer is ready.
+                    Some((waiter, _span)) => waiter.answer(until).await,
+                    None => PageRead::page(Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue failed on this read"))),
                 }
             }
             .into_actor(act)
@@ -259,21 +322,17 @@ impl Handler<ReadUi> for GenerationQueue {
 }
 
 impl GenerationQueue {
-    /// Joins the read to the key's lookup-or-generation, starting one if none runs. The budget
-    /// counts from when the read `arrived`.
-    fn enqueue(&mut self, m: Read, arrived: Instant, ctx: &mut Context<Self>) -> (oneshot::Receiver<Arc<UiEntry>>, Span) {
-        let key = m.key.clone();
-        // Forced reads never join a plain read: that one may be answered by the old cached page.
-        let slot = if m.force { format!("{key}#force") } else { key.clone() };
-        let (tx, rx) = oneshot::channel();
+    /// Joins the read to its key's lookup-or-generation, starting one if none runs.
+    fn enqueue(&mut self, m: Read, ctx: &mut Context<Self>) -> (Waiter, Span) {
+        let slot = slot_of(&m.key, m.force);
+        let spare = Spare { key: m.key.clone(), tool: m.tool.clone(), request_id: m.request_id.clone(), failures: 0 };
         let name_of = |tool: &Value| tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        if let Some(w) = self.waiting.get_mut(&slot) {
-            w.readers.push(tx);
+        if let Some(w) = self.in_flight.get(&slot) {
             let joined = Span::start_with("ui.page.wait", Kind::Internal, &m.trace, || {
                 vec![Attr::new(attr::TOOL_NAME, name_of(&m.tool)), Attr::new(attr::REQUEST_ID, m.request_id.clone())]
             });
             joined.link(&w.generation);
-            return (rx, joined);
+            return (w.waiter(&self.deps, spare), joined);
         }
         let tool_name = name_of(&m.tool);
         let generation = Span::start_with(format!("ui.page.generate {tool_name}"), Kind::Internal, &m.trace, || {
@@ -283,7 +342,63 @@ impl GenerationQueue {
                 Attr::new("mcp_gen_ui.forced", m.force),
             ]
         });
-        self.waiting.insert(slot.clone(), Waiting { readers: vec![tx], generation: generation.cx() });
+        let progress = Arc::new(Progress::default());
+        let provisional_served = Arc::new(AtomicBool::new(false));
+        let (done, _) = watch::channel(None);
+        let generation_cx = generation.cx();
+        let fut = self.generation(m, generation, progress.clone());
+        let key_slot = slot.clone();
+        let handle = ctx.spawn(fut.into_actor(self).map(move |(entry, made, classified), act, _| {
+            act.finish(&key_slot, entry, made, classified);
+        }));
+        let flight = InFlight {
+            done,
+            progress,
+            provisional_served,
+            provisional: Arc::default(),
+            generation: generation_cx,
+            tool_name,
+            handle,
+        };
+        let waiter = flight.waiter(&self.deps, spare);
+        self.in_flight.insert(slot, flight);
+        (waiter, Span::none())
+    }
+
+    /// A generation ended: remember what it taught, count its failure, answer its readers and,
+    /// when a host may be showing an older or provisional page, tell the hosts.
+    fn finish(&mut self, slot: &str, entry: Arc<UiEntry>, made: Provenance, classified: Option<(String, UiType)>) {
+        if let Some((th, c)) = classified {
+            self.remember(th, c);
+        }
+        if made.drop_others {
+            self.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
+        }
+        if made.here {
+            self.count_failure(&entry.key, &entry);
+        }
+        let Some(flight) = self.in_flight.remove(slot) else { return };
+        flight.done.send_replace(Some(entry.clone()));
+        // A host was shown the provisional page: hosts hear that the page is written. (A
+        // remake answered in time is announced by whoever asked for it.)
+        if flight.provisional_served.load(Ordering::Relaxed) && made.fresh {
+            if let Some(w) = &self.written {
+                w(&entry.tool_name);
+            }
+        }
+    }
+
+    /// The lookup-or-generation of one key, as a future the queue spawns: the cache first, then
+    /// the page made (here, or by the replica holding the lease), stored, announced to the
+    /// other replicas and exported.
+    fn generation(
+        &self,
+        m: Read,
+        generation: Span,
+        progress: Arc<Progress>,
+    ) -> impl std::future::Future<Output = (Arc<UiEntry>, Provenance, Option<(String, UiType)>)> + 'static {
+        let key = m.key.clone();
+        let tool_name = m.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         // A forced remake drops the tool's other pages everywhere, unless it is one person's.
         let drop_others = m.force && !m.personal;
         let personal = m.personal;
@@ -297,7 +412,8 @@ impl GenerationQueue {
             refinements: m.refinements,
             request_id: m.request_id,
             trace: generation.cx(),
-            deadline: arrived + self.deps.settings.budget,
+            progress,
+            failures: self.failures.get(&key).copied().unwrap_or(0),
             result_shape: self.shapes.as_ref().and_then(|s| s.get(&tool_name)),
         };
         let lookup = (self.cache_enabled && !m.force).then(|| self.cache.get.send(Get { key: key.clone() }));
@@ -320,30 +436,29 @@ impl GenerationQueue {
                     tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
                     generation.set(attr::CACHE_HIT, true);
                     generation.set(attr::OUTCOME, "cached");
-                    return (hit, None);
+                    return (hit, Provenance::cached(), None);
                 }
             }
             generation.set(attr::CACHE_HIT, false);
             deps.metrics.cache_misses.inc();
             tracing::info!(component = "generation_queue", event = "cache_miss", "no cached page: making one");
-            let tool_label = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
             let started = Instant::now();
             let (outcome, lease) = match make(shared.as_ref(), &cache, drop_others, &th, job, &slots, &deps).await {
                 Made::Here(outcome, lease) => (*outcome, lease),
                 Made::Served(entry) => {
                     generation.set(attr::OUTCOME, "served_by_another_replica");
-                    return (entry, None);
+                    return (entry, Provenance { here: false, fresh: true, drop_others }, None);
                 }
             };
             let entry = Arc::new(outcome.entry);
             generation.set(attr::OUTCOME, entry.kind.as_str());
             generation.set(attr::REPAIRS, entry.repairs.len() as i64);
             if let Some(reason) = &entry.fallback_reason {
-                generation.set(attr::FALLBACK_REASON, reason.clone());
+                generation.set(attr::FALLBACK_REASON, reason.as_str().to_string());
             }
             deps.metrics
                 .generation_duration
-                .with_label_values(&[&tool_label, entry.kind.as_str()])
+                .with_label_values(&[&tool_name, entry.kind.as_str()])
                 .observe(started.elapsed().as_secs_f64());
             if cache_enabled {
                 // Stored before the waiters hear: a read after this one finds it.
@@ -377,20 +492,56 @@ impl GenerationQueue {
             if let (Some(dir), false) = (export_dir, personal) {
                 export(&dir, &entry).await;
             }
-            (entry, outcome.classified.map(|c| (th, c)))
+            (entry, Provenance { here: true, fresh: true, drop_others }, outcome.classified.map(|c| (th, c)))
         };
-        ctx.spawn(fut.instrument(span).into_actor(self).map(move |(entry, classified), act, _| {
-            if let Some((th, c)) = classified {
-                act.remember(th, c);
+        fut.instrument(span)
+    }
+}
+
+/// How a generation's page came to be.
+#[derive(Debug, Clone, Copy)]
+struct Provenance {
+    /// Made by this replica (its failures are counted here).
+    here: bool,
+    /// Made now, not found in the cache.
+    fresh: bool,
+    /// A forced remake that replaces the tool's page for everyone.
+    drop_others: bool,
+}
+
+impl Provenance {
+    fn cached() -> Self {
+        Provenance { here: false, fresh: false, drop_others: false }
+    }
+}
+
+impl Handler<StatusOf> for GenerationQueue {
+    type Result = ResponseActFuture<Self, PageStatus>;
+
+    fn handle(&mut self, m: StatusOf, _ctx: &mut Self::Context) -> Self::Result {
+        let feedback = self.feedback_of(&m.tool, m.personal.clone());
+        Box::pin(feedback.into_actor(self).then(move |refinements, act, _| {
+            let (key, _) = act.key_for(&m.tool, &refinements);
+            // A forced remake in flight is the page to come; else a plain one.
+            let flight = act.in_flight.get(&slot_of(&key, true)).or_else(|| act.in_flight.get(&key));
+            let watching = flight.map(|f| (f.done.subscribe(), f.progress.clone()));
+            let lookup = (watching.is_none() && act.cache_enabled).then(|| act.cache.get.send(Get { key }));
+            async move {
+                if let Some((mut done, progress)) = watching {
+                    let made = tokio::time::timeout(m.wait, done.wait_for(Option::is_some)).await;
+                    return match made {
+                        Ok(Ok(entry)) => entry.clone().map(PageStatus::Ready).unwrap_or(PageStatus::Idle),
+                        Ok(Err(_)) => PageStatus::Idle, // aborted
+                        Err(_) => PageStatus::Writing(progress.snapshot()),
+                    };
+                }
+                match lookup {
+                    Some(l) => l.await.ok().flatten().map(PageStatus::Ready).unwrap_or(PageStatus::Idle),
+                    None => PageStatus::Idle,
+                }
             }
-            if drop_others {
-                act.page_changed(&entry.tool_name); // a regenerated page replaces the ready one
-            }
-            for w in act.waiting.remove(&slot).map(|w| w.readers).unwrap_or_default() {
-                let _ = w.send(entry.clone());
-            }
-        }));
-        (rx, Span::none())
+            .into_actor(act)
+        }))
     }
 }
 
@@ -433,14 +584,24 @@ impl Handler<KeyFor> for GenerationQueue {
 }
 
 /// Removed tools lose their pages and refinements; changed tools lose their old pages (their
-/// key changed anyway) so the cache holds only what can be served.
+/// key changed anyway) so the cache holds only what can be served. A page still being made for
+/// a tool that changed or went away is dropped: it would be a page of a tool that is not there.
 impl Handler<ToolsUpdated> for GenerationQueue {
     type Result = ();
 
-    fn handle(&mut self, m: ToolsUpdated, _ctx: &mut Self::Context) {
-        for name in m.diff.removed.iter().chain(m.diff.changed.iter()) {
+    fn handle(&mut self, m: ToolsUpdated, ctx: &mut Self::Context) {
+        let gone: Vec<&String> = m.diff.removed.iter().chain(m.diff.changed.iter()).collect();
+        for name in &gone {
             self.page_changed(name);
-            self.cache.invalidate.do_send(InvalidateTool { tool_name: name.clone() });
+            self.cache.invalidate.do_send(InvalidateTool { tool_name: (*name).clone() });
+        }
+        let stale: Vec<String> = self.in_flight.iter().filter(|(_, f)| gone.contains(&&f.tool_name)).map(|(k, _)| k.clone()).collect();
+        for slot in stale {
+            if let Some(f) = self.in_flight.remove(&slot) {
+                ctx.cancel_future(f.handle);
+                let w = f.progress.snapshot();
+                tracing::info!(component = "generation_queue", event = "generation_dropped", tool_name = %f.tool_name, chars = w.chars, elapsed_ms = w.elapsed_ms, why = "the tool changed or was removed", "dropped a page being made");
+            }
         }
         for name in &m.diff.removed {
             self.refinements.clear.do_send(Clear { tool: name.clone(), every_scope: true });
@@ -452,7 +613,21 @@ impl Handler<Pending> for GenerationQueue {
     type Result = usize;
 
     fn handle(&mut self, _: Pending, _ctx: &mut Self::Context) -> usize {
-        self.waiting.len() + self.resolving
+        self.in_flight.len() + self.resolving
+    }
+}
+
+impl Handler<Abandon> for GenerationQueue {
+    type Result = usize;
+
+    fn handle(&mut self, _: Abandon, ctx: &mut Self::Context) -> usize {
+        let n = self.in_flight.len();
+        for (_, f) in self.in_flight.drain() {
+            ctx.cancel_future(f.handle);
+            let w = f.progress.snapshot();
+            tracing::warn!(component = "generation_queue", event = "generation_dropped", tool_name = %f.tool_name, phase = w.phase.as_str(), chars = w.chars, elapsed_ms = w.elapsed_ms, why = "shutdown", "dropped a page being made: it is made again after the restart");
+        }
+        n
     }
 }
 
@@ -469,5 +644,6 @@ pub async fn drain(queue: &Recipient<Pending>, limit: Duration) -> usize {
 }
 
 mod making;
+mod reading;
 #[cfg(test)]
 mod tests;

@@ -9,14 +9,18 @@ use serde_json::{json, Value};
 use crate::generation::template_form;
 
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
-/// (4: FastMCP results unwrapped for the page).
-pub const TEMPLATE_VERSION: &str = "4";
+/// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place).
+pub const TEMPLATE_VERSION: &str = "5";
 pub const RUNTIME_JS: &str = include_str!("../../../templates/runtime.js");
 const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
 /// The template page's script: the form built from the schema, the JSON view, the confirmation
 /// and the result rendering.
 pub const MINIMAL_JS: &str = include_str!("../../../templates/minimal.js");
 const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
+/// The provisional page's watcher: follows the page being written and puts it in place.
+pub const PROVISIONAL_JS: &str = include_str!("../../../templates/provisional.js");
+/// How long each of the provisional page's status calls waits for the page (ms).
+const PROVISIONAL_WAIT_MS: u64 = 2_500;
 
 pub struct UiPages {
     hb: Handlebars<'static>,
@@ -37,6 +41,16 @@ impl UiPages {
 
     /// The template UI, or why it could not be rendered.
     pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
+        self.render(tool, false)
+    }
+
+    /// The template UI shown while the tool's page is being written: it says so, follows the
+    /// writing (`_ui_page_status`) and puts the written page in its place.
+    pub fn provisional_page(&self, tool: &Value) -> Result<String, String> {
+        self.render(tool, true)
+    }
+
+    fn render(&self, tool: &Value, provisional: bool) -> Result<String, String> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         let schema = template_form::form_schema(tool);
         let confirm = template_form::needs_confirmation(tool);
@@ -56,6 +70,13 @@ impl UiPages {
             "page_js": MINIMAL_JS,
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
+            "provisional": provisional,
+            "provisional_js": PROVISIONAL_JS,
+            "provisional_json": script_safe_json(&json!({
+                "tool": name,
+                "statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL,
+                "waitMs": PROVISIONAL_WAIT_MS,
+            })),
         });
         self.hb.render("minimal", &data).map_err(|e| e.to_string())
     }
@@ -114,8 +135,23 @@ mod tests {
     }
 
     #[test]
+    fn the_provisional_page_is_the_template_that_follows_the_writing() {
+        let pages = UiPages::new();
+        let tool = demo_tool();
+        let plain = pages.try_template_page(&tool).unwrap();
+        assert!(!plain.contains("mcp-gen-ui-provisional") && !plain.contains(PROVISIONAL_JS));
+        let html = pages.provisional_page(&tool).unwrap();
+        assert!(html.contains(PROVISIONAL_JS) && html.contains(r#"id="mcp-gen-ui-writing""#));
+        let open = r#"id="mcp-gen-ui-provisional">"#;
+        let start = html.find(open).expect("the config") + open.len();
+        let cfg: Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()]).unwrap();
+        assert_eq!((cfg["tool"].as_str(), cfg["statusTool"].as_str()), (Some("get_forecast"), Some("_ui_page_status")));
+        crate::generation::postprocess::servable(&html).expect("the provisional page is servable");
+    }
+
+    #[test]
     fn inlined_scripts_cannot_end_their_script_element() {
-        for (name, js) in [("runtime.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS)] {
+        for (name, js) in [("runtime.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS), ("provisional.js", PROVISIONAL_JS)] {
             let lower = js.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");
             assert!(!js.contains("innerHTML") && !js.contains("insertAdjacentHTML"), "{name} must not build HTML from strings");

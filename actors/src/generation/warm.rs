@@ -1,18 +1,22 @@
 //! `generation.warm`: pages made before anyone asks. Once a server's tools are listed (and
 //! whenever tools are added or change), the selected tools' pages are made one at a time, in
 //! the background, through the queue like any read (its slots, single flight and cache), only
-//! while no read of a host is waiting, and within `generation.warmCallsPerMinute`. A page
-//! already cached counts as done without a call. Readiness never waits for it.
+//! while no generation is running, and within `generation.warmCallsPerMinute`. Each waits for
+//! its whole page. Only written pages count as done; a tool left with the template is counted
+//! apart, by reason. A page already cached counts without a call. Readiness never waits.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde_json::Value;
 
-use crate::messages::{Peek, Pending, QueuePort, ReadUi, ToolsUpdated};
+use crate::locks::Recover;
+use crate::messages::{Peek, Pending, QueuePort, ReadUi, ReadWait, ToolsUpdated};
+use crate::page::UiEntry;
 use crate::metrics::Metrics;
 use crate::rate_window;
 
@@ -25,14 +29,31 @@ pub type Selection = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 /// Progress, for `/readyz` and metrics.
 #[derive(Default)]
 pub struct WarmProgress {
+    /// Written pages.
     done: AtomicU64,
     total: AtomicU64,
+    /// Tools left with the template, by its reason (`minimal`, `RATE_LIMIT`, ...).
+    templates: Mutex<BTreeMap<String, u64>>,
 }
 
 impl WarmProgress {
-    /// (done, total)
+    /// (written, total)
     pub fn get(&self) -> (u64, u64) {
         (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+
+    /// Tools warmed that got the template, by reason.
+    pub fn templates(&self) -> BTreeMap<String, u64> {
+        self.templates.guard().clone()
+    }
+
+    fn count(&self, entry: &UiEntry) {
+        match &entry.fallback_reason {
+            None => {
+                self.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(r) => *self.templates.guard().entry(r.as_str().to_string()).or_insert(0) += 1,
+        }
     }
 }
 
@@ -89,26 +110,26 @@ impl Warmer {
             if let Some(w) = wait {
                 tokio::time::sleep(w).await;
             }
-            if ports.peek.send(Peek { tool: tool.clone(), personal: None }).await.ok().flatten().is_some() {
-                return "cached";
+            if let Some(cached) = ports.peek.send(Peek { tool: tool.clone(), personal: None }).await.ok().flatten() {
+                return (true, Some(cached));
             }
-            // A host's read always goes first: wait until none is waiting.
+            // A host's pages always go first: wait until no generation runs.
             while ports.pending.send(Pending).await.unwrap_or(0) > 0 {
                 tokio::time::sleep(IDLE_POLL).await;
             }
             let request_id = format!("warm-{}", uuid::Uuid::new_v4().simple());
             tracing::debug!(component = "warm", event = "warm_page", requestId = %request_id, tool_name = %name, "making a page before anyone asks");
-            match ports.read.send(ReadUi { tool, request_id, force: false, personal: None, trace: crate::trace::TraceCx::none() }).await {
-                Ok(_) => "made",
-                Err(_) => "lost",
-            }
+            let read = ReadUi { tool, request_id, force: false, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
+            (false, ports.read.send(read).await.ok().map(|r| r.entry))
         };
-        ctx.spawn(job.into_actor(self).map(move |how, act, ctx| {
-            if how == "cached" {
+        ctx.spawn(job.into_actor(self).map(move |(cached, entry), act, ctx| {
+            if cached {
                 // No call was made: give the allowance back.
                 act.window.pop_back();
             }
-            act.progress.done.fetch_add(1, Ordering::Relaxed);
+            if let Some(e) = entry {
+                act.progress.count(&e);
+            }
             act.publish();
             act.busy = false;
             act.next(ctx);

@@ -3,13 +3,17 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::page::UiEntry;
+use crate::page::{UiEntry, Writing};
 
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 pub const MIME: &str = "text/html;profile=mcp-app";
 pub const SCHEME: &str = "ui://";
 /// The names of the tools this service adds (`_ui_refine`, ...).
 pub const UI_TOOL_PREFIX: &str = "_ui_";
+/// The app-only tool a provisional page asks how far its page has got.
+pub const PAGE_STATUS_TOOL: &str = "_ui_page_status";
+/// The longest a `_ui_page_status` call waits for the page to be done.
+pub const PAGE_STATUS_MAX_WAIT_MS: u64 = 10_000;
 
 pub fn ui_uri(tool: &str) -> String {
     format!("{SCHEME}{tool}")
@@ -85,9 +89,10 @@ pub fn ui_resource(tool: &Value, page: &str, domain: Option<&str>) -> Option<Val
 }
 
 /// The `resources/read` result for a tool's UI page. Besides `_meta.ui`, `_meta["mcp-gen-ui"]`
-/// says how the page was made (hosts ignore unknown `_meta` keys), so a fallback is visible.
-pub fn ui_read_result(uri: &str, entry: &UiEntry, domain: Option<&str>) -> Value {
-    json!({
+/// says how the page was made (hosts ignore unknown `_meta` keys), so a fallback is visible;
+/// `writing` marks the provisional page shown while the tool's page is being written.
+pub fn ui_read_result(uri: &str, entry: &UiEntry, writing: Option<&Writing>, domain: Option<&str>) -> Value {
+    let mut result = json!({
         "contents": [{
             "uri": uri,
             "mimeType": MIME,
@@ -104,7 +109,20 @@ pub fn ui_read_result(uri: &str, entry: &UiEntry, domain: Option<&str>) -> Value
                 },
             },
         }]
-    })
+    });
+    if let Some(w) = writing {
+        let ours = &mut result["contents"][0]["_meta"]["mcp-gen-ui"];
+        ours["provisional"] = json!(true);
+        ours["provisionalReason"] = json!(format!(
+            "the page for this tool is being written ({}, {} characters, {} s); this is the template meanwhile, and the written page replaces it once stored",
+            w.phase.as_str(),
+            w.chars,
+            w.elapsed_ms / 1000
+        ));
+        ours["writing"] = serde_json::to_value(w).unwrap_or_default();
+        ours["expiresAt"] = Value::Null;
+    }
+    result
 }
 
 /// What this service adds to the upstream's capabilities for a host that renders UIs.

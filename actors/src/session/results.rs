@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::HostSession;
 use crate::mcp::result_shape;
-use crate::messages::{HostEvent, Peek, ReadUi};
+use crate::messages::{HostEvent, Peek, ReadUi, ReadWait};
 use crate::store::learned_shapes::LearnedShapes;
 
 impl HostSession {
@@ -66,8 +66,8 @@ impl HostSession {
             deps.metrics.shape_regenerations.inc();
             tracing::info!(component = "host_session", event = "shape_remake", tool_name = %name, "remaking a page with the result shape learnt for its tool");
             let request_id = uuid::Uuid::new_v4().simple().to_string();
-            let _ =
-                deps.queue.read.send(ReadUi { tool, request_id, force: true, personal: None, trace: crate::trace::TraceCx::none() }).await;
+            let remake = ReadUi { tool, request_id, force: true, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
+            let _ = deps.queue.read.send(remake).await;
             deps.fleet.broadcast(HostEvent::UiResourcesChanged);
         };
         ctx.spawn(fut.into_actor(self));

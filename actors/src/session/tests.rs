@@ -18,7 +18,10 @@ use crate::messages::ToolsDiff;
 use crate::messages::{
     Append, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools, UpstreamPort,
 };
-use crate::messages::{AttachStream, HostEvent, Incoming, ReadUi, ServerRequest, SessionRef, Shutdown, Subscribe, Unregister};
+use crate::messages::{
+    Abandon, AttachStream, HostEvent, Incoming, PageRead, PageStatus, ReadUi, ServerRequest, SessionRef, Shutdown, StatusOf, Subscribe,
+    Unregister,
+};
 use crate::page::{PageKind, UiEntry, ENTRY_FORMAT};
 use crate::proxy::hosts::Hosts;
 use crate::proxy::router::Router;
@@ -67,7 +70,7 @@ impl Actor for FakeQueue {
 }
 
 impl Handler<ReadUi> for FakeQueue {
-    type Result = ResponseFuture<Arc<UiEntry>>;
+    type Result = ResponseFuture<PageRead>;
 
     fn handle(&mut self, m: ReadUi, _ctx: &mut Self::Context) -> Self::Result {
         self.reads += 1;
@@ -77,8 +80,24 @@ impl Handler<ReadUi> for FakeQueue {
         let gate = self.gate.clone();
         Box::pin(async move {
             gate.acquire().await.expect("the gate stays open").forget();
-            entry
+            PageRead::page(entry)
         })
+    }
+}
+
+impl Handler<StatusOf> for FakeQueue {
+    type Result = PageStatus;
+
+    fn handle(&mut self, _: StatusOf, _ctx: &mut Self::Context) -> Self::Result {
+        PageStatus::Idle
+    }
+}
+
+impl Handler<Abandon> for FakeQueue {
+    type Result = usize;
+
+    fn handle(&mut self, _: Abandon, _ctx: &mut Self::Context) -> usize {
+        0
     }
 }
 
@@ -251,6 +270,8 @@ impl Fixture {
             fleet,
             queue: QueuePort {
                 read: queue.clone().recipient(),
+                status: queue.clone().recipient(),
+                abandon: queue.clone().recipient(),
                 peek: queue.clone().recipient(),
                 key_for: queue.clone().recipient(),
                 forget: queue.clone().recipient(),

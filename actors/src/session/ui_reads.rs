@@ -12,7 +12,7 @@ use super::routing::with_uris_out;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
-use crate::messages::{History, ReadUi, Subscribe};
+use crate::messages::{History, ReadUi, ReadWait, Subscribe};
 use crate::servers::catalog::ExposedTool;
 use crate::store::ready_pages::Hit;
 use crate::store::refinements::personal_key;
@@ -68,11 +68,13 @@ impl HostSession {
                 force: false,
                 personal: Some(key),
                 trace: act.trace_of(&id),
+                wait: ReadWait::Budget,
             });
             ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
-                Ok(entry) => {
-                    act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
-                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref())));
+                Ok(read) => {
+                    act.metrics.ui_reads.with_label_values(&[read_kind(&read)]).inc();
+                    let domain = act.deps.ui_domain.as_deref();
+                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), domain)));
                 }
                 Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
             }));
@@ -95,13 +97,15 @@ impl HostSession {
             force: false,
             personal: None,
             trace: self.trace_of(&id),
+            wait: ReadWait::Budget,
         });
         ctx.spawn(read.into_actor(self).map(move |res, act, _| match res {
-            Ok(entry) => {
-                act.metrics.ui_reads.with_label_values(&[entry.kind.as_str()]).inc();
-                let result = ui_meta::ui_read_result(&uri, &entry, act.deps.ui_domain.as_deref());
-                if let Some(p) = pages {
-                    p.store(&tool.name, rev, result.clone(), entry.kind.as_str(), entry.expires_at);
+            Ok(read) => {
+                act.metrics.ui_reads.with_label_values(&[read_kind(&read)]).inc();
+                let result = ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), act.deps.ui_domain.as_deref());
+                // A provisional page is never kept as the answer: the next read asks again.
+                if let (Some(p), false) = (pages, read.provisional()) {
+                    p.store(&tool.name, rev, result.clone(), read.entry.kind.as_str(), read.entry.expires_at);
                 }
                 act.answer(jsonrpc::result(id, result));
             }
@@ -176,6 +180,15 @@ impl HostSession {
     /// Whether `uri` is (or, with one server, looks like) a page made here.
     pub(super) fn is_our_page(&self, uri: &str) -> bool {
         self.deps.fleet.catalog().by_page(uri).is_some() || (self.deps.fleet.single().is_some() && ui_meta::tool_of_uri(uri).is_some())
+    }
+}
+
+/// The `ui_reads` metric's kind of a read: the page's, or `provisional`.
+fn read_kind(read: &crate::messages::PageRead) -> &'static str {
+    if read.provisional() {
+        "provisional"
+    } else {
+        read.entry.kind.as_str()
     }
 }
 

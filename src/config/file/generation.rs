@@ -9,8 +9,17 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 /// UI generation.
 pub struct GenerationConfig {
-    /// Wall-clock budget for one generation, all retries included.
+    /// How long a host's read of a page waits for it to be written. Past it the host gets the
+    /// template, marked provisional, which puts the written page in its place once it is done;
+    /// the generation goes on to its end (see maxGenerationMs).
     pub timeout_ms: u64,
+    /// The longest a provider may take to start its answer (time to the first token).
+    pub first_token_ms: u64,
+    /// The longest silence in an answer that has started.
+    pub stall_ms: u64,
+    /// The ceiling of one page's generation: classification, every attempt and the waits
+    /// between them (not a wait for a free slot).
+    pub max_generation_ms: u64,
     pub max_retries: u32,
     pub max_concurrent_generations: usize,
     /// When set, only these tools get a UI; every tool is still proxied.
@@ -54,6 +63,9 @@ impl Default for GenerationConfig {
     fn default() -> Self {
         GenerationConfig {
             timeout_ms: 15_000,
+            first_token_ms: 60_000,
+            stall_ms: 30_000,
+            max_generation_ms: 300_000,
             max_retries: 2,
             max_concurrent_generations: 2,
             enabled_tools: None,

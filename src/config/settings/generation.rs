@@ -9,8 +9,24 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
     if cfg.generation.max_concurrent_generations == 0 {
         return Err(ConfigError::new("generation.maxConcurrentGenerations", "must be at least 1"));
     }
-    if !(1..=MAX_TIMEOUT_MS).contains(&cfg.generation.timeout_ms) {
-        return Err(ConfigError::new("generation.timeoutMs", format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
+    let g = &cfg.generation;
+    for (field, ms) in [
+        ("generation.timeoutMs", g.timeout_ms),
+        ("generation.firstTokenMs", g.first_token_ms),
+        ("generation.stallMs", g.stall_ms),
+        ("generation.maxGenerationMs", g.max_generation_ms),
+    ] {
+        if !(1..=MAX_TIMEOUT_MS).contains(&ms) {
+            return Err(ConfigError::new(field, format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
+        }
+    }
+    for (field, ms) in [("generation.firstTokenMs", g.first_token_ms), ("generation.stallMs", g.stall_ms)] {
+        if ms > g.max_generation_ms {
+            return Err(ConfigError::new(
+                field,
+                format!("is {ms} ms, longer than generation.maxGenerationMs ({} ms): it could never be reached", g.max_generation_ms),
+            ));
+        }
     }
     if let Some(text) = &args.prompt {
         cfg.generation.style_guide = Some(text.clone());

@@ -56,10 +56,11 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Some(shared) = &edge.shared {
         body["redis"] = serde_json::to_value(shared.health()).unwrap_or_default();
     }
-    // Warming never holds readiness back: it only reports how far it has come.
+    // Warming never holds readiness back: it only reports how far it has come. `done` counts
+    // written pages only; tools left with the template are counted apart, by reason.
     if let Some(w) = &edge.session.warm {
         let (done, total) = w.get();
-        body["warm"] = json!({"done": done, "total": total});
+        body["warm"] = json!({"done": done, "total": total, "templates": w.templates()});
     }
     if ready {
         HttpResponse::Ok().json(body)

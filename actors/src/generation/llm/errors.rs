@@ -37,6 +37,22 @@ pub fn classify_status(status: u16, body: &str) -> LlmError {
     e
 }
 
+/// A failure a provider reported inside a stream (no status line there), by its error type:
+/// Anthropic's `error` event, an OpenAI chunk's `error`, Ollama's `{"error"}` line.
+pub fn from_stream_error(etype: &str, message: &str) -> LlmError {
+    let code = match etype {
+        "rate_limit_error" | "rate_limit_exceeded" | "tokens" | "requests" => ErrorCode::RateLimit,
+        t if t.contains("content_filter") || t.contains("content_policy") => ErrorCode::ContentFiltered,
+        "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "request_too_large"
+        | "insufficient_quota" | "context_length_exceeded" => ErrorCode::InvalidRequest,
+        // overloaded_error, api_error, server_error, and what this build does not know.
+        _ => ErrorCode::ServerError,
+    };
+    let what = if etype.is_empty() { String::new() } else { format!(" {etype}") };
+    let text: String = message.chars().take(300).collect();
+    LlmError::new(code, format!("the provider reported{what} during the answer: {text}"))
+}
+
 /// The longest wait a Retry-After can ask for; longer requests are clamped to it.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
@@ -102,6 +118,21 @@ mod tests {
             assert_eq!(e.status, Some(status));
         }
         assert!(classify_status(429, r#"{"error":{"message":"slow down"}}"#).message.contains("slow down"));
+    }
+
+    #[test]
+    fn errors_inside_a_stream_map_by_type() {
+        for (etype, code, retryable) in [
+            ("overloaded_error", ErrorCode::ServerError, true),
+            ("rate_limit_error", ErrorCode::RateLimit, true),
+            ("invalid_request_error", ErrorCode::InvalidRequest, false),
+            ("content_filter", ErrorCode::ContentFiltered, false),
+            ("", ErrorCode::ServerError, true),
+        ] {
+            let e = from_stream_error(etype, "boom");
+            assert_eq!((e.code, e.retryable), (code, retryable), "{etype}");
+            assert!(e.message.contains("boom"));
+        }
     }
 
     #[test]

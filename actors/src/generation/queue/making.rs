@@ -1,9 +1,9 @@
 //! Making one page once a read found none: across replicas when they share a store (the lease
-//! decides who makes it, the others wait within their budget), within the concurrency slots,
-//! and written to the export folder when one is set. Plain async functions the queue runs.
+//! decides who makes it, the others wait for its page), within the concurrency slots, and
+//! written to the export folder when one is set. Plain async functions the queue runs.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use crate::generation::lease::{self, Claim, Lease};
 use crate::generation::pipeline::{self, Deps, Job};
 use crate::messages::{CachePort, Get, InvalidateTool};
-use crate::page::UiEntry;
+use crate::page::{FallbackReason, LlmFailure, Phase, UiEntry};
 use crate::store::file_names::file_stem;
 use crate::store::redis::RedisStore;
 use crate::trace::{attr, Attr, Kind, Span};
@@ -39,12 +39,13 @@ pub(super) enum Made {
     /// Made here: store it (and release the lease, if one is held).
     Here(Box<pipeline::Outcome>, Option<Lease<RedisStore>>),
     /// Answer the readers with this and store nothing: another replica's page, or the template
-    /// because the budget ran out while another replica was making the page.
+    /// because that replica held the lease past any page's ceiling.
     Served(Arc<UiEntry>),
 }
 
 /// Makes the page, across replicas when there is a shared store: the lease decides who makes
-/// it; the others wait for it within their budget.
+/// it; the others wait for its page (as long as a page may take: twice the ceiling, which
+/// leaves the holder time to wait for a slot of its own).
 pub(super) async fn make(
     shared: Option<&RedisStore>,
     cache: &CachePort,
@@ -69,12 +70,13 @@ pub(super) async fn make(
     };
     // The claim, and the wait while another replica makes the page, in one span.
     let claim = Span::start_with("redis lease", Kind::Client, &job.trace, redis_attrs("SET NX"));
-    let claimed = lease::claim(s, &job.key, job.deadline, &deps.metrics, lookup).await;
+    let waiting = Waiting(job.progress.clone());
+    let claimed = lease::claim(s, &job.key, Instant::now() + deps.settings.ceiling * 2, &deps.metrics, lookup, || waiting.note()).await;
     claim.set(
         attr::OUTCOME,
         match &claimed {
             Claim::Found(_) => "made_by_another_replica",
-            Claim::TimedOut => "budget_spent_waiting",
+            Claim::TimedOut => "ceiling_spent_waiting",
             Claim::Unavailable => "redis_unavailable",
             Claim::Held(_) => "held",
         },
@@ -83,10 +85,11 @@ pub(super) async fn make(
     let lease = match claimed {
         Claim::Found(page) => return Made::Served(page),
         Claim::TimedOut => {
-            // The budget ran out while another replica works: the template now, kept nowhere,
-            // so the page that replica stores is what the next read gets.
-            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
-            return Made::Served(Arc::new(pipeline::run_contained(job, deps.clone()).await.entry));
+            // Another replica held the lease past any page's ceiling: the template now, kept
+            // nowhere, so whatever that replica stores is what the next read gets.
+            let spare = pipeline::Spare { key: job.key, tool: job.tool, request_id: job.request_id, failures: job.failures };
+            let why = "another replica held this page's lease past the generation ceiling";
+            return Made::Served(Arc::new(pipeline::fallback_now(&spare, deps, FallbackReason::Llm(LlmFailure::Timeout), why)));
         }
         Claim::Unavailable => None,
         Claim::Held(l) => Some(l),
@@ -106,29 +109,47 @@ pub(super) async fn make(
     Made::Here(Box::new(outcome), lease)
 }
 
-/// Runs the job once a concurrency slot is free; waiting for it spends the job's budget.
+/// Marks a generation that waits for another replica's page.
+struct Waiting(Arc<crate::generation::progress::Progress>);
+
+impl Waiting {
+    fn note(&self) {
+        self.0.set_phase(Phase::OtherReplica);
+    }
+}
+
+/// Runs the job once a concurrency slot is free. Waiting for one spends no LLM time and no
+/// reader's budget: a reader past its budget already has the provisional page.
 pub(super) async fn with_slot(slots: &Arc<Semaphore>, deps: &Arc<Deps>, job: Job) -> pipeline::Outcome {
     if deps.llm.is_none() {
         return pipeline::run_contained(job, deps.clone()).await; // offline: no LLM call, no slot needed
     }
-    deps.metrics.generations_queued.inc();
-    let wait = job.deadline.saturating_duration_since(Instant::now());
+    job.progress.set_phase(Phase::Queued);
+    let queued = Counted::up(&deps.metrics.generations_queued);
     let waiting = Span::start_with("ui.slot.wait", Kind::Internal, &job.trace, Vec::new);
-    let permit = tokio::time::timeout(wait, slots.clone().acquire_owned()).await;
-    waiting.set(attr::OUTCOME, if matches!(permit, Ok(Ok(_))) { "slot" } else { "budget_spent_waiting" });
+    let permit = slots.clone().acquire_owned().await;
+    waiting.set(attr::OUTCOME, if permit.is_ok() { "slot" } else { "closed" });
     drop(waiting);
-    deps.metrics.generations_queued.dec();
-    match permit {
-        Ok(Ok(_permit)) => {
-            deps.metrics.generations_in_flight.inc();
-            let out = pipeline::run_contained(job, deps.clone()).await;
-            deps.metrics.generations_in_flight.dec();
-            out
-        }
-        _ => {
-            // The budget ran out in the queue: no LLM call, the template at once.
-            let job = Job { deadline: Instant::now() - Duration::from_millis(1), ..job };
-            pipeline::run_contained(job, deps.clone()).await
-        }
+    drop(queued);
+    // The semaphore is never closed; a permit is always given.
+    let _permit = permit.ok();
+    let _running = Counted::up(&deps.metrics.generations_in_flight);
+    pipeline::run_contained(job, deps.clone()).await
+}
+
+/// One in a gauge while alive: a generation dropped midway (its tool changed, shutdown) still
+/// leaves the gauge right.
+struct Counted(prometheus::IntGauge);
+
+impl Counted {
+    fn up(g: &prometheus::IntGauge) -> Self {
+        g.inc();
+        Counted(g.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }

@@ -12,6 +12,7 @@ use crate::generation::templates::UiPages;
 use crate::messages::ToolsDiff;
 use crate::metrics::Metrics;
 
+use crate::generation::llm::{LlmClient, LlmError, LlmRequest, LlmResponse, SharedLlm};
 use crate::messages::{Append, Refinement};
 use crate::test_support::Log;
 
@@ -109,17 +110,28 @@ struct Fixture {
 impl Fixture {
     /// An offline queue with the cache on; `gated`: lookups wait for [`Fixture::gate`].
     fn new(gated: bool) -> Self {
+        Self::build(gated, None, Duration::from_secs(30))
+    }
+
+    /// A queue whose pages come from `llm`; a host's read waits `read_wait`.
+    fn with_llm(llm: SharedLlm, read_wait: Duration) -> Self {
+        Self::build(false, Some(llm), read_wait)
+    }
+
+    fn build(gated: bool, llm: Option<SharedLlm>, read_wait: Duration) -> Self {
         let log = Log::default();
         let gate = Arc::new(Semaphore::new(if gated { 0 } else { Semaphore::MAX_PERMITS }));
         let store = FakeStore { log: log.clone(), entries: HashMap::new(), gate: gate.clone() }.start();
         let cache = CachePort { get: store.clone().recipient(), put: store.clone().recipient(), invalidate: store.clone().recipient() };
         let deps = Deps {
-            llm: None,
+            llm,
             prompts: Arc::new(Prompts::load(None).expect("the built-in prompts")),
             pages: Arc::new(UiPages::new()),
             metrics: Arc::new(Metrics::new()),
             settings: GenSettings {
-                budget: Duration::from_secs(30),
+                read_wait,
+                ceiling: Duration::from_secs(60),
+                limits: Default::default(),
                 max_retries: 0,
                 temperature: 0.2,
                 max_tokens: 1000,
@@ -148,7 +160,7 @@ fn weather() -> Value {
 }
 
 fn read_of(tool: Value, force: bool) -> ReadUi {
-    ReadUi { tool, request_id: "test".into(), force, personal: None, trace: Default::default() }
+    ReadUi { tool, request_id: "test".into(), force, personal: None, trace: Default::default(), wait: ReadWait::Budget }
 }
 
 async fn in_time<F: std::future::Future>(what: &str, f: F) -> F::Output {
@@ -168,10 +180,10 @@ async fn concurrent_reads_of_one_tool_make_one_lookup_and_one_store() {
     })
     .await;
     f.gate.add_permits(1);
-    let entries: Vec<Arc<UiEntry>> = in_time("the reads", join_all(reads)).await.into_iter().map(|r| r.unwrap()).collect();
+    let entries: Vec<Arc<UiEntry>> = in_time("the reads", join_all(reads)).await.into_iter().map(|r| r.unwrap().entry).collect();
     assert!(entries.iter().all(|e| Arc::ptr_eq(e, &entries[0])), "every reader gets the one page");
     assert_eq!(entries[0].tool_name, "weather");
-    assert_eq!(entries[0].fallback_reason.as_deref(), Some("offline"));
+    assert_eq!(entries[0].fallback_reason.as_ref().map(|r| r.as_str()), Some("offline"));
     f.settle().await;
     assert_eq!(f.log.with("get").len(), 1, "{:?}", f.log.with(""));
     assert_eq!(f.log.with("put"), vec!["put weather"]);
@@ -179,7 +191,7 @@ async fn concurrent_reads_of_one_tool_make_one_lookup_and_one_store() {
 
     // The next read finds the stored page: a lookup, no generation.
     f.gate.add_permits(1);
-    let again = in_time("the cached read", f.port.read.send(read_of(weather(), false))).await.unwrap();
+    let again = in_time("the cached read", f.port.read.send(read_of(weather(), false))).await.unwrap().entry;
     assert_eq!(again.key, entries[0].key);
     f.settle().await;
     assert_eq!((f.log.with("get").len(), f.log.with("put").len()), (2, 1));
@@ -188,7 +200,7 @@ async fn concurrent_reads_of_one_tool_make_one_lookup_and_one_store() {
 #[actix::test]
 async fn a_read_is_keyed_by_the_tools_refinements_which_the_queue_asks_for() {
     let f = Fixture::new(false);
-    let entry = f.port.read.send(read_of(weather(), false)).await.unwrap();
+    let entry = f.port.read.send(read_of(weather(), false)).await.unwrap().entry;
     assert_eq!(f.log.with("history"), vec!["history weather"]);
     let with_them = crate::generation::cache_key::cache_key(
         "weather",
@@ -202,13 +214,13 @@ async fn a_read_is_keyed_by_the_tools_refinements_which_the_queue_asks_for() {
 #[actix::test]
 async fn a_forced_read_skips_the_lookup_stores_a_new_page_and_drops_the_ready_one() {
     let f = Fixture::new(false);
-    let first = f.port.read.send(read_of(weather(), false)).await.unwrap();
+    let first = f.port.read.send(read_of(weather(), false)).await.unwrap().entry;
     f.settle().await;
     assert_eq!((f.log.with("get").len(), f.log.with("put").len()), (1, 1));
     f.pages.store("weather", f.pages.revision("weather"), json!({"contents": []}), "template", None);
     assert!(f.pages.get("weather").is_some());
 
-    let forced = in_time("the forced read", f.port.read.send(read_of(weather(), true))).await.unwrap();
+    let forced = in_time("the forced read", f.port.read.send(read_of(weather(), true))).await.unwrap().entry;
     assert_eq!(forced.key, first.key, "same tool, same refinements: same key");
     assert!(!Arc::ptr_eq(&forced, &first), "a new page, not the cached one");
     f.settle().await;
@@ -223,7 +235,7 @@ async fn a_forced_read_does_not_join_a_plain_read_in_flight() {
     let plain = f.port.read.send(read_of(weather(), false));
     assert_eq!(f.port.pending.send(Pending).await.unwrap(), 1, "the plain read waits on its lookup");
     // The plain read may be answered with the old cached page; the forced one must not wait for it.
-    let forced = in_time("the forced read, while the plain one waits", f.port.read.send(read_of(weather(), true))).await.unwrap();
+    let forced = in_time("the forced read, while the plain one waits", f.port.read.send(read_of(weather(), true))).await.unwrap().entry;
     assert_eq!(forced.tool_name, "weather");
     assert_eq!(f.port.pending.send(Pending).await.unwrap(), 1, "the plain read still waits");
     f.gate.add_permits(1);
@@ -246,4 +258,153 @@ async fn a_removed_tool_loses_pages_and_refinements_a_changed_one_only_its_pages
     assert!(f.pages.get("gone").is_none());
     assert!(f.pages.get("edited").is_none());
     assert!(f.pages.get("kept").is_some());
+}
+
+const PACED_PAGE: &str = r#"<!doctype html>
+<html><head><title>PACED-PAGE</title></head>
+<body><form id="f"><input id="c"><button>Go</button></form><pre id="out"></pre>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+const app = new App({ name: "t", version: "1" });
+app.ontoolresult = (r) => { document.getElementById("out").textContent = JSON.stringify(r); };
+window.addEventListener("error", (e) => console.error(e));
+await app.connect();
+document.getElementById("f").addEventListener("submit", async (e) => { e.preventDefault();
+  const r = await app.callServerTool({ name: "weather", arguments: { city: document.getElementById("c").value } });
+  document.getElementById("out").textContent = JSON.stringify(r); });
+</script></body></html>"#;
+
+/// A provider paced like a hosted one, scaled down: each answer streams `parts` pieces of a
+/// page, one every `every`, counted into the request's progress. Notes each request, and each
+/// request dropped before its answer was complete.
+struct PacedLlm {
+    every: Duration,
+    parts: usize,
+    fail_first: usize,
+    asked: std::sync::atomic::AtomicUsize,
+    dropped: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl PacedLlm {
+    fn new(every_ms: u64, parts: usize) -> Arc<Self> {
+        Arc::new(PacedLlm { every: Duration::from_millis(every_ms), parts, fail_first: 0, asked: Default::default(), dropped: Default::default() })
+    }
+
+    fn asked(&self) -> usize {
+        self.asked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Counts a request dropped before it finished.
+struct DropNote(Arc<std::sync::atomic::AtomicUsize>, bool);
+
+impl Drop for DropNote {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl LlmClient for PacedLlm {
+    fn provider(&self) -> &'static str {
+        "paced"
+    }
+
+    fn model(&self) -> &str {
+        "paced-1"
+    }
+
+    fn complete(&self, req: LlmRequest) -> futures::future::BoxFuture<'static, Result<LlmResponse, LlmError>> {
+        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let (every, parts, fail) = (self.every, self.parts, n < self.fail_first);
+        let dropped = self.dropped.clone();
+        Box::pin(async move {
+            let mut note = DropNote(dropped, false);
+            if req.max_tokens == 16 {
+                note.1 = true;
+                return Ok(LlmResponse { text: "rich".into(), ..Default::default() });
+            }
+            if fail {
+                note.1 = true;
+                return Err(LlmError::new(crate::page::LlmFailure::ServerError, "scripted failure"));
+            }
+            let page = PACED_PAGE.to_string();
+            let piece = page.len() / parts + 1;
+            for chunk in page.as_bytes().chunks(piece) {
+                tokio::time::sleep(every).await;
+                if let Some(p) = &req.progress {
+                    p.received(chunk.len());
+                }
+            }
+            note.1 = true;
+            Ok(LlmResponse { text: page, ..Default::default() })
+        })
+    }
+}
+
+#[actix::test]
+async fn a_read_past_its_budget_gets_the_provisional_page_and_the_generation_goes_on() {
+    let llm = PacedLlm::new(60, 10); // about 600 ms of writing
+    let f = Fixture::with_llm(llm.clone(), Duration::from_millis(150));
+    let started = Instant::now();
+    let first = f.port.read.send(read_of(weather(), false)).await.unwrap();
+    assert!(started.elapsed() < Duration::from_millis(500), "the read waited its budget only: {:?}", started.elapsed());
+    let writing = first.writing.expect("the provisional page");
+    assert!(first.entry.html.contains("mcp-gen-ui-provisional"), "the template that follows the writing");
+    assert!(writing.elapsed_ms >= 100, "{writing:?}");
+    f.settle().await;
+    assert!(f.log.with("put").is_empty(), "a provisional page is never stored: {:?}", f.log.with(""));
+
+    // The page's own status call follows it, and is answered when it is written.
+    let status = f.port.status.send(StatusOf { tool: weather(), personal: None, wait: Duration::from_secs(5) });
+    let status = in_time("the status call", status).await.unwrap();
+    let PageStatus::Ready(written) = status else { panic!("the written page, got {status:?}") };
+    assert!(written.html.contains("PACED-PAGE") && written.fallback_reason.is_none());
+    f.settle().await;
+    assert_eq!(f.log.with("put"), vec!["put weather"], "stored once");
+
+    // Every later read gets it, with no generation.
+    let again = in_time("the second read", f.port.read.send(read_of(weather(), false))).await.unwrap();
+    assert!(again.writing.is_none() && again.entry.html.contains("PACED-PAGE"));
+    assert_eq!(llm.asked(), 2, "one classification and one page: nothing asked again");
+    assert_eq!(llm.dropped.load(std::sync::atomic::Ordering::SeqCst), 0, "no request was dropped");
+}
+
+#[actix::test]
+async fn a_page_being_made_for_a_tool_that_changed_is_dropped_and_its_readers_get_the_template() {
+    let llm = PacedLlm::new(100, 50); // 5 s of writing
+    let f = Fixture::with_llm(llm.clone(), Duration::from_secs(30));
+    let read = f.port.read.send(read_of(weather(), false));
+    in_time("the page to be asked for", async {
+        while llm.asked() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let diff = ToolsDiff { changed: vec!["weather".into()], ..Default::default() };
+    f.queue.send(ToolsUpdated { diff, tools: Arc::new(Vec::new()) }).await.unwrap();
+    let answer = in_time("the reader's answer", read).await.unwrap();
+    assert_eq!(answer.entry.fallback_reason.as_ref().map(|r| r.as_str()), Some("ABORTED"));
+    assert!(answer.writing.is_none());
+    assert_eq!(llm.dropped.load(std::sync::atomic::Ordering::SeqCst), 1, "the request was dropped");
+    assert_eq!(f.port.pending.send(Pending).await.unwrap(), 0);
+    f.settle().await;
+    assert!(f.log.with("put").is_empty(), "nothing of the old tool is stored");
+}
+
+#[actix::test]
+async fn a_page_that_failed_is_tried_again_later_each_time() {
+    let llm = Arc::new(PacedLlm { fail_first: 100, ..Arc::try_unwrap(PacedLlm::new(1, 1)).ok().unwrap() });
+    let f = Fixture::with_llm(llm.clone(), Duration::from_secs(30));
+    let mut kept = Vec::new();
+    for _ in 0..2 {
+        let e = f.port.read.send(ReadUi { force: true, ..read_of(weather(), false) }).await.unwrap().entry;
+        assert_eq!(e.fallback_reason.as_ref().map(|r| r.as_str()), Some("SERVER_ERROR"));
+        kept.push(e.expires_at.unwrap().saturating_sub(e.generated_at));
+    }
+    // max_retries is 0: one request a generation (and one classification first).
+    assert_eq!(llm.asked(), 3);
+    let secs: Vec<u64> = kept.iter().map(|ms| (ms + 500) / 1000).collect();
+    assert_eq!(secs, vec![30, 60], "the template is kept longer after each failure in a row");
 }

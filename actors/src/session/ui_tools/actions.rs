@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
-use crate::messages::{Append, Clear, ForgetTool, History, HostEvent, KeyFor, Peek, ReadUi, RefreshTools, ToolsDiff};
+use crate::messages::{Append, Clear, ForgetTool, History, HostEvent, KeyFor, PageStatus, Peek, ReadUi, ReadWait, RefreshTools, StatusOf, ToolsDiff};
 use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, error_result_with, ok_result, UiCall};
@@ -196,7 +196,44 @@ pub async fn run(
             let scope = if mine.is_some() { "yours" } else { "shared" };
             regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n, "scope": scope}), origin, mine).await
         }
+        UiCall::PageStatus { tool, wait_ms, html } => {
+            if !deps.ui_enabled(&tool) {
+                return not_enabled(&tool);
+            }
+            let Some(t) = catalog.tool(&tool) else { return error_result(&format!("the upstream no longer has a tool named {tool:?}")) };
+            let ask = StatusOf { tool: (*t.def).clone(), personal: personal(&own, &tool), wait: std::time::Duration::from_millis(wait_ms) };
+            match deps.queue.status.send(ask).await {
+                Ok(status) => page_status(&tool, status, html),
+                Err(_) => error_result("the generation queue stopped"),
+            }
+        }
     }
+}
+
+/// `_ui_page_status`'s answer. The page (when asked for) goes in `structuredContent` only: the
+/// text says what happened in a line, so a host that shows results is not handed the HTML twice.
+fn page_status(tool: &str, status: PageStatus, with_html: bool) -> Value {
+    let (data, line) = match status {
+        PageStatus::Writing(w) => (
+            json!({"toolName": tool, "state": "writing", "phase": w.phase, "chars": w.chars, "attempt": w.attempt, "elapsedMs": w.elapsed_ms}),
+            format!("The page for {tool} is being written ({}, {} characters, {} s).", w.phase.as_str(), w.chars, w.elapsed_ms / 1000),
+        ),
+        PageStatus::Ready(e) if e.fallback_reason.is_none() => {
+            let mut d = json!({"toolName": tool, "state": "ready", "kind": e.kind, "generatedAt": e.generated_at, "bytes": e.html.len()});
+            if with_html {
+                d["html"] = json!(e.html);
+            }
+            (d, format!("The page for {tool} is written ({} bytes).", e.html.len()))
+        }
+        PageStatus::Ready(e) => {
+            let reason = e.fallback_reason.clone();
+            let failed = reason.as_ref().is_some_and(|r| r.is_failure());
+            let line = format!("The page for {tool} is the template ({}).", reason.as_ref().map(|r| r.as_str()).unwrap_or("no reason"));
+            (json!({"toolName": tool, "state": "template", "kind": e.kind, "fallbackReason": reason, "failed": failed}), line)
+        }
+        PageStatus::Idle => (json!({"toolName": tool, "state": "idle"}), format!("No page for {tool} is made or being made.")),
+    };
+    json!({"content": [{"type": "text", "text": line}], "structuredContent": data})
 }
 
 /// Makes the page again (bypassing the cache) with the tool's refinements as they are now,
@@ -221,15 +258,16 @@ async fn regenerate(
         force: true,
         personal,
         trace: origin.trace,
+        wait: ReadWait::Budget,
     });
     tokio::pin!(read);
     // A tick each second while the LLM works; none after the answer (the spec forbids it).
     let mut ticks =
         tokio::time::interval_at(tokio::time::Instant::now() + std::time::Duration::from_secs(1), std::time::Duration::from_secs(1));
-    let entry = loop {
+    let read = loop {
         tokio::select! {
             res = &mut read => match res {
-                Ok(e) => break e,
+                Ok(r) => break r,
                 Err(_) => return error_result("the generation queue stopped"),
             },
             _ = ticks.tick() => {
@@ -238,17 +276,28 @@ async fn regenerate(
             }
         }
     };
-    announce(deps, &exposed.page);
     let took = started.elapsed().as_millis() as u64;
-    let summary = match &entry.fallback_reason {
-        None => format!("The UI for {tool} was regenerated ({}) in {took} ms.", entry.kind.as_str()),
-        Some(r) => format!("The UI for {tool} is the template UI ({r}); it took {took} ms."),
+    let entry = &read.entry;
+    let summary = match (&read.writing, &entry.fallback_reason) {
+        // Still being written: the queue tells the hosts when it is stored.
+        (Some(w), _) => format!(
+            "The UI for {tool} is being written ({} characters after {} s). Reads get it as soon as it is stored; hosts subscribed to {} hear notifications/resources/updated then.",
+            w.chars,
+            w.elapsed_ms / 1000,
+            exposed.page
+        ),
+        (None, None) => format!("The UI for {tool} was regenerated ({}) in {took} ms.", entry.kind.as_str()),
+        (None, Some(r)) => format!("The UI for {tool} is the template UI ({r}); it took {took} ms."),
     };
+    if read.writing.is_none() {
+        announce(deps, &exposed.page);
+    }
     let mut data = json!({
         "toolName": tool,
         "uri": exposed.page,
-        "kind": entry.kind,
-        "fallbackReason": entry.fallback_reason,
+        "kind": if read.writing.is_some() { json!("writing") } else { json!(entry.kind) },
+        "provisional": read.writing.is_some(),
+        "fallbackReason": if read.writing.is_some() { Value::Null } else { json!(entry.fallback_reason) },
         "durationMs": took,
         "message": summary,
     });

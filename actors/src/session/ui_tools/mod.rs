@@ -8,6 +8,7 @@ mod calls;
 use serde_json::{json, Value};
 
 pub use crate::mcp::ui_meta::UI_TOOL_PREFIX as PREFIX;
+use crate::mcp::ui_meta::{PAGE_STATUS_MAX_WAIT_MS, PAGE_STATUS_TOOL};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum UiCall {
@@ -16,6 +17,8 @@ pub enum UiCall {
     Regenerate { tool: String, clear_refinements: bool },
     RefreshTools,
     Refine { tool: String, feedback: String },
+    /// A provisional page asking how far its page has got (app-only).
+    PageStatus { tool: String, wait_ms: u64, html: bool },
 }
 
 pub fn definitions() -> Vec<Value> {
@@ -34,6 +37,11 @@ pub fn definitions() -> Vec<Value> {
         json!({"name": "_ui_refine", "title": "Refine a tool UI", "description": "Changes a tool's UI as described in plain words (for example \"show the forecast as a table, hottest day first\"). The UI is regenerated at once with every refinement so far.",
             "inputSchema": {"type": "object", "properties": {"toolName": tool_name, "feedback": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to change, in plain words"}}, "required": ["toolName", "feedback"]},
             "annotations": {"readOnlyHint": false, "destructiveHint": false}, "_meta": meta}),
+        json!({"name": PAGE_STATUS_TOOL, "title": "Page status", "description": "For a tool's provisional page: how far the page being written for it has got, and the page once written. Called by the page, not the model.",
+            "inputSchema": {"type": "object", "properties": {"toolName": tool_name,
+                "waitMs": {"type": "integer", "minimum": 0, "maximum": PAGE_STATUS_MAX_WAIT_MS, "default": 0, "description": "Wait at most this long for the page to be done"},
+                "html": {"type": "boolean", "default": false, "description": "Include the written page"}}, "required": ["toolName"]},
+            "annotations": {"readOnlyHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
     ]
 }
 
@@ -79,8 +87,23 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
             }
             Ok(UiCall::Refine { tool: t, feedback })
         }
+        PAGE_STATUS_TOOL => {
+            let t = tool()?;
+            let wait_ms = match args.get("waitMs") {
+                None | Some(Value::Null) => 0,
+                Some(v) => v.as_u64().filter(|n| *n <= PAGE_STATUS_MAX_WAIT_MS).ok_or_else(|| {
+                    format!("waitMs must be a whole number of milliseconds from 0 to {PAGE_STATUS_MAX_WAIT_MS}, not {v}")
+                })?,
+            };
+            let html = match args.get("html") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => return Err(format!("html must be true or false, not {other}")),
+            };
+            Ok(UiCall::PageStatus { tool: t, wait_ms, html })
+        }
         other => Err(format!(
-            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools and _ui_refine"
+            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine and {PAGE_STATUS_TOOL}"
         )),
     }
 }
@@ -131,6 +154,20 @@ mod tests {
             .unwrap_err()
             .contains("true or false"));
         assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().contains("_ui_refine"));
+    }
+
+    #[test]
+    fn page_status_bounds_its_wait() {
+        assert_eq!(
+            parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": 2500, "html": true}), &known()),
+            Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true })
+        );
+        for bad in [json!(10_001), json!(-1), json!(1.5), json!("soon")] {
+            let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known()).unwrap_err();
+            assert!(e.contains("from 0 to 10000"), "{e}");
+        }
+        let app_only = definitions().into_iter().find(|d| d["name"] == PAGE_STATUS_TOOL).unwrap();
+        assert_eq!(app_only["_meta"]["ui"]["visibility"], json!(["app"]), "hidden from the model");
     }
 
     #[test]
