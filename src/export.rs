@@ -19,7 +19,14 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
         }
         let request_id = uuid::Uuid::new_v4().simple().to_string();
         // The whole page, however long it takes to write (within the generation's ceiling).
-        let read = ReadUi { tool: (*tool.def).clone(), request_id, force: false, personal: None, trace: Default::default(), wait: ReadWait::Whole };
+        let read = ReadUi {
+            tool: (*tool.def).clone(),
+            request_id,
+            force: false,
+            personal: None,
+            trace: Default::default(),
+            wait: ReadWait::Whole,
+        };
         let entry = deps.queue.read.send(read).await.map_err(|_| std::io::Error::other("the generation queue stopped"))?.entry;
         let path = dir.join(format!("{}.html", file_stem(&name)));
         std::fs::write(&path, &entry.html)?;

@@ -76,7 +76,9 @@ impl ServerSet {
         let name: Arc<str> = Arc::from(s.name.as_str());
         let naming = self.naming(&s);
         self.metrics.preinit_server(&s.name);
-        let router = Router::new(name.clone(), s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone());
+        let named = matches!(naming, Naming::Prefixed(_));
+        let router =
+            Router::new(name.clone(), named, s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone());
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
         let mut supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone());

@@ -299,14 +299,9 @@ mod tests {
 
     #[test]
     fn fallback_reasons_read_back_as_they_were_written() {
-        let all = [
-            FallbackReason::Offline,
-            FallbackReason::Minimal,
-            FallbackReason::Internal,
-            FallbackReason::Rejected("not_html".into()),
-        ]
-        .into_iter()
-        .chain(LlmFailure::ALL.map(FallbackReason::Llm));
+        let all = [FallbackReason::Offline, FallbackReason::Minimal, FallbackReason::Internal, FallbackReason::Rejected("not_html".into())]
+            .into_iter()
+            .chain(LlmFailure::ALL.map(FallbackReason::Llm));
         for r in all {
             let json = serde_json::to_string(&r).unwrap();
             assert_eq!(serde_json::from_str::<FallbackReason>(&json).unwrap(), r, "{json}");

@@ -136,7 +136,8 @@ class Stream:
             self.write((json.dumps({"error": message}) + "\n").encode())
         self.end()
 
-    def finish(self, stop: str, chars: int):
+    def finish(self, stop: str, chars: int) -> int:
+        """Ends the answer; returns the output tokens it reported (a token is 4 characters)."""
         cut = stop == "max_tokens"
         out_tokens = max(1, chars // 4)
         if self.provider == "anthropic":
@@ -153,6 +154,7 @@ class Stream:
             self.write((json.dumps({"model": self.model, "message": {"role": "assistant", "content": ""}, "done": True,
                                     "done_reason": "length" if cut else "stop", "prompt_eval_count": 120, "eval_count": out_tokens}) + "\n").encode())
         self.end()
+        return out_tokens
 
     def end(self):
         try:
@@ -210,13 +212,18 @@ class FakeLLM:
         self.server.shutdown()
         self.server.server_close()
 
+    def output_tokens(self) -> int:
+        """The output tokens of every completed answer, as the answers reported them."""
+        with self.lock:
+            return sum(r["output_tokens"] for r in self.requests)
+
     def generations(self) -> list[dict]:
         with self.lock:
             return [r for r in self.requests if r["kind"] == "generate"]
 
     def classify(self, prompt: str) -> str:
         if isinstance(self.classification, dict):
-            return next((v for k, v in self.classification.items() if k in prompt), "rich")
+            return next((v for k, v in self.classification.items() if f"Tool name: {k}\\n" in prompt), "rich")
         return self.classification
 
     def handle(self, h: BaseHTTPRequestHandler):
@@ -228,7 +235,7 @@ class FakeLLM:
         prompt = json.dumps(body)
         kind = "classify" if "rich or minimal" in prompt else "generate"
         record = {"kind": kind, "provider": provider, "headers": dict(h.headers), "body": body, "start": time.monotonic(), "end": None,
-                  "client_closed": False, "chars_sent": 0, "completed": False, "streamed": bool(body.get("stream"))}
+                  "client_closed": False, "chars_sent": 0, "completed": False, "streamed": bool(body.get("stream")), "output_tokens": 0}
         with self.lock:
             self.requests.append(record)
             self.open += 1
@@ -254,6 +261,7 @@ class FakeLLM:
                     time.sleep(pace.get("first", 0) + len(answer["html"]) / 4 / pace.get("tps", 1e9))
                 record["chars_sent"] = len(answer["html"])
                 record["completed"] = True
+                record["output_tokens"] = 340
                 return self.reply(h, 200, ok_body(provider, answer["html"], model, answer.get("stop", "done")))
             self.stream(h, Stream(h, provider, model), answer, pace, record)
         except ClientGone:
@@ -288,7 +296,7 @@ class FakeLLM:
             return wait_for_hangup(h.connection, record)
         if "error_after" in answer:
             return out.error(answer.get("error_type", "overloaded_error"), answer.get("message", "Overloaded"))
-        out.finish(answer.get("stop", "done"), sent)
+        record["output_tokens"] = out.finish(answer.get("stop", "done"), sent)
         record["completed"] = True
 
     @staticmethod

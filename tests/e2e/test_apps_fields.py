@@ -27,8 +27,10 @@ def test_ui_tools_model_only_and_resources_with_csp(tmp_path):
     cfg.write_text(json.dumps({"ui": {"domain": "abc123.mcp-content.example"}}))
     with proxy_http(["--demo", "--config", str(cfg)], name="proxy-apps-fields") as (base, _):
         tools, resources, content = surface(base)
-    ours = [t for t in tools if t.name.startswith("_ui_")]
+    ours = [t for t in tools if t.name.startswith("_ui_") and t.name != "_ui_page_status"]
     assert len(ours) == 5 and all(t.meta["ui"]["visibility"] == ["model"] for t in ours), "Views may not call the _ui_* tools"
+    status = next(t for t in tools if t.name == "_ui_page_status")
+    assert status.meta["ui"]["visibility"] == ["app"], "the provisional page's own tool: the model never sees it"
     forecast = next(t for t in tools if t.name == "get_forecast")
     assert forecast.meta["ui"]["resourceUri"] == "ui://get_forecast" and forecast.meta["ui/resourceUri"] == "ui://get_forecast"
     listed = next(r for r in resources if str(r.uri) == "ui://get_forecast")

@@ -60,7 +60,7 @@ def test_metrics_after_a_scripted_session(fake, tmp_path):
     assert v(m, "mcp_gen_ui_fallbacks_total", reason="INVALID_REQUEST") == 1
     assert v(m, "mcp_gen_ui_llm_requests_total", provider="openai", model="gpt-4.1", outcome="ok") == 3  # 2 classify + 1 generate
     assert v(m, "mcp_gen_ui_llm_requests_total", provider="openai", model="gpt-4.1", outcome="INVALID_REQUEST") == 1
-    assert v(m, "mcp_gen_ui_llm_tokens_total", provider="openai", model="gpt-4.1", direction="output") == 3 * 340
+    assert v(m, "mcp_gen_ui_llm_tokens_total", provider="openai", model="gpt-4.1", direction="output") == fake.output_tokens()
     kinds = {dict(k[1]).get("outcome") for k in m if k[0] == "mcp_gen_ui_generation_duration_seconds_count" and dict(k[1]).get("tool") == "get_forecast"}
     assert kinds & {"generated", "repaired"}
     assert v(m, "mcp_gen_ui_generation_duration_seconds_count", tool="set_units", outcome="template") == 1

@@ -184,9 +184,9 @@ def test_warm_makes_the_selected_pages_with_no_read_within_the_slots(fake, tmp_p
     with gen_proxy(fake, "openai", upstream=upstream, config=cfg, name="proxy-warm", tmp_path=tmp_path) as (base, _):
         assert warm_state(base)["status"] == "ready", "readiness does not wait for warming"
         deadline = time.time() + 60
-        while time.time() < deadline and warm_state(base)["warm"] != {"done": 10, "total": 10}:
+        while time.time() < deadline and warm_state(base)["warm"] != {"done": 10, "total": 10, "templates": {}}:
             time.sleep(0.2)
-        assert warm_state(base)["warm"] == {"done": 10, "total": 10}
+        assert warm_state(base)["warm"] == {"done": 10, "total": 10, "templates": {}}
         made = fake.generations()
         assert len(made) == 10, f"{len(made)} generations for 10 tools"
         assert all("extra_" in json.dumps(g["body"]) for g in made), "only the selected tools"

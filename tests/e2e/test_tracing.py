@@ -181,7 +181,7 @@ def test_a_cold_page_read_traces_the_generation_and_each_llm_request(fake, tmp_p
             assert chat["attrs"]["gen_ai.provider.name"] == "openai"
             assert chat["attrs"]["gen_ai.request.model"]
             assert chat["attrs"]["gen_ai.usage.input_tokens"] == 120
-            assert chat["attrs"]["gen_ai.usage.output_tokens"] == 340
+            assert chat["attrs"]["gen_ai.usage.output_tokens"] in [r["output_tokens"] for r in fake.requests], "the usage the stream reported"
             # The provider got the LLM span as its parent.
             sent = [r["headers"] for r in fake.requests if r["kind"] == "generate"][-1]
             assert {k.lower(): v for k, v in sent.items()}["traceparent"] == f"00-{t1}-{chat['span_id']}-01"

@@ -276,7 +276,11 @@ pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
         Err(p) => {
             let why = crate::contain::panic_message(p.as_ref());
             tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
-            let entry = internal_fallback(&Spare { key, tool, request_id, failures }, &deps, &format!("page generation failed inside mcp-gen-ui: {why}"));
+            let entry = internal_fallback(
+                &Spare { key, tool, request_id, failures },
+                &deps,
+                &format!("page generation failed inside mcp-gen-ui: {why}"),
+            );
             Outcome { entry, classified: None }
         }
     }
@@ -403,7 +407,10 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                 tracing::warn!(component = "generation", event = "truncated", request_id = %job.request_id, tool_name = %tool_name, attempt, chars, max_tokens = deps.settings.max_tokens, "the page was cut at the token limit: asking for a more compact one");
                 last_problem = (
                     FallbackReason::Llm(LlmFailure::Truncated),
-                    format!("every answer was cut at the {}-token limit (llm.maxTokens); the last had {chars} characters", deps.settings.max_tokens),
+                    format!(
+                        "every answer was cut at the {}-token limit (llm.maxTokens); the last had {chars} characters",
+                        deps.settings.max_tokens
+                    ),
                 );
                 asking = format!("{user}{COMPACT_NOTE}");
             }

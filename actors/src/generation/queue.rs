@@ -313,7 +313,9 @@ impl Handler<ReadUi> for GenerationQueue {
                     // `_span`: the span of a read that joined a generation in flight, ended
                     // when its answer is ready.
                     Some((waiter, _span)) => waiter.answer(until).await,
-                    None => PageRead::page(Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue failed on this read"))),
+                    None => {
+                        PageRead::page(Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue failed on this read")))
+                    }
                 }
             }
             .into_actor(act)
@@ -351,15 +353,8 @@ impl GenerationQueue {
         let handle = ctx.spawn(fut.into_actor(self).map(move |(entry, made, classified), act, _| {
             act.finish(&key_slot, entry, made, classified);
         }));
-        let flight = InFlight {
-            done,
-            progress,
-            provisional_served,
-            provisional: Arc::default(),
-            generation: generation_cx,
-            tool_name,
-            handle,
-        };
+        let flight =
+            InFlight { done, progress, provisional_served, provisional: Arc::default(), generation: generation_cx, tool_name, handle };
         let waiter = flight.waiter(&self.deps, spare);
         self.in_flight.insert(slot, flight);
         (waiter, Span::none())
@@ -456,10 +451,7 @@ impl GenerationQueue {
             if let Some(reason) = &entry.fallback_reason {
                 generation.set(attr::FALLBACK_REASON, reason.as_str().to_string());
             }
-            deps.metrics
-                .generation_duration
-                .with_label_values(&[&tool_name, entry.kind.as_str()])
-                .observe(started.elapsed().as_secs_f64());
+            deps.metrics.generation_duration.with_label_values(&[&tool_name, entry.kind.as_str()]).observe(started.elapsed().as_secs_f64());
             if cache_enabled {
                 // Stored before the waiters hear: a read after this one finds it.
                 let storing =

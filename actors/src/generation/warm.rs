@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::locks::Recover;
 use crate::messages::{Peek, Pending, QueuePort, ReadUi, ReadWait, ToolsUpdated};
-use crate::page::UiEntry;
 use crate::metrics::Metrics;
+use crate::page::UiEntry;
 use crate::rate_window;
 
 /// How often a warm-up waiting for hosts' reads to finish looks again.
@@ -119,7 +119,8 @@ impl Warmer {
             }
             let request_id = format!("warm-{}", uuid::Uuid::new_v4().simple());
             tracing::debug!(component = "warm", event = "warm_page", requestId = %request_id, tool_name = %name, "making a page before anyone asks");
-            let read = ReadUi { tool, request_id, force: false, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
+            let read =
+                ReadUi { tool, request_id, force: false, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
             (false, ports.read.send(read).await.ok().map(|r| r.entry))
         };
         ctx.spawn(job.into_actor(self).map(move |(cached, entry), act, ctx| {

@@ -34,6 +34,9 @@ pub struct Router {
     hosts: Arc<Hosts>,
     /// The server's name, as metrics label it.
     server: Arc<str>,
+    /// How errors made here name the server to hosts: "server NAME: " with several, nothing
+    /// with one.
+    whose: String,
     /// The session that most recently sent a request: where server-to-client requests go when
     /// no request is in flight.
     last_active: Mutex<Option<SessionId>>,
@@ -51,9 +54,19 @@ pub struct Target {
 }
 
 impl Router {
-    pub fn new(server: Arc<str>, request_timeout: Duration, describe: String, hosts: Arc<Hosts>, metrics: Arc<Metrics>) -> Arc<Self> {
+    /// `named`: several servers are behind the endpoint, so errors made here say whose they are.
+    pub fn new(
+        server: Arc<str>,
+        named: bool,
+        request_timeout: Duration,
+        describe: String,
+        hosts: Arc<Hosts>,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Self> {
         let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
+        let whose = if named { format!("server {server}: ") } else { String::new() };
         Arc::new(Router {
+            whose,
             routes: Mutex::new(Routes::with_timeout(request_timeout)),
             link: RwLock::new(None),
             status,
@@ -237,7 +250,8 @@ impl Router {
         let up_id = self.routes().outgoing_kept(session, &mut msg, tx, keep);
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
-                let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why.to_string()));
+                let why = format!("{}{why}; retry shortly", self.whose);
+                let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why));
             }
         }
         Ok(rx)

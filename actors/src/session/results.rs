@@ -66,7 +66,8 @@ impl HostSession {
             deps.metrics.shape_regenerations.inc();
             tracing::info!(component = "host_session", event = "shape_remake", tool_name = %name, "remaking a page with the result shape learnt for its tool");
             let request_id = uuid::Uuid::new_v4().simple().to_string();
-            let remake = ReadUi { tool, request_id, force: true, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
+            let remake =
+                ReadUi { tool, request_id, force: true, personal: None, trace: crate::trace::TraceCx::none(), wait: ReadWait::Whole };
             let _ = deps.queue.read.send(remake).await;
             deps.fleet.broadcast(HostEvent::UiResourcesChanged);
         };

@@ -16,11 +16,11 @@ use crate::mcp::ui_meta;
 use crate::messages::Status;
 use crate::messages::ToolsDiff;
 use crate::messages::{
-    Append, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools, UpstreamPort,
-};
-use crate::messages::{
     Abandon, AttachStream, HostEvent, Incoming, PageRead, PageStatus, ReadUi, ServerRequest, SessionRef, Shutdown, StatusOf, Subscribe,
     Unregister,
+};
+use crate::messages::{
+    Append, Clear, ForgetTool, History, KeyFor, Peek, Pending, QueuePort, Refinement, RefinementsPort, RefreshTools, UpstreamPort,
 };
 use crate::page::{PageKind, UiEntry, ENTRY_FORMAT};
 use crate::proxy::hosts::Hosts;
@@ -235,7 +235,8 @@ impl Fixture {
         let log = Log::default();
         let metrics = Arc::new(Metrics::new());
         let hosts = Arc::new(Hosts::default());
-        let router = Router::new(Arc::from("default"), Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone());
+        let router =
+            Router::new(Arc::from("default"), false, Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone());
         router.publish(Status {
             ready: true,
             tools: Arc::new(upstream_tools()),

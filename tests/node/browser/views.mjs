@@ -190,4 +190,39 @@ export async function fakeOpenAi(answer) {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, bodies, close: () => server.close() };
 }
 
+/**
+ * A local OpenAI-compatible endpoint that streams its answers (SSE chunks, then usage, then
+ * [DONE]) at a hosted model's pace: the first token after `first` seconds, then `tps` tokens
+ * (4 characters each) a second. Records each request's start and the moment its answer ended.
+ */
+export async function pacedOpenAi(answer, { first = 1.5, tps = 150 } = {}) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", async () => {
+      const rec = { body, start: Date.now(), end: null, closed: false };
+      requests.push(rec);
+      res.on("close", () => { if (!rec.end) rec.closed = true; });
+      const text = answer(body);
+      const chunk = (delta, finish) => `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      await new Promise((ok) => setTimeout(ok, first * 1000));
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const began = Date.now();
+      let sent = 0;
+      while (sent < text.length && !rec.closed) {
+        const due = Math.min(text.length, Math.floor(((Date.now() - began) / 1000) * tps * 4) + 4);
+        if (due > sent) { res.write(chunk({ content: text.slice(sent, due) }, null)); sent = due; }
+        if (sent < text.length) await new Promise((ok) => setTimeout(ok, 50));
+      }
+      res.write(chunk({}, "stop"));
+      res.write(`data: ${JSON.stringify({ id: "x", choices: [], usage: { prompt_tokens: 100, completion_tokens: Math.ceil(text.length / 4) } })}\n\n`);
+      res.end("data: [DONE]\n\n");
+      rec.end = Date.now();
+    });
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => server.close() };
+}
+
 mkdirSync(ARTIFACTS, { recursive: true });

@@ -94,7 +94,9 @@ fn event(ev: sse::Event, out: &mut Vec<Chunk>) {
     let count = |p: &str| v.pointer(p).and_then(Value::as_u64);
     let Some(kind) = v.get("type").and_then(Value::as_str).or(ev.event.as_deref()) else { return };
     match kind {
-        "message_start" => out.push(Chunk::Usage { input: count("/message/usage/input_tokens"), output: count("/message/usage/output_tokens") }),
+        "message_start" => {
+            out.push(Chunk::Usage { input: count("/message/usage/input_tokens"), output: count("/message/usage/output_tokens") })
+        }
         "content_block_delta" if v.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") => {
             out.push(Chunk::Text(v.pointer("/delta/text").and_then(Value::as_str).unwrap_or_default().to_string()))
         }
@@ -164,7 +166,8 @@ mod tests {
 
     #[test]
     fn stream_errors_and_refusals_fail_the_answer() {
-        let overloaded = decode("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+        let overloaded =
+            decode("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
         assert!(matches!(&overloaded[..], [Chunk::Failed(e)] if e.code == ErrorCode::ServerError && e.retryable));
         let refused = decode("data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"}}\n\n");
         assert!(matches!(refused.last(), Some(Chunk::Failed(e)) if e.code == ErrorCode::ContentFiltered));

@@ -43,8 +43,13 @@ pub fn from_stream_error(etype: &str, message: &str) -> LlmError {
     let code = match etype {
         "rate_limit_error" | "rate_limit_exceeded" | "tokens" | "requests" => ErrorCode::RateLimit,
         t if t.contains("content_filter") || t.contains("content_policy") => ErrorCode::ContentFiltered,
-        "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "request_too_large"
-        | "insufficient_quota" | "context_length_exceeded" => ErrorCode::InvalidRequest,
+        "invalid_request_error"
+        | "authentication_error"
+        | "permission_error"
+        | "not_found_error"
+        | "request_too_large"
+        | "insufficient_quota"
+        | "context_length_exceeded" => ErrorCode::InvalidRequest,
         // overloaded_error, api_error, server_error, and what this build does not know.
         _ => ErrorCode::ServerError,
     };

@@ -40,8 +40,10 @@ pub struct LlmError {
 
 impl LlmError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        let retryable =
-            matches!(code, ErrorCode::Timeout | ErrorCode::Stalled | ErrorCode::RateLimit | ErrorCode::ServerError | ErrorCode::NetworkError);
+        let retryable = matches!(
+            code,
+            ErrorCode::Timeout | ErrorCode::Stalled | ErrorCode::RateLimit | ErrorCode::ServerError | ErrorCode::NetworkError
+        );
         LlmError { code, message: message.into(), retryable, retry_after: None, status: None }
     }
 }
@@ -185,7 +187,8 @@ impl<W: Wire> LlmClient for Provider<W> {
             let resp = sent.map_err(|_| stream::first_token_error(&req.limits))?.map_err(|e| errors::from_reqwest(&e))?;
             let max = stream::max_stream_bytes(req.max_tokens);
             let status = resp.status();
-            let kind = resp.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_ascii_lowercase();
+            let kind =
+                resp.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_ascii_lowercase();
             if !status.is_success() || W::STREAM_TYPE.is_some_and(|t| !kind.starts_with(t)) {
                 return whole_answer::<W>(resp, max, req.limits.stall).await;
             }
@@ -206,7 +209,8 @@ async fn whole_answer<W: Wire>(resp: reqwest::Response, max: usize, stall: Durat
         return Err(err);
     }
     let answer: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
-        let mut e = LlmError::new(ErrorCode::ServerError, format!("the provider answered {status} with a body that is neither a stream nor JSON"));
+        let mut e =
+            LlmError::new(ErrorCode::ServerError, format!("the provider answered {status} with a body that is neither a stream nor JSON"));
         e.status = Some(status.as_u16());
         e
     })?;

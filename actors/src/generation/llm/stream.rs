@@ -66,10 +66,7 @@ pub fn max_stream_bytes(max_tokens: u32) -> usize {
 }
 
 pub(crate) fn first_token_error(limits: &Limits) -> LlmError {
-    LlmError::new(
-        ErrorCode::Timeout,
-        format!("no answer began within {} ms (generation.firstTokenMs)", limits.first_token.as_millis()),
-    )
+    LlmError::new(ErrorCode::Timeout, format!("no answer began within {} ms (generation.firstTokenMs)", limits.first_token.as_millis()))
 }
 
 /// Reads the streamed body until it ends. `first_deadline` counts from when the request was
@@ -120,7 +117,9 @@ where
                 }
                 decoder.feed(&bytes)
             }
-            Some(Err(_)) => return Err(LlmError::new(ErrorCode::NetworkError, "the connection to the provider failed: the answer broke off")),
+            Some(Err(_)) => {
+                return Err(LlmError::new(ErrorCode::NetworkError, "the connection to the provider failed: the answer broke off"))
+            }
             None => decoder.finish(),
         };
         apply(&chunks, &mut out, &mut stop, progress, &mut last_text)?;

@@ -287,7 +287,13 @@ struct PacedLlm {
 
 impl PacedLlm {
     fn new(every_ms: u64, parts: usize) -> Arc<Self> {
-        Arc::new(PacedLlm { every: Duration::from_millis(every_ms), parts, fail_first: 0, asked: Default::default(), dropped: Default::default() })
+        Arc::new(PacedLlm {
+            every: Duration::from_millis(every_ms),
+            parts,
+            fail_first: 0,
+            asked: Default::default(),
+            dropped: Default::default(),
+        })
     }
 
     fn asked(&self) -> usize {

@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
-use crate::messages::{Append, Clear, ForgetTool, History, HostEvent, KeyFor, PageStatus, Peek, ReadUi, ReadWait, RefreshTools, StatusOf, ToolsDiff};
+use crate::messages::{
+    Append, Clear, ForgetTool, History, HostEvent, KeyFor, PageStatus, Peek, ReadUi, ReadWait, RefreshTools, StatusOf, ToolsDiff,
+};
 use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, error_result_with, ok_result, UiCall};

@@ -13,12 +13,24 @@ use crate::mcp::ui_meta::{PAGE_STATUS_MAX_WAIT_MS, PAGE_STATUS_TOOL};
 #[derive(Debug, Clone, PartialEq)]
 pub enum UiCall {
     List,
-    Inspect { tool: String },
-    Regenerate { tool: String, clear_refinements: bool },
+    Inspect {
+        tool: String,
+    },
+    Regenerate {
+        tool: String,
+        clear_refinements: bool,
+    },
     RefreshTools,
-    Refine { tool: String, feedback: String },
+    Refine {
+        tool: String,
+        feedback: String,
+    },
     /// A provisional page asking how far its page has got (app-only).
-    PageStatus { tool: String, wait_ms: u64, html: bool },
+    PageStatus {
+        tool: String,
+        wait_ms: u64,
+        html: bool,
+    },
 }
 
 pub fn definitions() -> Vec<Value> {

@@ -1,0 +1,103 @@
+// Issue 29: a page written at a hosted model's pace. The host reads the page before it is
+// written and gets the provisional template; the template shows the call it was opened for,
+// follows the writing, and is replaced on screen by the written page, which shows the same call
+// (its input and its result) as if the host had sent them, and whose own form then works.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
+
+// Padding to about 1,500 tokens: a page as large as a strong model writes takes ~10 s at 150 tokens/s.
+const PADDING = Array.from({ length: 260 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
+const WRITTEN = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Weather</title>
+<style>body{font:14px system-ui;margin:16px}.block{border:1px solid #ccc;padding:8px;margin-top:8px}
+${PADDING}
+</style></head>
+<body>
+<h1 id="written-marker">Current weather, as written for this tool</h1>
+<form id="f">
+  <label for="city">City</label> <input id="city" name="city" required>
+  <button id="submit" type="submit">Look up</button>
+</form>
+<div id="result"></div>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+const app = new App({ name: "Weather UI", version: "1.0.0" });
+const result = document.getElementById("result");
+function show(r) {
+  result.textContent = "";
+  const box = document.createElement("div");
+  box.className = "block";
+  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
+  result.appendChild(box);
+}
+app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
+app.ontoolresult = show;
+await app.connect();
+document.getElementById("f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
+});
+</script>
+</body></html>`;
+
+let browser, llm;
+before(async () => {
+  browser = await launch();
+  llm = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich" : WRITTEN), { first: 1.5, tps: 150 });
+});
+after(async () => { await browser?.close(); llm?.close(); });
+
+test("a provisional page is replaced on screen by the written page, which keeps the call it showed", async () => {
+  const cfg = join(ARTIFACTS, "swap-config.json");
+  (await import("node:fs")).writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "swap");
+  const client = await connectClient(proxy.base);
+  try {
+    const res = await client.readResource({ uri: "ui://get_current_weather" });
+    const content = res.contents[0];
+    assert.equal(content._meta["mcp-gen-ui"].provisional, true, "the read came back within its budget, before the page was written");
+    // The call the View was opened for: a real result from the demo server.
+    const args = { city: "Oslo" };
+    const result = await client.callTool({ name: "get_current_weather", arguments: args });
+    const { page, frame, errors, calls } = await openView(browser, client, content.text);
+    await page.evaluate(([a, r]) => { window.__bridge.sendToolInput({ arguments: a }); window.__bridge.sendToolResult(r); }, [args, result]);
+    await frame.locator("#mcp-gen-ui-writing").waitFor({ timeout: 5000 });
+    await frame.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    // The template follows the writing: characters so far, growing.
+    await frame.waitForFunction(() => /\d[\d,.\u202f\u00a0]* characters so far/.test(document.getElementById("mcp-gen-ui-writing-text").textContent), null, { timeout: 20000 });
+    await page.screenshot({ path: join(ARTIFACTS, "swap-provisional.png") });
+
+    await frame.locator("#written-marker").waitFor({ timeout: 60000 });
+    const shownAt = Date.now();
+    const gen = llm.requests.find((r) => !r.body.includes("rich or minimal"));
+    assert.ok(gen.end, "the page was streamed to its end");
+    assert.ok(!gen.closed, "the provider connection was never dropped");
+    console.log(`# written page on screen ${shownAt - gen.end} ms after the model's last token`);
+    // The written page shows the call the provisional page showed.
+    assert.equal(await frame.locator("#city").inputValue(), "Oslo", "the tool input carried over");
+    await frame.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    assert.equal(await frame.locator("#mcp-gen-ui-writing").count(), 0, "the provisional page is gone");
+    await page.screenshot({ path: join(ARTIFACTS, "swap-written.png") });
+
+    // The written page's own form calls the tool through the same host.
+    const before = (await calls()).filter((c) => c.name === "get_current_weather").length;
+    await frame.locator("#city").fill("Bergen");
+    await frame.locator("#submit").click();
+    await page.waitForFunction((n) => window.__hostLog.calls.filter((c) => c.name === "get_current_weather").length > n, before, { timeout: 10000 });
+    await frame.locator("#result").getByText("Bergen").first().waitFor({ timeout: 10000 });
+    const statusCalls = (await calls()).filter((c) => c.name === "_ui_page_status");
+    assert.ok(statusCalls.length >= 2, `the page followed the writing (${statusCalls.length} status calls)`);
+    assert.equal(llm.requests.filter((r) => !r.body.includes("rich or minimal")).length, 1, "one page written");
+    assertCleanConsole(errors, "swap");
+    await page.close();
+
+    // Every later read gets the written page.
+    const again = (await client.readResource({ uri: "ui://get_current_weather" })).contents[0];
+    assert.ok(again.text.includes("written-marker") && !again._meta["mcp-gen-ui"].provisional);
+  } finally {
+    await client.close();
+    proxy.stop();
+  }
+});
