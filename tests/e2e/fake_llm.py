@@ -8,7 +8,8 @@ Each answer is a dict: {"html": text} (a good answer), {"status": 429, "type": .
 ..., "headers": {...}} (an error in the provider's own format), {"raw": text} (a 200 whose body
 is not JSON), {"hang": True} (never answers; notes when the client hangs up), optionally with
 "delay" seconds first. Classification prompts get `classification` ("rich" unless set; a dict
-answers by the first of its keys, a tool name, that the prompt names, else "rich").
+answers by the first of its keys, a tool name, that the prompt names, else
+`classification_default`).
 
 Pace: `pace` (on the answer, or `fake.pace` for every answer) is {"first": seconds to the first
 token, "tps": tokens a second}, a token being 4 characters, as a hosted model writes; without it
@@ -185,6 +186,8 @@ class FakeLLM:
         self.script: list[dict] = []
         self.default: dict = {"html": page("GENERATED-PAGE")}
         self.classification = "rich"
+        # What a `classification` dict answers for a tool it does not name.
+        self.classification_default = "rich"
         self.pace: dict | None = None
         self.open = 0
         self.max_open = 0
@@ -223,7 +226,7 @@ class FakeLLM:
 
     def classify(self, prompt: str) -> str:
         if isinstance(self.classification, dict):
-            return next((v for k, v in self.classification.items() if f"Tool name: {k}\\n" in prompt), "rich")
+            return next((v for k, v in self.classification.items() if f"Tool name: {k}\\n" in prompt), self.classification_default)
         return self.classification
 
     def handle(self, h: BaseHTTPRequestHandler):

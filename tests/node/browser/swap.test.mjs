@@ -101,3 +101,36 @@ test("a provisional page is replaced on screen by the written page, which keeps 
     proxy.stop();
   }
 });
+
+test("in the preview, the provisional page is replaced by the written page through the sandbox proxy", async () => {
+  const cfg = join(ARTIFACTS, "swap-preview-config.json");
+  (await import("node:fs")).writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "swap-preview");
+  const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  try {
+    await p.goto(`${proxy.base}/preview?tool=get_forecast`);
+    // The View is the inner iframe of the sandbox proxy.
+    const inner = async () => {
+      for (let i = 0; i < 200; i++) {
+        const f = p.frames().find((x) => x.parentFrame() && x.parentFrame().parentFrame() === p.mainFrame());
+        if (f) return f;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error("no View frame");
+    };
+    const view = await inner();
+    await view.locator("#mcp-gen-ui-writing").waitFor({ timeout: 10000 });
+    await p.screenshot({ path: join(ARTIFACTS, "swap-preview-provisional.png") });
+    await view.locator("#written-marker").waitFor({ timeout: 60000 });
+    assert.equal(await view.locator("#mcp-gen-ui-writing").count(), 0);
+    assert.match(await p.locator("#log").textContent(), /View calls _ui_page_status/, "the page followed the writing through the preview");
+    await p.screenshot({ path: join(ARTIFACTS, "swap-preview-written.png") });
+    assert.deepEqual(errors, [], "console errors");
+  } finally {
+    await p.close();
+    proxy.stop();
+  }
+});
