@@ -14,7 +14,7 @@ pub async fn run(deps: &SessionDeps, dir: &Path) -> std::io::Result<()> {
     let mut written = 0;
     for tool in deps.fleet.catalog().tools() {
         let name = tool.name.clone();
-        if !deps.ui_enabled_for(tool) {
+        if !deps.gets_page(tool) {
             continue;
         }
         let request_id = uuid::Uuid::new_v4().simple().to_string();

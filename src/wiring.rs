@@ -19,7 +19,6 @@ use mcp_gen_ui_actors::messages::HostEvent;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
-use mcp_gen_ui_actors::servers::names;
 use mcp_gen_ui_actors::servers::registry::Registry;
 use mcp_gen_ui_actors::session::deps::{self, SessionDeps, SessionLimits};
 use mcp_gen_ui_actors::store::learned_shapes::LearnedShapes;
@@ -227,8 +226,8 @@ fn warmer(
     let catalog = fleet.clone();
     // The tools hosts would get a page for, among those the globs name.
     let select: warm::Selection = Arc::new(move |name: &str| {
-        let gets_page = catalog.catalog().tool(name).is_some_and(|t| deps::gets_page(t, enabled.as_deref()));
-        gets_page && globs.iter().any(|g| names::glob_match(g, name))
+        let gets_page = catalog.catalog().tool(name).is_some_and(|t| deps::page_rule(t, enabled.as_deref()).is_ok());
+        gets_page && globs.iter().any(|g| g.matches(name))
     });
     let progress = Arc::new(WarmProgress::default());
     let w = Warmer::new(GenerationQueue::port(queue), select, cfg.generation.warm_calls_per_minute, progress.clone(), metrics.clone());

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod fleet;
+pub mod glob;
 pub mod listing;
 pub mod names;
 pub mod registry;

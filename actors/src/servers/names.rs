@@ -113,24 +113,6 @@ fn encode_path(s: &str) -> String {
     out
 }
 
-/// A glob over names: `*` any run of characters, `?` one character; everything else itself.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len()).any(|i| go(rest, &n[i..])),
-            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
-        }
-    }
-    // Names and patterns from config and upstreams are short; bound the work all the same.
-    if pattern.len() > 256 || name.len() > 1024 {
-        return false;
-    }
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-    go(&p, &n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,12 +163,4 @@ mod tests {
         assert_eq!(split_page_uri("ui://get_forecast"), None);
     }
 
-    #[test]
-    fn globs() {
-        assert!(glob_match("read_*", "read_file"));
-        assert!(glob_match("*", "anything"));
-        assert!(glob_match("get_?ime", "get_time"));
-        assert!(!glob_match("read_*", "write_file"));
-        assert!(glob_match("exact", "exact") && !glob_match("exact", "exactly"));
-    }
 }

@@ -48,22 +48,46 @@ pub struct SessionDeps {
 }
 
 impl SessionDeps {
-    /// Whether the tool named `name` gets a UI (`generation.enabledTools`).
-    pub fn ui_enabled(&self, name: &str) -> bool {
-        self.enabled_tools.as_ref().is_none_or(|set| set.contains(name))
+    /// Whether a tool hosts see gets a page, and if not, which setting left it out: the one
+    /// rule, for lists, reads, the `_ui_*` tools, the warmer and export ([`page_rule`]).
+    pub fn page_rule(&self, tool: &ExposedTool) -> Result<(), NoPage> {
+        page_rule(tool, self.enabled_tools.as_deref())
     }
 
-    /// Whether a tool hosts see gets a page (see [`gets_page`]).
-    pub fn ui_enabled_for(&self, tool: &ExposedTool) -> bool {
-        gets_page(tool, self.enabled_tools.as_deref())
+    /// [`SessionDeps::page_rule`] as a yes or no.
+    pub fn gets_page(&self, tool: &ExposedTool) -> bool {
+        self.page_rule(tool).is_ok()
     }
 }
 
-/// Whether a tool hosts see gets a page: its server's `enabledTools` and
-/// `generation.enabledTools` (`enabled`, by exposed name; None: every tool) both allow it. The
-/// one rule, for sessions and for the warmer.
-pub fn gets_page(tool: &ExposedTool, enabled: Option<&HashSet<String>>) -> bool {
-    tool.ui && enabled.is_none_or(|set| set.contains(&tool.name))
+/// Why a tool hosts see has no page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoPage {
+    /// Its server's own `enabledTools` (in the servers file) leaves it out.
+    Server(Arc<str>),
+    /// `generation.enabledTools` leaves it out.
+    Generation,
+}
+
+impl std::fmt::Display for NoPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoPage::Server(s) => write!(f, "the enabledTools of server {s:?} in the servers file leaves it out"),
+            NoPage::Generation => f.write_str("generation.enabledTools leaves it out"),
+        }
+    }
+}
+
+/// Whether a tool hosts see gets a page: its server's `enabledTools` (`tool.ui`) and
+/// `generation.enabledTools` (`enabled`, by exposed name; None: every tool) both allow it.
+pub fn page_rule(tool: &ExposedTool, enabled: Option<&HashSet<String>>) -> Result<(), NoPage> {
+    if !tool.ui {
+        return Err(NoPage::Server(tool.server.clone()));
+    }
+    if !enabled.is_none_or(|set| set.contains(&tool.name)) {
+        return Err(NoPage::Generation);
+    }
+    Ok(())
 }
 
 /// `limits.*` that one session enforces.

@@ -48,7 +48,7 @@ impl HostSession {
             let end = total.min(offset.saturating_add(per_page));
             let mut tools = Vec::with_capacity(end - offset);
             for t in catalog.tools().iter().skip(offset).take(end - offset) {
-                tools.push(if ui && act.deps.ui_enabled_for(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() });
+                tools.push(if ui && act.deps.gets_page(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() });
             }
             let first_ours = offset.max(catalog.tools().len()) - catalog.tools().len();
             let ours_wanted = (end - offset) - tools.len();
@@ -70,7 +70,7 @@ impl HostSession {
         catalog
             .tools()
             .iter()
-            .filter(|t| self.deps.ui_enabled_for(t))
+            .filter(|t| self.deps.gets_page(t))
             .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref()))
             .collect()
     }

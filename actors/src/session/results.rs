@@ -45,7 +45,7 @@ impl HostSession {
     /// with the shape, in the background, once per tool revision.
     pub(super) fn remake_with_shape(&mut self, ctx: &mut Context<Self>, name: String, shapes: Arc<LearnedShapes>) {
         let catalog = self.deps.fleet.catalog();
-        let Some(tool) = catalog.tool(&name).filter(|t| self.deps.ui_enabled_for(t)).map(|t| (*t.def).clone()) else {
+        let Some(tool) = catalog.tool(&name).filter(|t| self.deps.gets_page(t)).map(|t| (*t.def).clone()) else {
             return;
         };
         let deps = self.deps.clone();

@@ -6,7 +6,7 @@
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use super::deps::SessionDeps;
+use super::deps::{NoPage, SessionDeps};
 use super::lists::upstream_has;
 use super::routing::with_uris_out;
 use super::HostSession;
@@ -31,7 +31,7 @@ pub fn ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
 /// The shared page of `uri`, ready.
 fn shared_ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
     let catalog = deps.fleet.catalog();
-    let tool = catalog.by_page(uri).filter(|t| deps.ui_enabled_for(t))?;
+    let tool = catalog.by_page(uri).filter(|t| deps.gets_page(t))?;
     if !deps.fleet.by_name(&tool.server)?.router.status().ready {
         return None;
     }
@@ -45,9 +45,12 @@ impl HostSession {
         self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
             let tool = catalog.by_page(&uri).cloned();
             match tool {
-                Some(t) if act.ui() && act.deps.ui_enabled_for(&t) => act.read_page(ctx, id, uri, t),
+                Some(t) if act.ui() && act.deps.gets_page(&t) => act.read_page(ctx, id, uri, t),
                 Some(t) if !act.ui() => act.answer(no_ui_extension(id, &uri, &t.name)),
-                _ => act.read_upstream(ctx, msg, tool.is_some()),
+                _ => {
+                    let excluded = tool.as_ref().and_then(|t| act.deps.page_rule(t).err());
+                    act.read_upstream(ctx, msg, excluded)
+                }
             }
         });
     }
@@ -114,23 +117,23 @@ impl HostSession {
     }
 
     /// Not a page made here: the server's own resource. A `ui://` one may be a server's own
-    /// app; when the server has none, the error says so (`tool_known`: a tool has that page,
-    /// but not with a UI for this host).
-    fn read_upstream(&mut self, ctx: &mut Context<Self>, mut msg: Value, tool_known: bool) {
+    /// app; when the server has none, the error says so (`excluded`: a tool has that page, but
+    /// the setting named leaves its page out).
+    fn read_upstream(&mut self, ctx: &mut Context<Self>, mut msg: Value, excluded: Option<NoPage>) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         let is_ui = ui_meta::tool_of_uri(&uri).is_some();
         let server = match self.resource_route(&mut msg) {
             Ok(s) => s,
-            Err(_) if is_ui => return self.answer(not_found(id, &uri, None, tool_known)),
+            Err(_) if is_ui => return self.answer(not_found(id, &uri, None, excluded.as_ref())),
             Err(e) => return self.answer(e),
         };
         if is_ui && !upstream_has(&server.router, "resources") {
-            return self.answer(not_found(id, &uri, None, tool_known));
+            return self.answer(not_found(id, &uri, None, excluded.as_ref()));
         }
         let naming = server.naming.clone();
         self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| match answer.get("error") {
-            Some(err) if is_ui => act.answer(not_found(id, &uri, Some(err.clone()), tool_known)),
+            Some(err) if is_ui => act.answer(not_found(id, &uri, Some(err.clone()), excluded.as_ref())),
             _ => act.answer(with_uris_out(&naming, answer)),
         });
     }
@@ -192,9 +195,11 @@ fn read_kind(read: &crate::messages::PageRead) -> &'static str {
     }
 }
 
-fn not_found(id: Value, uri: &str, upstream_error: Option<Value>, tool_known: bool) -> Value {
+fn not_found(id: Value, uri: &str, upstream_error: Option<Value>, excluded: Option<&NoPage>) -> Value {
     let msg = match ui_meta::tool_of_uri(uri) {
-        Some(_) if tool_known => format!("resource not found: {uri} (its tool has no UI page: generation.enabledTools leaves it out)"),
+        Some(_) if excluded.is_some() => {
+            format!("resource not found: {uri} (its tool has no UI page: {})", excluded.map(|e| e.to_string()).unwrap_or_default())
+        }
         Some(tool) => format!("resource not found: {uri} (the upstream has no tool named {tool:?}; tools/list shows the valid ones)"),
         None => format!("resource not found: {uri}"),
     };

@@ -190,9 +190,13 @@ impl Handler<Clear> for Refinements {
             self.changed(&m.tool);
         }
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(n)) };
-        let tool = m.tool;
+        let (tool, every_scope) = (m.tool, m.every_scope);
         Box::pin(
             async move {
+                if every_scope {
+                    // Everyone's own histories of it, from the tool's index (no keyspace scan).
+                    let _ = shared.clear_personal_refinements(&tool).await;
+                }
                 match shared.clear_refinements(&tool).await {
                     Ok(had) => {
                         let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;

@@ -4,6 +4,7 @@
 use super::MAX_TIMEOUT_MS;
 use crate::config::cli::Args;
 use crate::config::file::{Config, ConfigError, Warm};
+use mcp_gen_ui_actors::servers::glob::Glob;
 
 pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     if cfg.generation.max_concurrent_generations == 0 {
@@ -80,17 +81,17 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
 }
 
 /// `generation.warm` as globs of tool names (None: off; "all" is `*`).
-pub fn warm_globs(cfg: &Config) -> Result<Option<Vec<String>>, ConfigError> {
+pub fn warm_globs(cfg: &Config) -> Result<Option<Vec<Glob>>, ConfigError> {
     match &cfg.generation.warm {
         Warm::Word(w) if w == "off" => Ok(None),
-        Warm::Word(w) if w == "all" => Ok(Some(vec!["*".into()])),
+        Warm::Word(w) if w == "all" => Ok(Some(super::servers::globs("generation.warm", &["*".to_string()])?)),
         Warm::Word(w) => Err(ConfigError::new("generation.warm", format!("{w:?} is not \"off\", \"all\" or a list of tool-name globs"))),
         Warm::Globs(g) if g.is_empty() => Ok(None),
         Warm::Globs(g) => {
             if g.len() > 1000 || g.iter().any(|p| p.is_empty() || p.len() > 200) {
                 return Err(ConfigError::new("generation.warm", "give at most 1000 globs, each 1 to 200 characters"));
             }
-            Ok(Some(g.clone()))
+            Ok(Some(super::servers::globs("generation.warm", g)?))
         }
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_gen_ui_actors::servers::catalog::Curation;
+use mcp_gen_ui_actors::servers::glob::Glob;
 use mcp_gen_ui_actors::servers::names;
 use mcp_gen_ui_actors::upstream::UpstreamSpec;
 use serde_json::{Map, Value};
@@ -101,6 +102,19 @@ pub fn resolve(
                 "a server's name needs a letter or a digit: it names the server's tools (<server>__<tool>)",
             ));
         };
+        // `__` separates the server from the tool in the names hosts see: a server whose name
+        // holds it (or becomes it: `a..b` is `a__b`) could take another's names (`a` with a tool
+        // `b__c` against `a__b` with a tool `c`), and "another's prefix then __" is that case.
+        if prefix.contains(names::SEPARATOR) {
+            return Err(ConfigError::new(
+                at(""),
+                format!(
+                    "a server's name may not contain {:?} (it is {prefix:?} in tool names), which separates the server from the tool in the names hosts see (<server>__<tool>): rename it, for example to {:?}",
+                    names::SEPARATOR,
+                    prefix.replace(names::SEPARATOR, "-")
+                ),
+            ));
+        }
         if let Some(other) = prefixes.insert(prefix.clone(), name.clone()) {
             return Err(ConfigError::new(
                 at(""),
@@ -196,11 +210,11 @@ fn server(
         }
     };
     let curation = Curation {
-        allow: e.tools.allow.clone(),
-        deny: e.tools.deny.clone(),
+        allow: globs(&at("tools.allow"), &e.tools.allow)?,
+        deny: globs(&at("tools.deny"), &e.tools.deny)?,
         rename: e.rename.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         descriptions: e.descriptions.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        pages: e.enabled_tools.clone().unwrap_or_default(),
+        pages: globs(&at("enabledTools"), e.enabled_tools.as_deref().unwrap_or_default())?,
     };
     for (tool, to) in &curation.rename {
         if to.trim().is_empty() || to.len() > 128 {
@@ -272,6 +286,16 @@ fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
         vars.push((k.trim().to_string(), v.to_string()));
     }
     Ok(vars)
+}
+
+/// Tool-name globs from a field, compiled once; a bad one is refused naming the field and its
+/// position.
+pub(crate) fn globs(field: &str, patterns: &[String]) -> Result<Vec<Glob>, ConfigError> {
+    patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Glob::new(p).map_err(|why| ConfigError::new(format!("{field}[{i}]"), format!("the glob {p:?} {why}"))))
+        .collect()
 }
 
 #[cfg(test)]
@@ -354,6 +378,18 @@ mod tests {
         assert!(e.message.contains("mcpServers"), "{e}");
         let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), &env, D).unwrap_err();
         assert!(e.field.ends_with("mcpServers.x.args"), "{e}");
+    }
+
+    #[test]
+    fn server_names_that_could_take_anothers_tool_names_are_refused() {
+        for (name, what) in [("a__b", "a__b"), ("a..b", "a__b"), ("x___y", "x___y")] {
+            let file = format!(r#"{{"mcpServers": {{"a": {{"command": "x"}}, "{name}": {{"command": "y"}}}}}}"#);
+            let e = read_file(&write(&format!("sep-{}", what.len()), &file), &env, D).unwrap_err();
+            assert!(e.field.ends_with(&format!("mcpServers.{name}")), "{e}");
+            assert!(e.message.contains("may not contain \"__\"") && e.message.contains(what), "{e}");
+        }
+        let bad = read_file(&write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#), &env, D).unwrap_err();
+        assert!(bad.field.ends_with("mcpServers.a.tools.allow[1]") && bad.message.contains("is empty"), "{bad}");
     }
 
     #[test]

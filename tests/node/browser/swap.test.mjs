@@ -4,8 +4,13 @@
 // (its input and its result) as if the host had sent them, and whose own form then works.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
+import { ARTIFACTS, ROOT, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
 
 // Padding to about 1,500 tokens: a page as large as a strong model writes takes ~10 s at 150 tokens/s.
 const PADDING = Array.from({ length: 260 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
@@ -51,7 +56,7 @@ after(async () => { await browser?.close(); llm?.close(); });
 
 test("a provisional page is replaced on screen by the written page, which keeps the call it showed", async () => {
   const cfg = join(ARTIFACTS, "swap-config.json");
-  (await import("node:fs")).writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
   const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "swap");
   const client = await connectClient(proxy.base);
   try {
@@ -104,7 +109,7 @@ test("a provisional page is replaced on screen by the written page, which keeps 
 
 test("in the preview, the provisional page is replaced by the written page through the sandbox proxy", async () => {
   const cfg = join(ARTIFACTS, "swap-preview-config.json");
-  (await import("node:fs")).writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
   const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "swap-preview");
   const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
@@ -131,6 +136,92 @@ test("in the preview, the provisional page is replaced by the written page throu
     assert.deepEqual(errors, [], "console errors");
   } finally {
     await p.close();
+    proxy.stop();
+  }
+});
+
+// The official MCP Inspector 2.x (npm @modelcontextprotocol/inspector@2.12.0, installed as
+// `inspector2` beside the 0.15 CLI the other tests use) renders MCP Apps in its Apps tab, in a
+// sandbox proxy of its own, through the official AppBridge with the real MCP client behind it.
+const INSPECTOR = join(ROOT, "tests/node/node_modules/inspector2/clients/launcher/build/index.js");
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.on("error", fail);
+    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => ok(port)); });
+  });
+}
+
+async function startInspector(serverUrl) {
+  const [client, sandbox, appOrigin] = [await freePort(), await freePort(), await freePort()];
+  const token = randomBytes(24).toString("hex");
+  const home = mkdtempSync(join(tmpdir(), "inspector2-"));
+  const env = {
+    ...process.env, HOST: "127.0.0.1", CLIENT_PORT: String(client), MCP_SANDBOX_PORT: String(sandbox), MCP_APP_ORIGIN_PORT: String(appOrigin),
+    MCP_AUTO_OPEN_ENABLED: "false", MCP_INSPECTOR_SECRET_STORE: "memory", MCP_INSPECTOR_API_TOKEN: token,
+    // Its catalog and settings go to a scratch home, not the machine's.
+    HOME: home, MCP_STORAGE_DIR: join(home, "storage"),
+  };
+  const child = spawn(process.execPath, [INSPECTOR, "--web", "--transport", "http", "--server-url", serverUrl], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d) => { out += d; });
+  child.stderr.on("data", (d) => { out += d; });
+  const base = `http://127.0.0.1:${client}`;
+  for (let i = 0; i < 600 && !out.includes("MCP Inspector Web is up and running"); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 200; i++) {
+    if ((await fetch(base).catch(() => null))?.ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url: `${base}/?MCP_INSPECTOR_API_TOKEN=${token}`,
+    log: () => out,
+    stop: () => { try { process.kill(-child.pid, "SIGKILL"); } catch {} rmSync(home, { recursive: true, force: true }); },
+  };
+}
+
+test("in the official Inspector 2.x, the provisional page is replaced by the written page, which keeps the call and calls tools", async () => {
+  const cfg = join(ARTIFACTS, "swap-inspector-config.json");
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "swap-inspector");
+  const inspector = await startInspector(`${proxy.base}/mcp`);
+  const p = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  // The Inspector's own page asks Google for its fonts: that only fails offline.
+  p.on("console", (m) => { if (m.type() === "error" && !/ERR_NAME_NOT_RESOLVED/.test(m.text())) errors.push(m.text()); });
+  try {
+    await p.goto(inspector.url, { waitUntil: "domcontentloaded" });
+    // A styled span lies over the switch's input: the click skips the hit test.
+    await p.getByRole("switch", { name: /Connect or disconnect/ }).click({ force: true, timeout: 30000 });
+    await p.locator('[data-testid="connection-status"][data-status="connected"]').waitFor({ state: "attached", timeout: 30000 });
+    await p.locator('label[for$="-Apps"]').click();
+    await p.getByText(/^MCP Apps \(\d+\)$/).waitFor({ timeout: 20000 });
+    await p.getByText("Current weather", { exact: true }).first().click();
+    await p.locator('[data-testid="apps-form"]').getByRole("textbox", { name: /city/ }).fill("Oslo");
+    await p.locator('[data-testid="open-app"]').click();
+    // The View: main page, then the Inspector's sandbox proxy, then our page.
+    let view = null;
+    for (let i = 0; i < 300 && !view; i++) {
+      for (const f of p.frames()) {
+        if (f !== p.mainFrame() && (await f.locator("#mcp-gen-ui-writing").count().catch(() => 0)) > 0) view = f;
+      }
+      if (!view) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(view, `the provisional page showed in the Inspector; its log: ${inspector.log().slice(-1500)}`);
+    await view.locator("#result").getByText("Oslo").first().waitFor({ timeout: 20000 });
+    await p.screenshot({ path: join(ARTIFACTS, "swap-inspector-provisional.png") });
+    await view.locator("#written-marker").waitFor({ timeout: 60000 });
+    assert.equal(await view.locator("#city").inputValue(), "Oslo", "the tool input carried over");
+    await view.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    await view.locator("#city").fill("Bergen");
+    await view.locator("#submit").click();
+    await view.locator("#result").getByText("Bergen").first().waitFor({ timeout: 20000 });
+    await p.screenshot({ path: join(ARTIFACTS, "swap-inspector-written.png") });
+    assert.deepEqual(errors, [], "console errors");
+  } finally {
+    await p.close();
+    inspector.stop();
     proxy.stop();
   }
 });

@@ -50,8 +50,8 @@ fn several_servers_are_prefixed_and_bare_names_route_when_unique() {
 #[test]
 fn curation_hides_renames_and_describes() {
     let curation = Curation {
-        allow: vec!["read_*".into(), "write_file".into()],
-        deny: vec!["read_secret".into()],
+        allow: vec![Glob::new("read_*").unwrap(), Glob::new("write_file").unwrap()],
+        deny: vec![Glob::new("read_secret").unwrap()],
         rename: HashMap::from([("write_file".to_string(), "save".to_string())]),
         descriptions: HashMap::from([("read_file".to_string(), "Reads one file".to_string())]),
         ..Curation::default()
@@ -104,4 +104,43 @@ fn diffs_are_by_exposed_name_and_definition() {
     let after = Catalog::build(&[server("s", &[b2, tool("c")], Curation::default())]);
     let d = Catalog::diff(&before, &after);
     assert_eq!((d.added, d.removed, d.changed), (vec!["s__c".to_string()], vec!["s__a".to_string()], vec!["s__b".to_string()]));
+}
+
+#[test]
+fn a_plain_name_keeps_its_owner_and_made_names_step_aside() {
+    // `q.x` is not an API name: it is shown shortened, with a public hash. A tool that the
+    // server lists under that very name takes it (plain names first); `q.x` steps aside.
+    let derived = names::exposed_name("s", "q.x");
+    let collider = derived.strip_prefix("s__").unwrap().to_string();
+    for order in [vec![tool("q.x"), tool(&collider)], vec![tool(&collider), tool("q.x")]] {
+        let c = Catalog::build(&[server("s", &order, Curation::default())]);
+        let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+        let unique: HashSet<&&str> = names.iter().collect();
+        assert_eq!(unique.len(), 2, "{names:?}");
+        assert_eq!(c.tool(&derived).unwrap().bare, collider, "the plain name is the tool's own");
+        let moved = c.tools().iter().find(|t| t.bare == "q.x").unwrap();
+        assert!(names::is_api_name(&moved.name) && moved.name != derived, "{}", moved.name);
+        assert_eq!(c.collisions.len(), 1, "{:?}", c.collisions);
+        let pages: HashSet<&str> = c.tools().iter().map(|t| t.page.as_str()).collect();
+        assert_eq!(pages.len(), 2, "one page each");
+    }
+}
+
+#[test]
+fn a_name_that_moves_to_another_tool_is_removed_and_added() {
+    let derived = names::exposed_name("s", "q.x");
+    let collider = derived.strip_prefix("s__").unwrap().to_string();
+    let before = Catalog::build(&[server("s", &[tool("q.x")], Curation::default())]);
+    let after = Catalog::build(&[server("s", &[tool("q.x"), tool(&collider)], Curation::default())]);
+    let d = Catalog::diff(&before, &after);
+    assert!(d.removed.contains(&derived) && d.added.contains(&derived), "{d:?}");
+    assert!(!d.changed.contains(&derived) && !d.unchanged.contains(&derived), "{d:?}");
+    // Across servers the same: the name's pages and refinements never pass to the other.
+    let one = Catalog::build(&[server("a", &[tool("t")], Curation::default())]);
+    let mut other = Catalog::build(&[server("b", &[tool("t")], Curation::default())]);
+    let moved = other.tools[0].clone();
+    other.tools[0] = ExposedTool { name: "a__t".into(), ..moved };
+    other.by_name = HashMap::from([("a__t".to_string(), 0)]);
+    let d = Catalog::diff(&one, &other);
+    assert_eq!((d.removed, d.added, d.changed), (vec!["a__t".to_string()], vec!["a__t".to_string()], vec![]));
 }

@@ -85,13 +85,17 @@ pub async fn run(
     origin: Origin,
     own: Option<Arc<str>>,
 ) -> Value {
-    let not_enabled = |t: &str| error_result(&format!("UIs are not enabled for {t:?}: it is not in generation.enabledTools"));
+    // The one rule for which tools get a page; the refusal names the setting that decided.
+    let no_page = |t: &str| match catalog.tool(t).map(|x| deps.page_rule(x)) {
+        Some(Err(why)) => Some(error_result(&format!("{t:?} has no UI page: {why}"))),
+        _ => None,
+    };
     match call {
         UiCall::List => {
             let mut out = Vec::new();
             for t in catalog.tools() {
                 let name = t.name.clone();
-                let on = deps.ui_enabled_for(t);
+                let on = deps.gets_page(t);
                 let fb = feedback_of(&deps, &own, &name).await;
                 let entry = if on {
                     deps.queue.peek.send(Peek { tool: (*t.def).clone(), personal: personal(&own, &name) }).await.ok().flatten()
@@ -118,8 +122,8 @@ pub async fn run(
             ok_result(json!({"tools": out}))
         }
         UiCall::Inspect { tool } => {
-            if !deps.ui_enabled(&tool) {
-                return not_enabled(&tool);
+            if let Some(refused) = no_page(&tool) {
+                return refused;
             }
             let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
             // What applies to the caller: the shared history, then (principal scope) their own.
@@ -162,8 +166,8 @@ pub async fn run(
         }
         UiCall::RefreshTools => refresh_all(&deps).await,
         UiCall::Regenerate { tool, clear_refinements } => {
-            if !deps.ui_enabled(&tool) {
-                return not_enabled(&tool);
+            if let Some(refused) = no_page(&tool) {
+                return refused;
             }
             // Principal scope: a person clears their own refinements; an admin the shared ones.
             let whose = personal(&own, &tool).unwrap_or_else(|| tool.clone());
@@ -185,8 +189,8 @@ pub async fn run(
             regenerate(&deps, &catalog, &tool, &progress, json!({"refinementsCleared": cleared}), origin, mine).await
         }
         UiCall::Refine { tool, feedback } => {
-            if !deps.ui_enabled(&tool) {
-                return not_enabled(&tool);
+            if let Some(refused) = no_page(&tool) {
+                return refused;
             }
             let t = catalog.tool(&tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
             let mine = personal(&own, &tool);
@@ -199,8 +203,8 @@ pub async fn run(
             regenerate(&deps, &catalog, &tool, &progress, json!({"refinements": n, "scope": scope}), origin, mine).await
         }
         UiCall::PageStatus { tool, wait_ms, html } => {
-            if !deps.ui_enabled(&tool) {
-                return not_enabled(&tool);
+            if let Some(refused) = no_page(&tool) {
+                return refused;
             }
             let Some(t) = catalog.tool(&tool) else { return error_result(&format!("the upstream no longer has a tool named {tool:?}")) };
             let ask = StatusOf { tool: (*t.def).clone(), personal: personal(&own, &tool), wait: std::time::Duration::from_millis(wait_ms) };

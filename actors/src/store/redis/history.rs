@@ -6,30 +6,48 @@ use std::collections::HashMap;
 use super::{RedisStore, Unavailable};
 use crate::messages::Refinement;
 use crate::page::UiType;
+use crate::store::refinements::tool_of_key;
+
+/// Deletes every personal history a tool's index names, then the index; answers how many.
+const CLEAR_PERSONAL: &str = r"
+local keys = redis.call('SMEMBERS', KEYS[1])
+for _, k in ipairs(keys) do redis.call('DEL', k) end
+redis.call('DEL', KEYS[1])
+return #keys";
 
 impl RedisStore {
-    /// Appends one refinement; answers the tool's whole history, oldest first.
+    /// The set of a tool's personal history keys: removing the tool removes them without a
+    /// scan of the keyspace.
+    fn personal_index(&self, tool: &str) -> String {
+        self.key(&format!("refinements-personal:{tool}"))
+    }
+
+    /// Appends one refinement; answers the tool's whole history, oldest first. A personal
+    /// history's key goes into its tool's index in the same transaction.
     pub async fn push_refinement(&self, tool: &str, r: &Refinement) -> Result<Vec<Refinement>, Unavailable> {
         let k = self.key(&format!("refinements:{tool}"));
+        let owner = tool_of_key(tool);
+        let index = (owner != tool).then(|| self.personal_index(owner));
         let json = serde_json::to_string(r).unwrap_or_default();
         let mut c = self.inner.conn.clone();
         let (items,): (Vec<String>,) = self
             .run("refinements", async move {
-                redis::pipe()
-                    .atomic()
-                    .cmd("RPUSH")
-                    .arg(&k)
-                    .arg(json)
-                    .ignore()
-                    .cmd("LRANGE")
-                    .arg(&k)
-                    .arg(0)
-                    .arg(-1)
-                    .query_async(&mut c)
-                    .await
+                let mut p = redis::pipe();
+                p.atomic().cmd("RPUSH").arg(&k).arg(json).ignore();
+                if let Some(index) = index {
+                    p.cmd("SADD").arg(index).arg(&k).ignore();
+                }
+                p.cmd("LRANGE").arg(&k).arg(0).arg(-1).query_async(&mut c).await
             })
             .await?;
         Ok(parse_history(tool, items))
+    }
+
+    /// Forgets every person's own history of a tool that is gone; answers how many there were.
+    pub async fn clear_personal_refinements(&self, tool: &str) -> Result<usize, Unavailable> {
+        let index = self.personal_index(tool);
+        let mut c = self.inner.conn.clone();
+        self.run("refinements", async move { redis::Script::new(CLEAR_PERSONAL).key(index).invoke_async(&mut c).await }).await
     }
 
     pub async fn refinements(&self, tool: &str) -> Result<Vec<Refinement>, Unavailable> {
@@ -40,13 +58,21 @@ impl RedisStore {
         Ok(parse_history(tool, items))
     }
 
-    /// Forgets a tool's history; answers how many refinements it had.
+    /// Forgets a history (a tool's shared one, or one person's); answers how many refinements it
+    /// had. A personal one leaves its tool's index too.
     pub async fn clear_refinements(&self, tool: &str) -> Result<usize, Unavailable> {
         let k = self.key(&format!("refinements:{tool}"));
+        let owner = tool_of_key(tool);
+        let index = (owner != tool).then(|| self.personal_index(owner));
         let mut c = self.inner.conn.clone();
-        let (n,): (usize,) =
-            self.run("refinements", async move {
-                redis::pipe().atomic().cmd("LLEN").arg(&k).cmd("DEL").arg(&k).ignore().query_async(&mut c).await
+        let (n,): (usize,) = self
+            .run("refinements", async move {
+                let mut p = redis::pipe();
+                p.atomic().cmd("LLEN").arg(&k).cmd("DEL").arg(&k).ignore();
+                if let Some(index) = index {
+                    p.cmd("SREM").arg(index).arg(&k).ignore();
+                }
+                p.query_async(&mut c).await
             })
             .await?;
         Ok(n)
