@@ -23,21 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-step "Docker engine (tests/e2e/test_compose.py runs the deploy/ compose stacks; without one they are skipped)"
-if ! docker info >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1; then
-  mkdir -p tests/artifacts
-  # Left running after the tests, like any service the machine has; its log stays beside the others.
-  setsid dockerd >tests/artifacts/dockerd.log 2>&1 </dev/null &
-  for _ in $(seq 1 60); do
-    docker info >/dev/null 2>&1 && break
-    sleep 1
-  done
-fi
-if docker info >/dev/null 2>&1; then
-  docker info --format 'engine {{.ServerVersion}}, storage {{.Driver}}'
-else
-  echo "no Docker engine answers (see tests/artifacts/dockerd.log): the compose tests will be skipped"
-fi
+step "Docker engine (tests/e2e/test_compose.py runs the deploy/ compose stacks: a missing engine fails the run unless MCP_GEN_UI_SKIP=compose)"
+tests/docker_engine.sh tests/artifacts || exit 1
 
 step "npm peers (tests/node)"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)

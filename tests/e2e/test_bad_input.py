@@ -2,13 +2,14 @@
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
 
-from conftest import BIN, proxy_http
+from conftest import BIN, Proc, proxy_http
 
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
@@ -189,21 +190,40 @@ def test_stdio_edge_answers_parse_errors_and_keeps_going():
 
 def test_a_cache_folder_the_service_cannot_write_stops_it_at_start(tmp_path):
     """The shipped image once ran on a root-owned volume: every page was lost while /readyz was
-    green. Now the start fails, naming the folder, the user and the fix. Run as uid 65534
-    (nobody) against a folder root owns, as the container's uid 10001 met its volume."""
+    green. Now the start fails, naming the folder, its owner, the user and the fix. The case is
+    reached as it happens: the folder exists, root made it (as the engine makes a volume), and
+    the service runs as uid 65534 (nobody), as the container's uid 10001 met its volume, with
+    every folder above searchable (a private base folder would fail earlier, at the path)."""
     import shutil
+    import tempfile
 
     if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv to run the service as another user")
-    folder = tmp_path / "owned-by-root"
-    folder.mkdir(mode=0o755)
-    os.chmod(tmp_path, 0o755)
-    out = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", str(BIN), "--demo",
-                          "--listen", "127.0.0.1:0", "--cache-dir", str(folder / "cache")], capture_output=True, text=True, timeout=20)
-    assert out.returncode == 2, out
-    assert str(folder / "cache") in out.stderr and "uid 65534" in out.stderr and "chown" in out.stderr, out.stderr
-    assert "listening" not in out.stdout
-    # With the page cache off, refinements and what was learnt still go to that folder.
-    off = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", str(BIN), "--demo", "--no-cache",
-                          "--listen", "127.0.0.1:0", "--cache-dir", str(folder / "cache")], capture_output=True, text=True, timeout=20)
-    assert off.returncode == 2 and str(folder / "cache") in off.stderr, off
+        pytest.fail("needs root and setpriv to run the service as another user (tests/run.sh runs as root)")
+    base = Path(tempfile.mkdtemp(prefix="mcp-gen-ui-volume-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        volume = base / "cache"
+        volume.mkdir(mode=0o755)
+        assert volume.stat().st_uid == 0
+        nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        out = subprocess.run([*nobody, str(BIN), "--demo", "--listen", "127.0.0.1:0", "--cache-dir", str(volume)],
+                             capture_output=True, text=True, timeout=20)
+        assert out.returncode == 2, out
+        err = out.stderr
+        assert str(volume) in err and "owned by uid 0" in err and "(uid 65534)" in err, err
+        assert "cannot create a file in it" in err and f"chown -R 65534 {volume}" in err, err
+        assert "listening" not in out.stdout
+        assert not (volume / "state").exists(), "nothing was made in it"
+        # With the page cache off, refinements and what was learnt still go to that folder.
+        off = subprocess.run([*nobody, str(BIN), "--demo", "--no-cache", "--listen", "127.0.0.1:0", "--cache-dir", str(volume)],
+                             capture_output=True, text=True, timeout=20)
+        assert off.returncode == 2 and "owned by uid 0" in off.stderr, off
+        # Given to that user, the same folder works.
+        os.chown(volume, 65534, 65534)
+        owned = Proc("proxy-volume-owned", [*nobody, str(BIN), "--demo", "--listen", "127.0.0.1:0", "--cache-dir", str(volume)])
+        try:
+            owned.read_line_matching(r"listening on", timeout=20)
+        finally:
+            owned.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -62,22 +62,47 @@ def wait_for(pred, timeout: float = 20.0, what: str = "condition"):
 
 
 @pytest.mark.parametrize(
-    "extra,config,field",
+    "extra,config,field,most_pages",
     [
-        # 300 tools of 100 kB, one a page: 30 MB where 4 MB are allowed.
-        (["--tools", "300", "--page", "1", "--pad", "100000"], {"upstream": {"maxToolListBytes": 4 << 20}}, "upstream.maxToolListBytes"),
-        (["--tools", "600", "--page", "50"], {"upstream": {"maxTools": 500}}, "upstream.maxTools"),
+        # 300 tools of 100 kB, one a page: 30 MB where 4 MB are allowed. The service must stop
+        # asking once past 4 MB: at most 42 pages of 100 kB (4,194,304 bytes), never all 300.
+        (["--tools", "300", "--page", "1", "--pad", "100000"], {"upstream": {"maxToolListBytes": 4 << 20}}, "upstream.maxToolListBytes", 42),
+        # 600 tools, 50 a page, where 500 are allowed: it stops in the 11th page.
+        (["--tools", "600", "--page", "50"], {"upstream": {"maxTools": 500}}, "upstream.maxTools", 11),
     ],
     ids=["bytes", "count"],
 )
-def test_an_upstream_tool_list_beyond_the_bounds_is_refused_with_the_setting_named(extra, config, field, tmp_path):
-    with proxy_http([*hostile(*extra), "--config", write_config(tmp_path, config)], name=f"proxy-bound-{field}", ready=False) as (base, proc):
+def test_an_upstream_tool_list_beyond_the_bounds_is_refused_with_the_setting_named(extra, config, field, most_pages, tmp_path):
+    served = tmp_path / "served.txt"
+    args = [*hostile(*extra, "--served", str(served)), "--config", write_config(tmp_path, config)]
+    with proxy_http(args, name=f"proxy-bound-{field}", ready=False) as (base, proc):
         body = wait_for(lambda: (lambda r: r if field in json.dumps(r) else None)(readyz(base)), what=f"/readyz naming {field}")
         assert body["status"] == "not ready", body
         assert get(base + "/readyz")[0] == 503
-        # The service itself stayed small: it refused the list instead of keeping it.
-        rss = int(re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{proc.p.pid}/status").read_text()).group(1))
-        assert rss < 200_000, f"RSS {rss} kB after refusing the list"
+        # It stopped reading at the bound: the pages it asked for, counted by the upstream (a
+        # restart asks again from the first page, so the most pages of any one attempt).
+        pages = max(listing_attempts(served), default=0)
+        assert 0 < pages <= most_pages, f"the service read {pages} pages of the list; the bound allows {most_pages}"
+
+
+def listing_attempts(served) -> list[int]:
+    """The pages the service asked for in each listing (each starts from the first page, whose
+    cursor the upstream writes as None)."""
+    counts = []
+    for line in served.read_text().splitlines():
+        if line == "None":
+            counts.append(1)
+        elif counts:
+            counts[-1] += 1
+    return counts
+
+
+def test_an_upstream_whose_paging_never_ends_is_stopped_at_the_page_limit(tmp_path):
+    served = tmp_path / "served.txt"
+    with proxy_http(hostile("--tools", "0", "--endless", "--served", str(served)), name="proxy-endless", ready=False) as (base, _):
+        body = wait_for(lambda: (lambda r: r if "did not end" in json.dumps(r) else None)(readyz(base)), what="/readyz naming the endless paging")
+        assert body["status"] == "not ready" and "1000 pages" in json.dumps(body), body
+        assert listing_attempts(served)[0] == 1000, "it asked for exactly 1000 pages, then stopped"
 
 
 def test_a_long_tool_list_reaches_hosts_in_pages(tmp_path):

@@ -275,26 +275,135 @@ impl Handler<ForgetLocal> for UiCache {
     }
 }
 
+/// The cache folder cannot hold what the service writes: which folder, who owns it, who the
+/// service runs as, what failed, and (in its message) what to do.
+#[derive(Debug)]
+pub struct Unwritable {
+    pub dir: PathBuf,
+    /// The service's effective uid.
+    pub uid: u32,
+    /// The folder's owner and permission bits, when it exists.
+    pub owner: Option<(u32, u32)>,
+    pub what: &'static str,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for Unwritable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (dir, uid) = (self.dir.display(), self.uid);
+        let owned = match self.owner {
+            Some((owner, mode)) => format!(" (owned by uid {owner}, mode {:03o})", mode & 0o777),
+            None => String::new(),
+        };
+        write!(
+            f,
+            "the cache folder {dir}{owned} is not writable by this service (uid {uid}): {}: {}. \
+             Give that user the folder (chown -R {uid} {dir}), choose another with --cache-dir, or run without a persistent cache (no cache.dir)",
+            self.what, self.error
+        )
+    }
+}
+
+impl std::error::Error for Unwritable {}
+
 /// Whether the cache folder can hold what the service writes (pages, and `state/` for
 /// refinements and classifications): made if missing, then a file created and removed in each.
-/// The error names the folder, the user and what to do, for a start that must not go on as if
-/// pages persisted.
-pub fn check_writable(dir: &std::path::Path) -> Result<(), String> {
+/// The error names the folder, its owner, the user and what to do, for a start that must not go
+/// on as if pages persisted (an existing volume owned by another user is the case that bites).
+pub fn check_writable(dir: &std::path::Path) -> Result<(), Unwritable> {
+    use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
-    let fix = |what: &str, e: &std::io::Error| {
-        format!(
-            "the cache folder {} is not writable by this service (uid {uid}): {what}: {e}. \
-             Give that user the folder (chown -R {uid} {}), choose another with --cache-dir, or run without a persistent cache (no cache.dir)",
-            dir.display(),
-            dir.display()
-        )
-    };
     for d in [dir.to_path_buf(), dir.join("state")] {
-        std::fs::create_dir_all(&d).map_err(|e| fix("cannot create it", &e))?;
+        let fail = |what: &'static str, error: std::io::Error| {
+            let owner = std::fs::metadata(&d).ok().map(|m| (m.uid(), m.mode()));
+            Unwritable { dir: d.clone(), uid, owner, what, error }
+        };
+        std::fs::create_dir_all(&d).map_err(|e| fail("cannot create it", e))?;
         let probe = d.join(format!(".write-check-{}", std::process::id()));
-        std::fs::write(&probe, b"ok").map_err(|e| fix("cannot create a file in it", &e))?;
+        std::fs::write(&probe, b"ok").map_err(|e| fail("cannot create a file in it", e))?;
         let _ = std::fs::remove_file(&probe);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        // Outside any private folder, so that another user can reach it.
+        let d = std::env::temp_dir().join(format!("mcp-gen-ui-writable-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_writable_folder_passes_and_gets_its_state_folder() {
+        let d = scratch("ok");
+        check_writable(&d.join("cache")).unwrap();
+        assert!(d.join("cache/state").is_dir());
+        assert!(std::fs::read_dir(d.join("cache")).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with(".write-check")));
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn the_refusal_names_the_folder_its_owner_the_user_and_the_fix() {
+        let e = Unwritable {
+            dir: PathBuf::from("/var/lib/mcp-gen-ui/cache"),
+            uid: 10001,
+            owner: Some((0, 0o40755)),
+            what: "cannot create a file in it",
+            error: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        let m = e.to_string();
+        for part in ["/var/lib/mcp-gen-ui/cache", "owned by uid 0, mode 755", "(uid 10001)", "chown -R 10001 /var/lib/mcp-gen-ui/cache", "--cache-dir"] {
+            assert!(m.contains(part), "{part} in {m}");
+        }
+    }
+
+    /// Run by the test below as another user: the check on `MCP_GEN_UI_PROBE_DIR`.
+    #[test]
+    fn probe_helper_as_another_user() {
+        let Some(dir) = std::env::var_os("MCP_GEN_UI_PROBE_DIR") else { return };
+        match check_writable(std::path::Path::new(&dir)) {
+            Ok(()) => println!("PROBE-RESULT writable"),
+            Err(e) => println!("PROBE-RESULT {e}"),
+        }
+    }
+
+    #[test]
+    fn an_existing_folder_another_user_owns_is_refused_naming_its_owner() {
+        let d = scratch("theirs");
+        let folder = d.join("cache");
+        std::fs::create_dir_all(&folder).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            // Not root: a folder of ours without write permission is the same case.
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+            let e = check_writable(&folder).unwrap_err();
+            assert_eq!(e.what, "cannot create a file in it");
+            assert!(e.to_string().contains("mode 555"), "{e}");
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+            return std::fs::remove_dir_all(d).unwrap();
+        }
+        // Root writes anywhere: the check runs in this test binary again, as uid 65534, on a
+        // folder root made (as a container's volume is made by the engine).
+        use std::os::unix::process::CommandExt;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "store::ui_cache::tests::probe_helper_as_another_user", "--nocapture", "--test-threads=1"])
+            .env("MCP_GEN_UI_PROBE_DIR", &folder)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .expect("the test binary runs as uid 65534 (every folder above it must be searchable by others)");
+        let said = String::from_utf8_lossy(&out.stdout);
+        let at = said.find("PROBE-RESULT").unwrap_or_else(|| panic!("no probe result: {said}"));
+        let line = said[at..].lines().next().unwrap_or_default();
+        assert!(line.contains("owned by uid 0") && line.contains("(uid 65534)") && line.contains("cannot create a file in it"), "{line}");
+        assert!(!folder.join("state").exists(), "nothing was made in a folder that is not ours");
+        std::fs::remove_dir_all(d).unwrap();
+    }
 }

@@ -67,8 +67,15 @@ test("locale formats numbers; full screen is offered for a large result when the
       await view.frame.locator("#submit").click();
       await view.frame.locator("#result table").waitFor({ timeout: 10000 });
     }
+    // The same call in both: each decimal the en-US View shows with a point, the de-DE View
+    // shows with a comma, and nothing else differs (no grouping: "1,234" in en-US would fail).
     const nums = await v.frame.locator("#result td.num span").allTextContents();
-    assert.ok(nums.some((n) => /^\d+,\d+$/.test(n)), `numbers in de-DE use a decimal comma: ${nums.slice(0, 6)}`);
+    const en = await inline.frame.locator("#result td.num span").allTextContents();
+    assert.equal(nums.length, en.length, "the same table in both");
+    const decimals = en.map((e, i) => [e, nums[i]]).filter(([e]) => /^-?\d+\.\d+$/.test(e));
+    assert.ok(decimals.length >= 3, `decimals to compare: ${en.slice(0, 8)}`);
+    for (const [e, d] of decimals) assert.equal(d, e.replace(".", ","), `${e} in en-US is ${d} in de-DE`);
+    for (const [e, d] of en.map((x, i) => [x, nums[i]]).filter(([x]) => /^-?\d+$/.test(x))) assert.equal(d, e, "whole numbers are not grouped");
     const full = v.frame.getByRole("button", { name: "Show the result in full screen" });
     await full.click();
     await v.frame.locator("html[data-display-mode=fullscreen]").waitFor();

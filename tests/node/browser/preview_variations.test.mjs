@@ -41,13 +41,22 @@ for (const v of VARIATIONS) {
       if (v.includes("vars=on")) assert.equal(seen.bg, v.includes("theme=dark") ? "rgb(38, 38, 36)" : "rgb(250, 249, 245)", "the host's palette paints the View");
       if (v.includes("locale=de-DE")) assert.equal(seen.lang, "de-DE");
       if (v.includes("theme=dark")) assert.equal(seen.theme, "dark");
-      if (v.includes("width=360")) assert.ok((await p.locator("#frame-wrap").boundingBox()).width <= 362);
+
       // Read in the sandbox frame, which relays every message to the View (the View's own
       // document is written by that frame, and an init script does not always run there first).
       const init = await view.parentFrame().evaluate(() => (window.__seen || []).map((d) => (typeof d === "string" ? JSON.parse(d) : d))
         .find((m) => m && m.result && m.result.hostContext));
       assert.ok(init, "the View was sent its ui/initialize answer");
       const modes = init.result.hostContext.availableDisplayModes;
+      // The width chosen is the container size the View is told, and what its page lays out in.
+      const told = init.result.hostContext.containerDimensions;
+      for (const [choice, px] of [["width=360", 360], ["width=600", 600]]) {
+        if (!v.includes(choice)) continue;
+        assert.ok(told && told.width > 300 && told.width <= px, `the View was told a container of ${JSON.stringify(told)} for ${choice}`);
+        const laidOut = await view.evaluate(() => ({ css: getComputedStyle(document.documentElement).getPropertyValue("--host-width").trim(), inner: window.innerWidth }));
+        assert.equal(laidOut.css, `${told.width}px`, "the runtime applied the width it was told");
+        assert.ok(laidOut.inner <= px, `the View's frame is ${laidOut.inner} px wide for ${choice}`);
+      }
       assert.deepEqual(modes, v.includes("modes=fullscreen") ? ["inline", "fullscreen"] : ["inline"], "the View is told the display modes chosen");
       if (v.includes("caps=none")) assert.deepEqual(init.result.hostCapabilities, {}, "the View is told the host offers nothing");
       else assert.ok(init.result.hostCapabilities.downloadFile && init.result.hostCapabilities.openLinks, "the View is told what the host offers");
