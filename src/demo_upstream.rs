@@ -209,18 +209,61 @@ fn router() -> &'static rmcp::handler::server::router::tool::ToolRouter<Weather>
     ROUTER.get_or_init(standard_router)
 }
 
-/// The router with schemas that use only formats JSON Schema defines: schemars writes `double`,
-/// `uint64`, ... for Rust numbers, which ajv-based hosts warn about and some mark "Invalid".
+/// The router with schemas every validator compiles: only formats JSON Schema defines
+/// (schemars writes `double`, `uint64`, ... for Rust numbers, which ajv-based hosts warn about
+/// and some mark "Invalid"), no `$schema` (2020-12 is MCP's default dialect, and a validator
+/// set up for draft-07, Ajv's default, refuses to compile a schema that names 2020-12), and no
+/// `$defs` (its definitions are put where they are used).
 fn standard_router() -> rmcp::handler::server::router::tool::ToolRouter<Weather> {
     let mut router = Weather::tool_router();
     for route in router.map.values_mut() {
         let t = &mut route.attr;
-        t.input_schema = Arc::new(standard_formats(&t.input_schema));
+        t.input_schema = Arc::new(portable(&t.input_schema));
         if let Some(out) = &t.output_schema {
-            t.output_schema = Some(Arc::new(standard_formats(out)));
+            t.output_schema = Some(Arc::new(portable(out)));
         }
     }
     router
+}
+
+/// `schema` as every validator reads it (see [`standard_router`]).
+fn portable(schema: &serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+    let mut s = inline_defs(&standard_formats(schema));
+    s.remove("$schema");
+    s
+}
+
+/// `schema` with every `{"$ref": "#/$defs/X", ...}` replaced by `X` (the keywords beside the
+/// `$ref` kept) and `$defs` gone. The demo's types do not refer to themselves.
+fn inline_defs(schema: &serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    fn walk(v: &mut Value, defs: &serde_json::Map<String, Value>, depth: usize) {
+        match v {
+            Value::Object(o) => {
+                let target = o.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")).and_then(|n| defs.get(n));
+                if let (Some(Value::Object(def)), true) = (target, depth < 32) {
+                    o.remove("$ref");
+                    for (k, val) in def {
+                        o.entry(k.clone()).or_insert_with(|| val.clone());
+                    }
+                }
+                o.values_mut().for_each(|c| walk(c, defs, depth + 1));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|c| walk(c, defs, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut out = schema.clone();
+    let defs = match out.remove("$defs") {
+        Some(Value::Object(d)) => d,
+        _ => return out,
+    };
+    let mut v = Value::Object(out);
+    walk(&mut v, &defs, 0);
+    match v {
+        Value::Object(o) => o,
+        _ => schema.clone(),
+    }
 }
 
 /// The formats of JSON Schema 2020-12 (section 7.3), which validators know.
@@ -314,6 +357,20 @@ mod tests {
         w.set_units(Parameters(UnitsArgs { units: Units::Imperial }));
         let c = w.get_current_weather(Parameters(CityArgs { city: "Oslo".into(), units: None })).unwrap();
         assert_eq!(c.0.units, Units::Imperial);
+    }
+
+    #[test]
+    fn schemas_have_no_dialect_and_no_defs() {
+        for t in router().list_all() {
+            for schema in [Some(&t.input_schema), t.output_schema.as_ref()].into_iter().flatten() {
+                let text = serde_json::to_string(schema).unwrap();
+                assert!(!text.contains("$schema") && !text.contains("$defs") && !text.contains("$ref"), "{}: {text}", t.name);
+            }
+        }
+        let forecast = router().list_all().into_iter().find(|t| t.name == "get_forecast").unwrap();
+        let out = serde_json::to_value(forecast.output_schema.unwrap()).unwrap();
+        assert_eq!(out["properties"]["units"]["enum"], serde_json::json!(["metric", "imperial"]), "the definition is where it was used");
+        assert_eq!(out["properties"]["days"]["items"]["properties"]["high"]["type"], "number");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use mcp_gen_ui_actors::generation::queue::GenerationQueue;
 use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
 use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
 use mcp_gen_ui_actors::mcp::jsonrpc;
+use mcp_gen_ui_actors::mcp::ui_meta::AppsSdk;
 use mcp_gen_ui_actors::messages::HostEvent;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
@@ -186,6 +187,11 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
         shapes: shapes.clone(),
         ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
+        apps_sdk: match cfg.ui.apps_sdk {
+            config::file::AppsSdkMode::Off => AppsSdk::Off,
+            config::file::AppsSdkMode::Declared => AppsSdk::Declared,
+            config::file::AppsSdkMode::Undeclared => AppsSdk::Undeclared,
+        },
         llm_windows: Default::default(),
         warm: warm.map(|(_, progress)| progress),
         personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,

@@ -246,5 +246,7 @@
   }
   globalThis.McpGenUiRuntime = { App: App, PostMessageTransport: PostMessageTransport, PROTOCOL_VERSION: PROTOCOL,
     applyDocumentTheme: applyDocumentTheme, applyHostStyleVariables: applyHostStyleVariables, applyHostFonts: applyHostFonts,
-    current: function () { return current; } };
+    current: function () { return current; },
+    /* For the other dialect's adapter (apps_sdk.js), inlined right after this file. */
+    applyHostContext: applyHostContext, _setCurrent: function (a) { current = a; }, _takeCarry: takeCarry, _unwrapResult: unwrapResult };
 })();

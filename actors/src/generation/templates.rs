@@ -9,9 +9,12 @@ use serde_json::{json, Value};
 use crate::generation::template_form;
 
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
-/// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place).
-pub const TEMPLATE_VERSION: &str = "5";
-pub const RUNTIME_JS: &str = include_str!("../../../templates/runtime.js");
+/// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place; 6: the
+/// Apps SDK dialect).
+pub const TEMPLATE_VERSION: &str = "6";
+/// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
+/// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
+pub const RUNTIME_JS: &str = concat!(include_str!("../../../templates/runtime.js"), "\n", include_str!("../../../templates/apps_sdk.js"));
 const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
 /// The template page's script: the form built from the schema, the JSON view, the confirmation
 /// and the result rendering.
@@ -151,7 +154,7 @@ mod tests {
 
     #[test]
     fn inlined_scripts_cannot_end_their_script_element() {
-        for (name, js) in [("runtime.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS), ("provisional.js", PROVISIONAL_JS)] {
+        for (name, js) in [("runtime.js + apps_sdk.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS), ("provisional.js", PROVISIONAL_JS)] {
             let lower = js.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");
             assert!(!js.contains("innerHTML") && !js.contains("insertAdjacentHTML"), "{name} must not build HTML from strings");

@@ -162,5 +162,4 @@ mod tests {
         assert_eq!(split_page_uri("ui://srv+widget/app.html"), None, "a server's own app is not a page of ours");
         assert_eq!(split_page_uri("ui://get_forecast"), None);
     }
-
 }

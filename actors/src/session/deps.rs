@@ -45,6 +45,8 @@ pub struct SessionDeps {
     pub shapes: Option<Arc<LearnedShapes>>,
     /// `ui.domain`: the sandbox domain a host requires for this server's pages, passed through.
     pub ui_domain: Option<Arc<str>>,
+    /// `ui.appsSdk`: which hosts are given the Apps SDK's keys.
+    pub apps_sdk: crate::mcp::ui_meta::AppsSdk,
 }
 
 impl SessionDeps {

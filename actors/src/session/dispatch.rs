@@ -179,20 +179,21 @@ impl HostSession {
         let params = jsonrpc::params(&msg).clone();
         let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
         let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) { requested } else { HOST_PROTOCOL_VERSIONS[0] }.to_string();
-        let ui = ui_meta::host_supports_ui(&params);
-        if !ui {
+        let dialect = ui_meta::host_dialect(&params, self.deps.apps_sdk);
+        if dialect.is_none() {
             tracing::info!(component = "host_session", event = "pass_through", session = %self.log_id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
         }
         let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
         let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
         self.flags.streams.store(asks, Ordering::Relaxed);
-        self.flags.ui.store(ui, Ordering::Relaxed);
-        self.negotiated = Some(Negotiated { ui, client_caps, version: version.clone() });
+        // The edge answers ready pages itself only in the dialect they were kept in (MCP Apps).
+        self.flags.ui.store(dialect.is_some_and(ui_meta::Dialect::mcp_apps), Ordering::Relaxed);
+        self.negotiated = Some(Negotiated { dialect, client_caps, version: version.clone() });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
             let mut result = json!({
                 "protocolVersion": version,
-                "capabilities": ui_meta::merge_capabilities(&fleet.capabilities(), ui),
+                "capabilities": ui_meta::merge_capabilities(&fleet.capabilities(), dialect),
                 "serverInfo": fleet.server_info(),
             });
             if let Some(instr) = fleet.instructions() {
@@ -206,7 +207,7 @@ impl HostSession {
     pub(super) fn discover(&mut self, ctx: &mut Context<Self>, id: Value) {
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
-            let caps = ui_meta::merge_capabilities(&fleet.capabilities(), act.ui());
+            let caps = ui_meta::merge_capabilities(&fleet.capabilities(), act.dialect());
             let result = revision_2026::discover_result(caps, &fleet.server_info(), fleet.instructions().as_ref());
             act.answer(jsonrpc::result(id, result));
         });

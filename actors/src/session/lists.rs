@@ -38,8 +38,8 @@ impl HostSession {
         };
         let per_page = self.deps.limits.tools_per_page.max(1);
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
-            let ui = act.ui();
-            let ours = if ui { ui_tools::definitions() } else { Vec::new() };
+            let dialect = act.dialect();
+            let ours = if dialect.is_some() { ui_tools::definitions() } else { Vec::new() };
             let total = catalog.tools().len() + ours.len();
             if offset > total {
                 let why = "Invalid params: the cursor is past the end of the list (it changed): list again from the start";
@@ -48,7 +48,10 @@ impl HostSession {
             let end = total.min(offset.saturating_add(per_page));
             let mut tools = Vec::with_capacity(end - offset);
             for t in catalog.tools().iter().skip(offset).take(end - offset) {
-                tools.push(if ui && act.deps.gets_page(t) { ui_meta::decorate_tool(&t.def, &t.page) } else { (*t.def).clone() });
+                tools.push(match dialect {
+                    Some(d) if act.deps.gets_page(t) => ui_meta::decorate_tool(&t.def, &t.page, d),
+                    _ => (*t.def).clone(),
+                });
             }
             let first_ours = offset.max(catalog.tools().len()) - catalog.tools().len();
             let ours_wanted = (end - offset) - tools.len();
@@ -63,15 +66,13 @@ impl HostSession {
 
     /// The `resources/list` entries of the pages made here (UI hosts only).
     fn our_resources(&self, catalog: &Catalog) -> Vec<Value> {
-        if !self.ui() {
-            return Vec::new();
-        }
+        let Some(dialect) = self.dialect() else { return Vec::new() };
         let domain = self.deps.ui_domain.clone();
         catalog
             .tools()
             .iter()
             .filter(|t| self.deps.gets_page(t))
-            .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref()))
+            .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref(), dialect))
             .collect()
     }
 

@@ -37,7 +37,7 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::mcp::jsonrpc;
+use crate::mcp::{jsonrpc, ui_meta};
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
 use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef};
 use crate::metrics::Metrics;
@@ -78,7 +78,8 @@ enum Era {
 
 #[derive(Debug, Clone)]
 struct Negotiated {
-    ui: bool,
+    /// How pages are described to the host (None: it gets no UI).
+    dialect: Option<ui_meta::Dialect>,
     client_caps: Value,
     /// The protocol version agreed at initialize (for the spans).
     version: String,
@@ -199,7 +200,11 @@ impl HostSession {
     }
 
     fn ui(&self) -> bool {
-        self.negotiated.as_ref().is_some_and(|n| n.ui)
+        self.dialect().is_some()
+    }
+
+    fn dialect(&self) -> Option<ui_meta::Dialect> {
+        self.negotiated.as_ref().and_then(|n| n.dialect)
     }
 
     /// Session era: reaps a legacy SSE session whose stream is gone, or any session idle past

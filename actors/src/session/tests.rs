@@ -295,6 +295,7 @@ impl Fixture {
             shape_artifacts: false,
             shapes: None,
             ui_domain: None,
+            apps_sdk: Default::default(),
         };
         Fixture { deps, router, pages, log, gate }
     }

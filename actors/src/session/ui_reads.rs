@@ -76,23 +76,35 @@ impl HostSession {
             ctx.spawn(read.into_actor(act).map(move |res, act, _| match res {
                 Ok(read) => {
                     act.metrics.ui_reads.with_label_values(&[read_kind(&read)]).inc();
-                    let domain = act.deps.ui_domain.as_deref();
-                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), domain)));
+                    let page = act.page_for(&tool);
+                    act.answer(jsonrpc::result(id, ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), &page)));
                 }
                 Err(_) => act.answer(jsonrpc::error(id, code::INTERNAL_ERROR, "the generation queue stopped")),
             }));
         }));
     }
 
+    /// How this host is given `tool`'s page: its dialect, the domain, the widget's description.
+    fn page_for(&self, tool: &ExposedTool) -> ui_meta::PageFor<'_> {
+        ui_meta::PageFor {
+            domain: self.deps.ui_domain.as_deref(),
+            dialect: self.dialect().unwrap_or(ui_meta::Dialect::McpApps),
+            description: ui_meta::widget_description(&tool.def),
+        }
+    }
+
     /// The shared page: ready, or through the generation queue (then kept ready).
     fn read_shared_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
+        // Ready pages are kept as MCP Apps hosts read them; a host of the other dialect only
+        // gets its own answer, made for it each time.
+        let kept = self.dialect().is_some_and(ui_meta::Dialect::mcp_apps);
         // The usual read: the page is ready, answered here without a hop.
-        if let Some(hit) = shared_ready_page(&self.deps, &uri) {
+        if let Some(hit) = shared_ready_page(&self.deps, &uri).filter(|_| kept) {
             self.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
             self.metrics.cache_hits.inc();
             return self.answer(jsonrpc::result(id, (*hit.result).clone()));
         }
-        let pages = self.deps.pages.clone();
+        let pages = self.deps.pages.clone().filter(|_| kept);
         let rev = pages.as_ref().map(|p| p.revision(&tool.name)).unwrap_or(0);
         let read = self.deps.queue.read.send(ReadUi {
             tool: (*tool.def).clone(),
@@ -105,7 +117,7 @@ impl HostSession {
         ctx.spawn(read.into_actor(self).map(move |res, act, _| match res {
             Ok(read) => {
                 act.metrics.ui_reads.with_label_values(&[read_kind(&read)]).inc();
-                let result = ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), act.deps.ui_domain.as_deref());
+                let result = ui_meta::ui_read_result(&uri, &read.entry, read.writing.as_ref(), &act.page_for(&tool));
                 // A provisional page is never kept as the answer: the next read asks again.
                 if let (Some(p), false) = (pages, read.provisional()) {
                     p.store(&tool.name, rev, result.clone(), read.entry.kind.as_str(), read.entry.expires_at);

@@ -358,7 +358,13 @@ mod tests {
             error: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
         };
         let m = e.to_string();
-        for part in ["/var/lib/mcp-gen-ui/cache", "owned by uid 0, mode 755", "(uid 10001)", "chown -R 10001 /var/lib/mcp-gen-ui/cache", "--cache-dir"] {
+        for part in [
+            "/var/lib/mcp-gen-ui/cache",
+            "owned by uid 0, mode 755",
+            "(uid 10001)",
+            "chown -R 10001 /var/lib/mcp-gen-ui/cache",
+            "--cache-dir",
+        ] {
             assert!(m.contains(part), "{part} in {m}");
         }
     }

@@ -100,6 +100,21 @@ pub struct UiConfig {
     /// A sandbox domain the host requires for this server's pages (some hosts derive one and
     /// render nothing when it is wrong: set it only when the host asks for it).
     pub domain: Option<String>,
+    /// Who is given the OpenAI Apps SDK's keys (`openai/outputTemplate`, `openai/widgetCSP`,
+    /// ...) beside MCP Apps' `_meta.ui`: "declared" (the default: hosts that declare the MCP
+    /// Apps extension), "undeclared" (also hosts that declare nothing, such as ChatGPT's older
+    /// clients and MCPJam: they then get the pages and the `_ui_*` tools), or "off".
+    pub apps_sdk: AppsSdkMode,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+/// `ui.appsSdk`.
+pub enum AppsSdkMode {
+    Off,
+    #[default]
+    Declared,
+    Undeclared,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]

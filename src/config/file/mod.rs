@@ -16,7 +16,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use cache::{CacheConfig, CacheType};
-pub use generation::{GenerationConfig, RefinementScope, RefinementsConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig, Warm};
+pub use generation::{
+    AppsSdkMode, GenerationConfig, RefinementScope, RefinementsConfig, ResultsConfig, Shaping, ToolRefreshConfig, UiConfig, Warm,
+};
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};

@@ -388,7 +388,8 @@ mod tests {
             assert!(e.field.ends_with(&format!("mcpServers.{name}")), "{e}");
             assert!(e.message.contains("may not contain \"__\"") && e.message.contains(what), "{e}");
         }
-        let bad = read_file(&write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#), &env, D).unwrap_err();
+        let bad =
+            read_file(&write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#), &env, D).unwrap_err();
         assert!(bad.field.ends_with("mcpServers.a.tools.allow[1]") && bad.message.contains("is empty"), "{bad}");
     }
 

@@ -19,7 +19,7 @@ impl HostSession {
         let Some(wanted) = msg.pointer("/params/notifications").and_then(Value::as_object).cloned() else {
             return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.notifications is required: which changes to hear of (toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)"));
         };
-        let caps = revision_2026::stateless_capabilities(ui_meta::merge_capabilities(&self.deps.fleet.capabilities(), self.ui()));
+        let caps = revision_2026::stateless_capabilities(ui_meta::merge_capabilities(&self.deps.fleet.capabilities(), self.dialect()));
         let has = |cap: &str, flag: &str| revision_2026::declares(&caps, cap, flag);
         let asked = |k: &str| wanted.get(k).and_then(Value::as_bool) == Some(true);
         let listen = Listen {

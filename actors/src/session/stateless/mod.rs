@@ -78,7 +78,7 @@ impl HostSession {
         let mut s = HostSession::new(id, transport, deps);
         let params = json!({"capabilities": meta.capabilities});
         s.negotiated = Some(Negotiated {
-            ui: ui_meta::host_supports_ui(&params),
+            dialect: ui_meta::host_dialect(&params, s.deps.apps_sdk),
             client_caps: meta.capabilities.clone(),
             version: crate::mcp::revision_2026::VERSION.to_string(),
         });
