@@ -1,4 +1,4 @@
-//! The `_ui_*` tools, called by a UI host: answered here (see `ui_tools::actions`), never
+//! The `_ui_*` tools, called by a UI host: answered here (see `ui_tools::commands`), never
 //! forwarded, with progress on the call's own stream; the ones that ask the LLM count
 //! against `limits.llmCallsPerMinute`.
 
@@ -11,11 +11,11 @@ use tokio::sync::mpsc;
 use crate::mcp::jsonrpc;
 use crate::messages::HostEvent;
 use crate::rate_window;
-use crate::session::ui_tools::{self, actions};
+use crate::session::ui_tools::{self, commands};
 use crate::session::HostSession;
 
 impl HostSession {
-    /// `_ui_*` tools: answered here (see `ui_tools::actions`), never forwarded.
+    /// `_ui_*` tools: answered here (see `ui_tools::commands`), never forwarded.
     pub(in crate::session) fn ui_tool_call(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let params = jsonrpc::params(&msg).clone();
@@ -50,14 +50,14 @@ impl HostSession {
                     }
                 });
             }
-            let fut = actions::run(
-                call,
-                catalog,
+            let cx = commands::Ctx {
                 deps,
-                ptx,
-                actions::Origin { request_id: act.request_id_of(&id), trace: act.trace_of(&id) },
-                act.own(),
-            );
+                catalog,
+                own: act.own(),
+                origin: commands::Origin { request_id: act.request_id_of(&id), trace: act.trace_of(&id) },
+                progress: ptx,
+            };
+            let fut = commands::run(call, cx);
             ctx.spawn(fut.into_actor(act).map(move |result, act, _| act.answer(jsonrpc::result(id, result))));
         });
     }

@@ -1,9 +1,9 @@
-//! The `_ui_*` tools this service adds (seed design 7.1.2). Here, pure: their definitions and
-//! the checking of their arguments into a typed call (errors say what is valid); `actions`:
-//! what each does, over the actors' ports; `calls`: a host session answering one.
+//! The `_ui_*` tools this service adds. Here, pure: their definitions and the checking of their
+//! arguments into a typed call (errors say what is valid); `commands/`: what each does, one
+//! file each, over the actors' ports; `calls`: a host session answering one.
 
-pub mod actions;
 mod calls;
+pub mod commands;
 
 use serde_json::{json, Value};
 
