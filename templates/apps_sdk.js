@@ -1,9 +1,10 @@
 /* mcp-gen-ui View runtime, the OpenAI Apps SDK dialect: hosts that give the page a
  * `window.openai` object (ChatGPT's Apps SDK, MCPJam) instead of answering ui/initialize. The
  * page keeps the App API; here it is carried over window.openai: the tool's input and output
- * and the host's theme, locale and display mode from its globals and their
- * `openai:set_globals` events, calls through callTool, sendFollowUpMessage, openExternal and
- * requestDisplayMode. Runs right after runtime.js, inlined with it into every page. */
+ * and the host's theme, locale and display mode from its globals and their set_globals events
+ * (`openai:set_globals` in ChatGPT, `webplus:set_globals` in MCPJam's Tools tab), calls through
+ * callTool, sendFollowUpMessage, openExternal and requestDisplayMode. Runs right after
+ * runtime.js, inlined with it into every page. */
 (function () {
   "use strict";
   var R = globalThis.McpGenUiRuntime;
@@ -12,6 +13,7 @@
   /* How long a page waits for ui/initialize before it looks for window.openai, which some
      hosts set only after the page's scripts started. */
   var GRACE_MS = 1500;
+  var GLOBALS_EVENTS = ["openai:set_globals", "webplus:set_globals"];
 
   function host() { var o = window.openai; return o && typeof o === "object" ? o : null; }
   function fn(o, name) { return o && typeof o[name] === "function"; }
@@ -52,6 +54,10 @@
   /* What callTool resolved to, as a CallToolResult: hosts answer the whole result, its
      structuredContent, or ChatGPT's older `{result: "<text>"}`. */
   function normalize(res) {
+    /* A failure some hosts resolve with instead of rejecting: {isError: true, error: "..."}. */
+    if (res && typeof res === "object" && res.isError === true && !Array.isArray(res.content)) {
+      return { isError: true, content: [{ type: "text", text: String(res.error || "the tool call failed") }] };
+    }
     if (res && typeof res === "object" && (Array.isArray(res.content) || res.structuredContent !== undefined || res.isError !== undefined)) return res;
     if (res && typeof res === "object" && typeof res.result === "string" && Object.keys(res).length === 1) {
       var parsed = null;
@@ -74,7 +80,7 @@
     this._connected = true;
     R._setCurrent(this);
     this._openaiListener = function (e) { self._openaiGlobals((e && e.detail && e.detail.globals) || {}, false); };
-    window.addEventListener("openai:set_globals", this._openaiListener);
+    GLOBALS_EVENTS.forEach(function (t) { window.addEventListener(t, self._openaiListener); });
     if (this.options.autoResize !== false) this._autoResize();
     setTimeout(function () {
       if (carry) {
@@ -177,7 +183,8 @@
   });
   var baseClose = P.close;
   P.close = function () {
-    if (this._openaiListener) window.removeEventListener("openai:set_globals", this._openaiListener);
+    var l = this._openaiListener;
+    if (l) GLOBALS_EVENTS.forEach(function (t) { window.removeEventListener(t, l); });
     this._openaiListener = null;
     return baseClose.call(this);
   };

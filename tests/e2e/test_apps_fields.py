@@ -48,3 +48,74 @@ def test_no_domain_unless_configured_and_a_bad_one_is_refused(tmp_path):
     bad.write_text(json.dumps({"ui": {"domain": "https://x.example/path"}}))
     r = subprocess.run([str(BIN), "--demo", "--config", str(bad)], capture_output=True, text=True, timeout=20)
     assert r.returncode == 2 and "ui.domain" in r.stderr, r.stderr
+
+
+# --- Issue 34: the Apps SDK dialect beside MCP Apps ------------------------------------------------
+
+
+def dialects(base, ui: bool):
+    async def go():
+        async with session("mcp", base, ui=ui) as s:
+            init = s.server_capabilities
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            resources = (await s.list_resources()).resources
+            read = None
+            if any(str(r.uri) == "ui://get_forecast" for r in resources):
+                read = (await s.read_resource("ui://get_forecast")).contents[0]
+            return init, tools, resources, read
+
+    return anyio.run(go)
+
+
+def config(tmp_path, apps_sdk=None):
+    path = tmp_path / "ui.json"
+    path.write_text(json.dumps({"ui": {"appsSdk": apps_sdk}} if apps_sdk else {}))
+    return ["--demo", "--config", str(path)]
+
+
+def test_hosts_that_declare_the_extension_get_both_dialects(tmp_path):
+    with proxy_http(config(tmp_path), name="proxy-dialects-both") as (base, _):
+        _, tools, resources, read = dialects(base, ui=True)
+    forecast = tools["get_forecast"].meta
+    assert forecast["ui"]["resourceUri"] == "ui://get_forecast" and forecast["openai/outputTemplate"] == "ui://get_forecast"
+    assert forecast["openai/widgetAccessible"] is True, "the page calls tools"
+    listed = next(r for r in resources if str(r.uri) == "ui://get_forecast")
+    for meta in (listed.meta, read.meta):
+        assert meta["ui"]["csp"]["connectDomains"] == [] and meta["openai/widgetCSP"] == {"connect_domains": [], "resource_domains": []}
+        assert meta["openai/widgetPrefersBorder"] is True and "get_forecast" in meta["openai/widgetDescription"]
+    assert read.mime_type == "text/html;profile=mcp-app"
+    assert "window.openai" in read.text, "the page's runtime speaks both"
+
+
+def test_hosts_that_declare_nothing_see_unchanged_tools_unless_opted_in(tmp_path):
+    with proxy_http(config(tmp_path), name="proxy-dialects-plain") as (base, _):
+        caps, tools, resources, read = dialects(base, ui=False)
+    assert not any(n.startswith("_ui_") for n in tools)
+    for t in tools.values():
+        assert not any(k.startswith("openai/") for k in (t.meta or {})) and "ui" not in (t.meta or {}), t.meta
+    assert read is None and not any(str(r.uri).startswith("ui://") for r in resources)
+
+    opted = tmp_path / "opted"
+    opted.mkdir()
+    with proxy_http(config(opted, "undeclared"), name="proxy-dialects-undeclared") as (base, _):
+        caps, tools, resources, read = dialects(base, ui=False)
+    forecast = tools["get_forecast"].meta
+    assert forecast["openai/outputTemplate"] == "ui://get_forecast" and "ui" not in forecast and "ui/resourceUri" not in forecast
+    assert "_ui_page_status" in tools, "the provisional page's tool is there for them too"
+    assert read.mime_type == "text/html+skybridge" and "ui" not in read.meta and read.meta["openai/widgetCSP"]["connect_domains"] == []
+    assert caps.resources is not None and not (getattr(caps, "extensions", None) or {}).get("io.modelcontextprotocol/ui")
+
+
+def test_apps_sdk_keys_can_be_turned_off(tmp_path):
+    with proxy_http(config(tmp_path, "off"), name="proxy-dialects-off") as (base, _):
+        _, tools, resources, read = dialects(base, ui=True)
+    assert "openai/outputTemplate" not in tools["get_forecast"].meta and tools["get_forecast"].meta["ui"]["resourceUri"]
+    assert not any(k.startswith("openai/") for k in read.meta)
+
+
+def test_the_demos_schemas_name_no_dialect(tmp_path):
+    with proxy_http(config(tmp_path), name="proxy-dialects-schemas") as (base, _):
+        _, tools, _, _ = dialects(base, ui=False)
+    for t in tools.values():
+        text = json.dumps([t.input_schema, t.output_schema])
+        assert "$schema" not in text and "$defs" not in text and "$ref" not in text, (t.name, text[:300])
