@@ -33,6 +33,12 @@ pub struct Server {
     pub transport: &'static str,
 }
 
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.name).field("naming", &self.naming).finish_non_exhaustive()
+    }
+}
+
 impl Server {
     /// Its state in one word, for errors and `/readyz`.
     pub fn state(&self) -> &'static str {
@@ -99,8 +105,9 @@ impl Fleet {
         self.servers().iter().find(|s| &*s.name == name).cloned()
     }
 
-    /// The one server behind `--upstream` (names pass unchanged), if that is how this runs.
-    pub fn single(&self) -> Option<Arc<Server>> {
+    /// The server whose names pass unchanged (the one behind `--upstream`), if there is one: it
+    /// has every name no catalog entry has.
+    pub fn bare(&self) -> Option<Arc<Server>> {
         let servers = self.servers();
         match servers.as_slice() {
             [only] if only.naming == Naming::Bare => Some(only.clone()),
@@ -110,7 +117,7 @@ impl Fleet {
 
     /// The server a resource URI a host used belongs to, and the URI as that server knows it.
     pub fn server_for_uri(&self, uri: &str) -> Option<(Arc<Server>, String)> {
-        if let Some(s) = self.single() {
+        if let Some(s) = self.bare() {
             return Some((s, uri.to_string()));
         }
         let (prefix, original) = names::split_uri(uri)?;
@@ -164,7 +171,7 @@ impl Fleet {
     /// must be ready (else the error says why); with several, each must be ready or have
     /// failed once, and a list is then made of the ones that are up.
     pub async fn settled(&self, limit: Duration) -> Result<(), UpstreamError> {
-        if let Some(s) = self.single() {
+        if let Some(s) = self.bare() {
             return s.router.ready(limit).await.map(|_| ());
         }
         let servers = self.servers();
@@ -177,7 +184,7 @@ impl Fleet {
     /// The capabilities hosts are told (before this service's own additions): the upstream's
     /// with one server; with several, what any ready server declares.
     pub fn capabilities(&self) -> Value {
-        if let Some(s) = self.single() {
+        if let Some(s) = self.bare() {
             return s.router.status().init.as_ref().and_then(|i| i.get("capabilities").cloned()).unwrap_or(json!({}));
         }
         let mut caps = Map::new();
@@ -205,7 +212,7 @@ impl Fleet {
     /// Who answers: the upstream with one server; this service with several.
     pub fn server_info(&self) -> Value {
         let ours = json!({"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")});
-        match self.single() {
+        match self.bare() {
             Some(s) => s.router.status().init.as_ref().and_then(|i| i.get("serverInfo").cloned()).unwrap_or(ours),
             None => ours,
         }
@@ -214,7 +221,7 @@ impl Fleet {
     /// The instructions hosts are given: the upstream's; with several servers, each one's
     /// under its name, after a line that says how names are made.
     pub fn instructions(&self) -> Option<Value> {
-        if let Some(s) = self.single() {
+        if let Some(s) = self.bare() {
             return s.router.status().init.as_ref().and_then(|i| i.get("instructions").cloned());
         }
         let mut text = String::from(

@@ -8,11 +8,13 @@ use std::time::Instant;
 use actix::prelude::*;
 use serde_json::{json, Value};
 
+use super::plan::{self, Facts, Method, Plan};
 use super::{Era, HostSession, InFlight, Negotiated, HOST_PROTOCOL_VERSIONS};
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::mcp::{revision_2026, ui_meta};
 use crate::messages::{Incoming, Sink};
 use crate::metrics::method_label;
+use crate::servers::catalog::Catalog;
 use crate::session::outlet::Outlet;
 use crate::session::ui_tools;
 use crate::trace::TraceCx;
@@ -94,41 +96,55 @@ impl HostSession {
                 _ => {}
             }
         }
-        match method.as_str() {
-            "initialize" => self.initialize(ctx, msg),
-            "tools/list" => self.tools_list(ctx, msg),
-            "tools/call"
-                if self.ui()
-                    && jsonrpc::params(&msg).get("name").and_then(Value::as_str).is_some_and(|n| n.starts_with(ui_tools::PREFIX)) =>
-            {
-                self.ui_tool_call(ctx, msg)
+        let method = Method::of(&method);
+        if !method.needs_catalog() {
+            let catalog = self.deps.fleet.catalog();
+            return self.plan_and_carry_out(ctx, msg, &catalog);
+        }
+        // Lists and reads are made from the servers as they are once they could be listed.
+        self.with_catalog(ctx, id, move |act, ctx, catalog| act.plan_and_carry_out(ctx, msg, &catalog));
+    }
+
+    fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog) {
+        let facts = Facts { ui: self.ui() };
+        let deps = self.deps.clone();
+        let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t));
+        self.carry_out(ctx, msg, planned);
+    }
+
+    /// Does what the plan says; every decision about where a request goes was made in `plan`.
+    fn carry_out(&mut self, ctx: &mut Context<Self>, msg: Value, planned: Plan) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        match planned {
+            Plan::Initialize => self.initialize(ctx, msg),
+            Plan::Keepalive => self.keepalive_or_level(ctx, msg),
+            Plan::ToolsList => self.tools_list(ctx, msg),
+            Plan::UiTool => self.ui_tool_call(ctx, msg),
+            Plan::Forward { server, after } => self.forward_with(ctx, server, msg, after),
+            Plan::ResourcesList { from } => self.resources_list(ctx, msg, from),
+            Plan::List { method, key, capability, from } => self.gathered_list(ctx, msg, method, key, capability, from),
+            Plan::ReadPage(tool) => {
+                let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
+                self.read_page(ctx, id, uri, tool)
             }
-            "tools/call" => self.tool_call(ctx, msg),
-            "resources/list" => self.resources_list(ctx, msg),
-            "resources/templates/list" => self.gathered_list(ctx, msg, "resources", "resourceTemplates"),
-            "prompts/list" => self.gathered_list(ctx, msg, "prompts", "prompts"),
-            "resources/read" => self.resources_read(ctx, msg),
-            "resources/subscribe" | "resources/unsubscribe" => self.subscription(ctx, msg),
-            "prompts/get" => self.prompt_get(ctx, msg),
-            "completion/complete" => self.complete(ctx, msg),
-            "ping" | "logging/setLevel" => self.keepalive_or_level(ctx, msg),
-            "server/discover" => {
-                // The 2026-07-28 stateless handshake: answer "not found" so that clients in
-                // auto mode fall back to initialize, which this proxy speaks.
-                self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize"));
-            }
-            _ => self.forward(ctx, msg),
+            Plan::SubscribePage { uri, on } => self.subscribe_page(id, uri, on),
+            Plan::Subscribe { server, uri, on } => self.subscribe_server(ctx, msg, server, uri, on),
+            // The 2026-07-28 handshake from a session-era host: "not found", so that clients in
+            // auto mode fall back to initialize, which this proxy speaks.
+            Plan::Discover => self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize")),
+            Plan::Listen => self.listen(msg),
+            Plan::Refuse(err) => self.answer(err),
         }
     }
 
-    /// `ping` and `logging/setLevel`. One server of the session era answers them itself; a 2026
-    /// upstream has neither, and several servers have one each: then they are answered here
+    /// `ping` and `logging/setLevel`. A bare server of the session era answers them itself; a
+    /// 2026 upstream has neither, and prefixed servers have one each: then they are answered here
     /// (log messages then come only with a request that asks for them), a level being passed
     /// on to every session-era server.
     fn keepalive_or_level(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        if let Some(single) = self.deps.fleet.single().filter(|s| !s.router.upstream_is_2026()) {
-            return self.forward_to(ctx, single, msg);
+        if let Some(bare) = self.deps.fleet.bare().filter(|s| !s.router.upstream_is_2026()) {
+            return self.forward_to(ctx, bare, msg);
         }
         if jsonrpc::method(&msg) == Some("logging/setLevel") {
             for s in self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && !s.router.upstream_is_2026()) {

@@ -11,24 +11,11 @@ use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
 use crate::proxy::router::READY_WAIT;
 use crate::servers::catalog::Catalog;
+use crate::servers::catalog::Naming;
 use crate::servers::fleet::Server;
 use crate::upstream::UpstreamError;
 
 impl HostSession {
-    /// Forwards a request to the one server behind `--upstream`. With several servers a
-    /// request that names none of them cannot be routed, and says so.
-    pub(super) fn forward(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        match self.deps.fleet.single() {
-            Some(server) => self.forward_to(ctx, server, msg),
-            None => {
-                let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-                let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
-                let why = format!("{method} names no server, and several servers are behind this endpoint: it cannot be routed");
-                self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
-            }
-        }
-    }
-
     /// Forwards a request to `server`. Its route is registered before this returns (so a
     /// cancellation right behind it finds it); while the server (re)starts it waits, bounded,
     /// and is not sent at all if the host cancelled it meanwhile.
@@ -93,12 +80,12 @@ impl HostSession {
         }
     }
 
-    /// An upstream error as a host reads it: with several servers, it names the server and
-    /// its state.
+    /// An upstream error as a host reads it: a prefixed server's names the server and its
+    /// state (a bare server is "the upstream").
     pub(super) fn naming_server(&self, server: &Server, why: UpstreamError) -> String {
-        match self.deps.fleet.single() {
-            Some(_) => why.to_string(),
-            None => format!("server {} is {}: {why}", server.name, server.state()),
+        match server.naming {
+            Naming::Bare => why.to_string(),
+            Naming::Prefixed(_) => format!("server {} is {}: {why}", server.name, server.state()),
         }
     }
 
@@ -111,7 +98,7 @@ impl HostSession {
         then: impl FnOnce(&mut Self, &mut Context<Self>, Arc<Catalog>) + 'static,
     ) {
         let fleet = self.deps.fleet.clone();
-        let ready = fleet.single().map_or_else(|| fleet.servers().iter().all(|s| s.router.status().ready), |s| s.router.status().ready);
+        let ready = fleet.servers().iter().all(|s| s.router.status().ready);
         if ready {
             return then(self, ctx, fleet.catalog()); // the usual case: no wait, no hop
         }

@@ -1,14 +1,14 @@
 //! The lists hosts ask for. Tools come from the catalog (every server's, named and curated),
-//! with `_meta.ui` and the `_ui_*` tools for UI hosts. Prompts, resources and templates are the
-//! upstream's own with one server (its paging passes through); with several, every ready
-//! server that declares them is listed whole and the lists are joined, names and URIs made
-//! the hosts' way.
+//! with `_meta.ui` and the `_ui_*` tools for UI hosts. Prompts, resources and templates are a
+//! bare server's own (its paging passes through); from prefixed servers, every ready one that
+//! declares them is listed whole and the lists are joined, names and URIs made the hosts' way.
 
 use std::sync::Arc;
 
 use actix::prelude::*;
 use serde_json::{json, Value};
 
+use super::plan::ListFrom;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
@@ -76,17 +76,16 @@ impl HostSession {
             .collect()
     }
 
-    pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+    pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value, from: ListFrom) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
             let ours = act.our_resources(&catalog);
-            let Some(single) = act.deps.fleet.single() else {
-                return act.joined_list(ctx, id, "resources/list", "resources", "resources", ours);
+            let server = match from {
+                ListFrom::Joined => return act.joined_list(ctx, id, "resources/list", "resources", "resources", ours),
+                ListFrom::Bare(None) => return act.answer(jsonrpc::result(id, json!({"resources": ours}))),
+                ListFrom::Bare(Some(s)) => s,
             };
-            if !upstream_has(&single.router, "resources") {
-                return act.answer(jsonrpc::result(id, json!({"resources": ours})));
-            }
-            act.forward_to_then(ctx, single, msg, move |act, _ctx, mut answer| {
+            act.forward_to_then(ctx, server, msg, move |act, _ctx, mut answer| {
                 // Ours go on the last page, so that paging clients see each exactly once.
                 let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
@@ -100,21 +99,22 @@ impl HostSession {
     }
 
     /// `prompts/list` and `resources/templates/list` (items under `key`, served by upstreams
-    /// that declare `capability`).
-    pub(super) fn gathered_list(&mut self, ctx: &mut Context<Self>, msg: Value, capability: &'static str, key: &'static str) {
+    /// that declare `capability`): a bare server's own answer, paging and all; else joined.
+    pub(super) fn gathered_list(
+        &mut self,
+        ctx: &mut Context<Self>,
+        msg: Value,
+        method: &'static str,
+        key: &'static str,
+        capability: &'static str,
+        from: ListFrom,
+    ) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let method = if key == "prompts" { "prompts/list" } else { "resources/templates/list" };
-        self.with_catalog(ctx, id.clone(), move |act, ctx, _| {
-            let Some(single) = act.deps.fleet.single() else {
-                return act.joined_list(ctx, id, method, key, capability, Vec::new());
-            };
-            // One server: its own answer, paging and all (prompts as they always went).
-            if key == "prompts" || upstream_has(&single.router, capability) {
-                act.forward_to(ctx, single, msg);
-            } else {
-                act.answer(jsonrpc::result(id, json!({key: []})));
-            }
-        });
+        match from {
+            ListFrom::Joined => self.joined_list(ctx, id, method, key, capability, Vec::new()),
+            ListFrom::Bare(Some(server)) => self.forward_to(ctx, server, msg),
+            ListFrom::Bare(None) => self.answer(jsonrpc::result(id, json!({key: []}))),
+        }
     }
 
     /// Several servers: each ready one that declares `capability` is listed whole, its items
@@ -164,13 +164,4 @@ fn hosts_item(naming: &Naming, key: &str, mut item: Value, server: &Arc<str>, fl
     }
     item[field] = json!(shown);
     item
-}
-
-/// The error for a host's name that routes nowhere.
-pub(super) fn unknown(id: Value, what: &str, name: &str) -> Value {
-    jsonrpc::error(
-        id,
-        code::INVALID_PARAMS,
-        format!("no server behind this endpoint has a {what} named {name:?}; the list shows the valid names"),
-    )
 }

@@ -16,6 +16,7 @@ mod dispatch;
 mod forward;
 mod lists;
 pub mod outlet;
+pub mod plan;
 mod results;
 mod routing;
 mod server_requests;

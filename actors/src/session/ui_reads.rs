@@ -1,19 +1,21 @@
 //! `ui://` reads and subscriptions. A UI host's read of a tool's page is answered from the
 //! ready pages when it can be (here, or by the HTTP edge before the session sees it: both ask
-//! [`ready_page`]), else through the generation queue; anything else goes to the upstream,
-//! which may serve `ui://` resources of its own.
+//! [`ready_page`]), else through the generation queue; `plan` sends anything else to the
+//! server whose resource it is (which may serve `ui://` apps of its own). Subscriptions to a
+//! page are the session's; to a server's resource, that server's.
 
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use super::deps::{NoPage, SessionDeps};
-use super::lists::upstream_has;
-use super::routing::with_uris_out;
+use std::sync::Arc;
+
+use super::deps::SessionDeps;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::messages::{History, ReadUi, ReadWait, Subscribe};
 use crate::servers::catalog::ExposedTool;
+use crate::servers::fleet::Server;
 use crate::store::ready_pages::Hit;
 use crate::store::refinements::personal_key;
 
@@ -39,25 +41,9 @@ fn shared_ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
 }
 
 impl HostSession {
-    pub(super) fn resources_read(&mut self, ctx: &mut Context<Self>, msg: Value) {
-        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-        self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
-            let tool = catalog.by_page(&uri).cloned();
-            match tool {
-                Some(t) if act.ui() && act.deps.gets_page(&t) => act.read_page(ctx, id, uri, t),
-                Some(t) if !act.ui() => act.answer(no_ui_extension(id, &uri, &t.name)),
-                _ => {
-                    let excluded = tool.as_ref().and_then(|t| act.deps.page_rule(t).err());
-                    act.read_upstream(ctx, msg, excluded)
-                }
-            }
-        });
-    }
-
     /// A page made here. Principal scope: a caller with refinements of their own gets their own
     /// page (never kept ready: the ready pages are everyone's); anyone else the shared one.
-    fn read_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
+    pub(super) fn read_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
         let Some(own) = self.own() else { return self.read_shared_page(ctx, id, uri, tool) };
         let key = personal_key(&tool.name, &own);
         let mine = self.deps.refinements.history.send(History { tool: key.clone() });
@@ -128,53 +114,24 @@ impl HostSession {
         }));
     }
 
-    /// Not a page made here: the server's own resource. A `ui://` one may be a server's own
-    /// app; when the server has none, the error says so (`excluded`: a tool has that page, but
-    /// the setting named leaves its page out).
-    fn read_upstream(&mut self, ctx: &mut Context<Self>, mut msg: Value, excluded: Option<NoPage>) {
-        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
-        let is_ui = ui_meta::tool_of_uri(&uri).is_some();
-        let server = match self.resource_route(&mut msg) {
-            Ok(s) => s,
-            Err(_) if is_ui => return self.answer(not_found(id, &uri, None, excluded.as_ref())),
-            Err(e) => return self.answer(e),
-        };
-        if is_ui && !upstream_has(&server.router, "resources") {
-            return self.answer(not_found(id, &uri, None, excluded.as_ref()));
+    /// A host subscribing to (or leaving) a page made here: the session keeps it, and hears
+    /// when the page changes.
+    pub(super) fn subscribe_page(&mut self, id: Value, uri: String, on: bool) {
+        if on {
+            self.ui_subscriptions.insert(uri);
+        } else {
+            self.ui_subscriptions.remove(&uri);
         }
-        let naming = server.naming.clone();
-        self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| match answer.get("error") {
-            Some(err) if is_ui => act.answer(not_found(id, &uri, Some(err.clone()), excluded.as_ref())),
-            _ => act.answer(with_uris_out(&naming, answer)),
-        });
+        self.answer(jsonrpc::result(id, json!({})));
     }
 
-    pub(super) fn subscription(&mut self, ctx: &mut Context<Self>, mut msg: Value) {
+    /// A host subscribing to (or leaving) a server's resource. Repeats from the same session
+    /// are answered here: the upstream holds one subscription per proxy.
+    pub(super) fn subscribe_server(&mut self, ctx: &mut Context<Self>, msg: Value, server: Arc<Server>, uri: String, on: bool) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let subscribe = jsonrpc::method(&msg) == Some("resources/subscribe");
-        let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
-            self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
-            return;
-        };
-        if self.ui() && self.is_our_page(&uri) {
-            if subscribe {
-                self.ui_subscriptions.insert(uri);
-            } else {
-                self.ui_subscriptions.remove(&uri);
-            }
-            self.answer(jsonrpc::result(id, json!({})));
-            return;
+        if on == self.subscriptions.contains(&uri) {
+            return self.answer(jsonrpc::result(id, json!({})));
         }
-        // Repeats from the same session are answered here: the upstream holds one per proxy.
-        if subscribe == self.subscriptions.contains(&uri) {
-            self.answer(jsonrpc::result(id, json!({})));
-            return;
-        }
-        let server = match self.resource_route(&mut msg) {
-            Ok(s) => s,
-            Err(e) => return self.answer(e),
-        };
         let fut = server.port.subscribe.send(Subscribe { session: self.id.clone(), msg });
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             let Ok(answer) = res else { return };
@@ -182,7 +139,7 @@ impl HostSession {
                 return;
             }
             if answer.get("result").is_some() {
-                if subscribe {
+                if on {
                     act.subscriptions.insert(uri);
                 } else {
                     act.subscriptions.remove(&uri);
@@ -190,11 +147,6 @@ impl HostSession {
             }
             act.answer(answer);
         }));
-    }
-
-    /// Whether `uri` is (or, with one server, looks like) a page made here.
-    pub(super) fn is_our_page(&self, uri: &str) -> bool {
-        self.deps.fleet.catalog().by_page(uri).is_some() || (self.deps.fleet.single().is_some() && ui_meta::tool_of_uri(uri).is_some())
     }
 }
 
@@ -205,31 +157,4 @@ fn read_kind(read: &crate::messages::PageRead) -> &'static str {
     } else {
         read.entry.kind.as_str()
     }
-}
-
-fn not_found(id: Value, uri: &str, upstream_error: Option<Value>, excluded: Option<&NoPage>) -> Value {
-    let msg = match ui_meta::tool_of_uri(uri) {
-        Some(_) if excluded.is_some() => {
-            format!("resource not found: {uri} (its tool has no UI page: {})", excluded.map(|e| e.to_string()).unwrap_or_default())
-        }
-        Some(tool) => format!("resource not found: {uri} (the upstream has no tool named {tool:?}; tools/list shows the valid ones)"),
-        None => format!("resource not found: {uri}"),
-    };
-    let mut data = json!({"uri": uri});
-    if let Some(e) = upstream_error {
-        data["upstreamError"] = e;
-    }
-    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, data)
-}
-
-/// A host that did not declare the MCP Apps extension read a page: the tool exists, the page is
-/// for hosts that render MCP Apps.
-fn no_ui_extension(id: Value, uri: &str, tool: &str) -> Value {
-    let msg = format!(
-        "resource not found: {uri} is the UI page of the tool {tool:?}, served only to sessions that declare the {} extension (capabilities.extensions[\"{}\"] = {{\"mimeTypes\": [\"{}\"]}} in initialize, or in a 2026-07-28 request's client capabilities)",
-        ui_meta::EXTENSION,
-        ui_meta::EXTENSION,
-        ui_meta::MIME
-    );
-    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, json!({"uri": uri}))
 }

@@ -39,7 +39,7 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     let servers = fleet.servers();
     let ready = servers.iter().filter(|s| s.required).all(|s| s.router.status().ready) && !servers.is_empty();
     let list: Vec<Value> = servers.iter().map(|s| server_state(s)).collect();
-    let mut body = match fleet.single() {
+    let mut body = match fleet.bare() {
         Some(one) => {
             let s = one.router.status();
             let mut b = if s.ready {

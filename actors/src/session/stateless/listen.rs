@@ -8,6 +8,7 @@ use super::{Call, Listen};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::{revision_2026, ui_meta};
 use crate::messages::Subscribe;
+use crate::session::plan;
 use crate::session::HostSession;
 
 impl HostSession {
@@ -45,7 +46,7 @@ impl HostSession {
         uris.dedup();
         let mut subscribed = Vec::new();
         for uri in uris {
-            if self.ui() && self.is_our_page(&uri) {
+            if self.ui() && plan::is_our_page(&self.deps.fleet, &self.deps.fleet.catalog(), &uri) {
                 self.ui_subscriptions.insert(uri.clone());
                 subscribed.push(json!(uri));
             } else if has("resources", "subscribe") {
@@ -67,8 +68,8 @@ impl HostSession {
     /// Holds an upstream subscription for a listening host. The upstream side files it under
     /// this session, and releases it when the session stops, whenever that is.
     fn subscribe_upstream(&mut self, uri: String) {
-        let mut msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": uri}));
-        if let Ok(server) = self.resource_route(&mut msg) {
+        if let Some((server, own)) = self.deps.fleet.server_for_uri(&uri) {
+            let msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": own}));
             server.port.subscribe.do_send(Subscribe { session: self.id.clone(), msg });
             self.subscriptions.insert(uri);
         }

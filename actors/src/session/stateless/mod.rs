@@ -120,7 +120,10 @@ impl HostSession {
         // A page of ours is the same for every host (refinements are shared), but any host may
         // refine or regenerate it at any moment: shareable, never guaranteed fresh.
         let uri = call.original.as_ref().and_then(|o| o.pointer("/params/uri")).and_then(Value::as_str);
-        if call.method == "resources/read" && ui && uri.is_some_and(|u| self.is_our_page(u)) {
+        if call.method == "resources/read"
+            && ui
+            && uri.is_some_and(|u| crate::session::plan::is_our_page(&self.deps.fleet, &self.deps.fleet.catalog(), u))
+        {
             caching = Some(revision_2026::Caching { ttl_ms: 0, public: true });
         }
         revision_2026::dress_answer(answer, caching, &info)

@@ -1,0 +1,366 @@
+//! Pure: what a host's request becomes. One function, [`plan`], from the request (its method,
+//! by [`Method`]) and the fleet as it is now (its servers, their naming, the catalog) to a
+//! [`Plan`]: answer it here, send it to one server under that server's own names, list from one
+//! server or join every server's list, or refuse it. The host session carries the plan out and
+//! decides nothing about routing itself.
+//!
+//! One server behind `--upstream` is a fleet of one whose naming is bare: the plan routes by
+//! naming, never by how many servers there are. Names that no catalog entry has, and methods
+//! the service does not know, go to the server with bare names (it decides what it has); with
+//! prefixed servers only, nobody has them.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::ui_meta;
+use crate::servers::catalog::{Catalog, ExposedTool, Route};
+use crate::servers::fleet::{Fleet, Server};
+use crate::session::deps::NoPage;
+use crate::session::ui_tools;
+
+/// The methods a host may send, as the service decides on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Initialize,
+    Ping,
+    SetLevel,
+    ToolsList,
+    ToolsCall,
+    ResourcesList,
+    TemplatesList,
+    PromptsList,
+    ResourcesRead,
+    Subscribe,
+    Unsubscribe,
+    PromptsGet,
+    Complete,
+    Discover,
+    Listen,
+    /// Anything else: passed to the server with bare names, if there is one.
+    Other,
+}
+
+impl Method {
+    pub fn of(name: &str) -> Method {
+        match name {
+            "initialize" => Method::Initialize,
+            "ping" => Method::Ping,
+            "logging/setLevel" => Method::SetLevel,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "resources/list" => Method::ResourcesList,
+            "resources/templates/list" => Method::TemplatesList,
+            "prompts/list" => Method::PromptsList,
+            "resources/read" => Method::ResourcesRead,
+            "resources/subscribe" => Method::Subscribe,
+            "resources/unsubscribe" => Method::Unsubscribe,
+            "prompts/get" => Method::PromptsGet,
+            "completion/complete" => Method::Complete,
+            "server/discover" => Method::Discover,
+            "subscriptions/listen" => Method::Listen,
+            _ => Method::Other,
+        }
+    }
+
+    /// Whether planning it needs the catalog (the servers listed once they settle).
+    pub fn needs_catalog(self) -> bool {
+        !matches!(self, Method::Ping | Method::SetLevel | Method::Discover | Method::Listen)
+    }
+}
+
+/// What the host's session knows of the host, as far as routing goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// It renders pages (it is given them, and the `_ui_*` tools).
+    pub ui: bool,
+}
+
+/// Where a list's items come from.
+#[derive(Debug, Clone)]
+pub enum ListFrom {
+    /// The bare server's own answer, its paging passing through (None: it has no such list).
+    Bare(Option<Arc<Server>>),
+    /// Every ready server's list, whole, joined.
+    Joined,
+}
+
+/// What to do with a server's answer.
+#[derive(Debug, Clone)]
+pub enum After {
+    /// As it is.
+    Plain,
+    /// Its resource URIs as hosts know them (a prompt, a read, a completion).
+    UrisOut,
+    /// A tool's result: URIs as hosts know them, and shaped when results are (`exposed`: the
+    /// name hosts know the tool by).
+    ToolResult { exposed: String },
+    /// A `ui://` read that is not a page made here: the server's own app, or a clear "not
+    /// found" (`excluded`: a tool has that page but a setting leaves it out).
+    ServerUi { uri: String, excluded: Option<NoPage> },
+}
+
+/// What a host's request becomes.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    Initialize,
+    /// `ping`, `logging/setLevel`: to the bare server of the session era; else answered here
+    /// (a level passed on to every session-era server).
+    Keepalive,
+    ToolsList,
+    /// One of the service's own `_ui_*` tools.
+    UiTool,
+    /// To one server; the request's params already name things as that server does.
+    Forward {
+        server: Arc<Server>,
+        after: After,
+    },
+    /// `resources/list`: the pages made here, then the servers' own resources.
+    ResourcesList {
+        from: ListFrom,
+    },
+    /// `prompts/list` or `resources/templates/list`.
+    List {
+        method: &'static str,
+        key: &'static str,
+        capability: &'static str,
+        from: ListFrom,
+    },
+    /// A page made here.
+    ReadPage(ExposedTool),
+    /// A host subscribing to (or leaving) a page made here: kept by the session.
+    SubscribePage {
+        uri: String,
+        on: bool,
+    },
+    /// A host subscribing to (or leaving) a server's resource.
+    Subscribe {
+        server: Arc<Server>,
+        uri: String,
+        on: bool,
+    },
+    /// `server/discover` to a session-era host, `subscriptions/listen`: their own handlers.
+    Discover,
+    Listen,
+    Refuse(Value),
+}
+
+/// The plan for `msg` (whose params are rewritten to the target server's own names).
+/// `page_rule`: which tools get a page (the one rule, `SessionDeps::page_rule`).
+pub fn plan(
+    msg: &mut Value,
+    fleet: &Fleet,
+    catalog: &Catalog,
+    facts: Facts,
+    page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
+) -> Plan {
+    let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+    let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
+    match method {
+        Method::Initialize => Plan::Initialize,
+        Method::Ping | Method::SetLevel => Plan::Keepalive,
+        Method::Discover => Plan::Discover,
+        Method::Listen => Plan::Listen,
+        Method::ToolsList => Plan::ToolsList,
+        Method::ToolsCall if facts.ui && param(msg, "/params/name").starts_with(ui_tools::PREFIX) => Plan::UiTool,
+        Method::ToolsCall => tool_call(msg, id, fleet, catalog),
+        Method::ResourcesList => Plan::ResourcesList { from: list_from(fleet, "resources") },
+        Method::TemplatesList => Plan::List {
+            method: "resources/templates/list",
+            key: "resourceTemplates",
+            capability: "resources",
+            from: list_from(fleet, "resources"),
+        },
+        // Prompts go to a bare server whatever it declares, as they always did.
+        Method::PromptsList => Plan::List { method: "prompts/list", key: "prompts", capability: "prompts", from: list_from(fleet, "") },
+        Method::ResourcesRead => read(msg, id, fleet, catalog, facts, page_rule),
+        Method::Subscribe | Method::Unsubscribe => subscription(msg, id, fleet, catalog, facts, method == Method::Subscribe),
+        Method::PromptsGet => prompt(msg, id, fleet),
+        Method::Complete => completion(msg, id, fleet),
+        Method::Other => match fleet.bare() {
+            Some(server) => Plan::Forward { server, after: After::Plain },
+            None => {
+                let name = jsonrpc::method(msg).unwrap_or_default();
+                let why = format!("{name} names no server, and several servers are behind this endpoint: it cannot be routed");
+                Plan::Refuse(jsonrpc::error(id, code::METHOD_NOT_FOUND, why))
+            }
+        },
+    }
+}
+
+fn param<'a>(msg: &'a Value, pointer: &str) -> &'a str {
+    msg.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A bare server's own list (when it declares `capability`; "" for any), else every server's.
+fn list_from(fleet: &Fleet, capability: &str) -> ListFrom {
+    match fleet.bare() {
+        Some(s) if capability.is_empty() || crate::session::lists::upstream_has(&s.router, capability) => ListFrom::Bare(Some(s)),
+        Some(_) => ListFrom::Bare(None),
+        None => ListFrom::Joined,
+    }
+}
+
+/// The error for a host's name that routes nowhere.
+pub fn unknown(id: Value, what: &str, name: &str) -> Value {
+    jsonrpc::error(
+        id,
+        code::INVALID_PARAMS,
+        format!("no server behind this endpoint has a {what} named {name:?}; the list shows the valid names"),
+    )
+}
+
+/// `tools/call`: to the server the catalog says, under the tool's own name.
+fn tool_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog) -> Plan {
+    let name = param(msg, "/params/name").to_string();
+    match catalog.route(&name) {
+        Route::Tool(t) => {
+            let Some(server) = fleet.by_name(&t.server) else { return Plan::Refuse(unknown(id, "tool", &name)) };
+            if t.bare != name {
+                msg["params"]["name"] = json!(t.bare);
+            }
+            Plan::Forward { server, after: After::ToolResult { exposed: t.name.clone() } }
+        }
+        Route::Ambiguous(candidates) => {
+            let why = format!("more than one server has a tool named {name:?}: call one of {}", candidates.join(", "));
+            Plan::Refuse(jsonrpc::error_with_data(id, code::INVALID_PARAMS, why, json!({"candidates": candidates})))
+        }
+        Route::Hidden(server) => {
+            let why = format!("the tool {name:?} of server {server} is hidden by this service's configuration (tools.allow / tools.deny)");
+            Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why))
+        }
+        // A server with bare names decides for itself what it has; prefixed ones do not have it.
+        Route::Unknown => match fleet.bare() {
+            Some(server) => Plan::Forward { server, after: After::ToolResult { exposed: name } },
+            None => Plan::Refuse(unknown(id, "tool", &name)),
+        },
+    }
+}
+
+/// `resources/read`: a page made here, else the server whose resource it is.
+fn read(
+    msg: &mut Value,
+    id: Value,
+    fleet: &Fleet,
+    catalog: &Catalog,
+    facts: Facts,
+    page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
+) -> Plan {
+    let uri = param(msg, "/params/uri").to_string();
+    let tool = catalog.by_page(&uri);
+    match tool {
+        Some(t) if facts.ui && page_rule(t).is_ok() => return Plan::ReadPage(t.clone()),
+        Some(t) if !facts.ui => return Plan::Refuse(no_ui_extension(id, &uri, &t.name)),
+        _ => {}
+    }
+    let excluded = tool.and_then(|t| page_rule(t).err());
+    let is_ui = ui_meta::tool_of_uri(&uri).is_some();
+    let Some((server, own)) = fleet.server_for_uri(&uri) else {
+        return Plan::Refuse(match is_ui {
+            true => not_found(id, &uri, None, excluded.as_ref()),
+            false => resource_not_found(id, &uri),
+        });
+    };
+    if is_ui && !crate::session::lists::upstream_has(&server.router, "resources") {
+        return Plan::Refuse(not_found(id, &uri, None, excluded.as_ref()));
+    }
+    if own != uri {
+        msg["params"]["uri"] = json!(own);
+    }
+    let after = if is_ui { After::ServerUi { uri, excluded } } else { After::UrisOut };
+    Plan::Forward { server, after }
+}
+
+/// `resources/subscribe` / `unsubscribe`: a page made here is the session's to keep; a
+/// server's resource goes to that server.
+fn subscription(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, on: bool) -> Plan {
+    let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
+        return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
+    };
+    if facts.ui && is_our_page(fleet, catalog, &uri) {
+        return Plan::SubscribePage { uri, on };
+    }
+    let Some((server, own)) = fleet.server_for_uri(&uri) else { return Plan::Refuse(resource_not_found(id, &uri)) };
+    if own != uri {
+        msg["params"]["uri"] = json!(own);
+    }
+    Plan::Subscribe { server, uri, on }
+}
+
+/// Whether `uri` is a page made here: one the catalog lists, or (a bare server's pages being
+/// `ui://<tool>`) any `ui://<tool>` while there is a bare server, known yet or not.
+pub fn is_our_page(fleet: &Fleet, catalog: &Catalog, uri: &str) -> bool {
+    catalog.by_page(uri).is_some() || (fleet.bare().is_some() && ui_meta::tool_of_uri(uri).is_some())
+}
+
+/// `prompts/get`: to the server whose prompt it is, under its own name.
+fn prompt(msg: &mut Value, id: Value, fleet: &Fleet) -> Plan {
+    if let Some(server) = fleet.bare() {
+        return Plan::Forward { server, after: After::Plain };
+    }
+    let name = param(msg, "/params/name").to_string();
+    let Some((server, own)) = fleet.route_prompt(&name) else { return Plan::Refuse(unknown(id, "prompt", &name)) };
+    msg["params"]["name"] = json!(own);
+    Plan::Forward { server, after: After::UrisOut }
+}
+
+/// `completion/complete`: to the server whose prompt or resource template it completes.
+fn completion(msg: &mut Value, id: Value, fleet: &Fleet) -> Plan {
+    if let Some(server) = fleet.bare() {
+        return Plan::Forward { server, after: After::Plain };
+    }
+    let reference = msg.pointer("/params/ref").cloned().unwrap_or(Value::Null);
+    let target = match reference.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => {
+            fleet.route_prompt(reference.get("name").and_then(Value::as_str).unwrap_or_default()).map(|(s, own)| (s, "name", own))
+        }
+        Some("ref/resource") => {
+            fleet.server_for_uri(reference.get("uri").and_then(Value::as_str).unwrap_or_default()).map(|(s, own)| (s, "uri", own))
+        }
+        _ => None,
+    };
+    let Some((server, field, own)) = target else {
+        let why = "params.ref names no prompt or resource template of a server behind this endpoint";
+        return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why));
+    };
+    msg["params"]["ref"][field] = json!(own);
+    Plan::Forward { server, after: After::Plain }
+}
+
+fn resource_not_found(id: Value, uri: &str) -> Value {
+    let why = format!("resource not found: {uri} (no server behind this endpoint has it; resources/list shows the valid URIs)");
+    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, why, json!({"uri": uri}))
+}
+
+/// A `ui://` read that finds no page: the tool's page left out by a setting, no such tool, or
+/// no such resource.
+pub fn not_found(id: Value, uri: &str, upstream_error: Option<Value>, excluded: Option<&NoPage>) -> Value {
+    let msg = match (ui_meta::tool_of_uri(uri), excluded) {
+        (Some(_), Some(why)) => format!("resource not found: {uri} (its tool has no UI page: {why})"),
+        (Some(tool), None) => {
+            format!("resource not found: {uri} (the upstream has no tool named {tool:?}; tools/list shows the valid ones)")
+        }
+        (None, _) => format!("resource not found: {uri}"),
+    };
+    let mut data = json!({"uri": uri});
+    if let Some(e) = upstream_error {
+        data["upstreamError"] = e;
+    }
+    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, data)
+}
+
+/// A host that did not declare the MCP Apps extension read a page: the tool exists, the page is
+/// for hosts that render MCP Apps.
+fn no_ui_extension(id: Value, uri: &str, tool: &str) -> Value {
+    let msg = format!(
+        "resource not found: {uri} is the UI page of the tool {tool:?}, served only to sessions that declare the {} extension (capabilities.extensions[\"{}\"] = {{\"mimeTypes\": [\"{}\"]}} in initialize, or in a 2026-07-28 request's client capabilities)",
+        ui_meta::EXTENSION,
+        ui_meta::EXTENSION,
+        ui_meta::MIME
+    );
+    jsonrpc::error_with_data(id, code::RESOURCE_NOT_FOUND, msg, json!({"uri": uri}))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,233 @@
+//! The plan of every method, with a bare server (one behind `--upstream`) and with prefixed
+//! servers (a servers file): where it goes, under which names, or why it is refused.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::json;
+
+use super::*;
+use crate::messages::{RefreshTools, Shutdown, Subscribe as SubscribeMsg, ToolsDiff, Unregister, UpstreamPort};
+use crate::metrics::Metrics;
+use crate::proxy::hosts::Hosts;
+use crate::proxy::router::Router;
+use crate::servers::catalog::{Curation, Naming};
+use crate::servers::registry::Registry;
+use crate::upstream::UpstreamError;
+
+/// An upstream port nobody listens on: the plan never sends anything.
+struct Nobody;
+
+impl Actor for Nobody {
+    type Context = Context<Self>;
+}
+
+impl Handler<RefreshTools> for Nobody {
+    type Result = Result<ToolsDiff, UpstreamError>;
+    fn handle(&mut self, _: RefreshTools, _: &mut Self::Context) -> Self::Result {
+        Ok(ToolsDiff::default())
+    }
+}
+
+impl Handler<Unregister> for Nobody {
+    type Result = ();
+    fn handle(&mut self, _: Unregister, _: &mut Self::Context) {}
+}
+
+impl Handler<SubscribeMsg> for Nobody {
+    type Result = MessageResult<SubscribeMsg>;
+    fn handle(&mut self, _: SubscribeMsg, _: &mut Self::Context) -> Self::Result {
+        MessageResult(Value::Null)
+    }
+}
+
+impl Handler<Shutdown> for Nobody {
+    type Result = ();
+    fn handle(&mut self, _: Shutdown, _: &mut Self::Context) {}
+}
+
+fn tool(name: &str) -> Value {
+    json!({"name": name, "inputSchema": {"type": "object"}})
+}
+
+/// A fleet of `servers` (name, naming, tools, whether it declares resources).
+fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
+    let metrics = Arc::new(Metrics::new());
+    let hosts = Arc::new(Hosts::default());
+    let registry = Registry::new(None);
+    let fleet = Fleet::new(hosts.clone(), registry.clone());
+    let nobody = Nobody.start();
+    for (i, (name, naming, tools, resources)) in servers.iter().enumerate() {
+        let router =
+            Router::new(Arc::from(*name), *naming != Naming::Bare, Duration::from_secs(5), "test".into(), hosts.clone(), metrics.clone());
+        let caps = if *resources { json!({"tools": {}, "resources": {"subscribe": true}}) } else { json!({"tools": {}}) };
+        router.publish(crate::messages::Status {
+            ready: true,
+            tools: Arc::new(tools.clone()),
+            init: Some(Arc::new(json!({"capabilities": caps}))),
+            ..Default::default()
+        });
+        registry.add_server(Arc::from(*name), naming.clone(), Arc::new(Curation::default()), i);
+        registry.set_tools(name, Arc::new(tools.clone()));
+        let port = UpstreamPort {
+            refresh: nobody.clone().recipient(),
+            unregister: nobody.clone().recipient(),
+            subscribe: nobody.clone().recipient(),
+            shutdown: nobody.clone().recipient(),
+        };
+        fleet.insert(Arc::new(Server { name: Arc::from(*name), naming: naming.clone(), router, port, required: true, transport: "stdio" }));
+    }
+    fleet
+}
+
+fn bare() -> Arc<Fleet> {
+    fleet(&[("default", Naming::Bare, vec![tool("echo"), tool("get_forecast")], true)])
+}
+
+fn prefixed() -> Arc<Fleet> {
+    fleet(&[
+        ("weather", Naming::Prefixed(Arc::from("weather")), vec![tool("get_forecast")], false),
+        ("memory", Naming::Prefixed(Arc::from("memory")), vec![tool("read_graph")], true),
+    ])
+}
+
+fn run(fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
+    let mut msg = jsonrpc::request(json!(1), method, params);
+    let catalog = fleet.catalog();
+    let p = plan(&mut msg, fleet, &catalog, Facts { ui }, &|_| Ok(()));
+    (p, msg)
+}
+
+fn server_of(p: &Plan) -> &str {
+    match p {
+        Plan::Forward { server, .. } | Plan::Subscribe { server, .. } => &server.name,
+        other => panic!("not to a server: {other:?}"),
+    }
+}
+
+fn refusal(p: &Plan) -> (i64, String) {
+    match p {
+        Plan::Refuse(e) => (e["error"]["code"].as_i64().unwrap(), e["error"]["message"].as_str().unwrap().to_string()),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+#[actix::test]
+async fn answered_here_whatever_the_servers() {
+    for f in [bare(), prefixed()] {
+        assert!(matches!(run(&f, true, "initialize", json!({})).0, Plan::Initialize));
+        assert!(matches!(run(&f, true, "ping", json!({})).0, Plan::Keepalive));
+        assert!(matches!(run(&f, true, "logging/setLevel", json!({"level": "info"})).0, Plan::Keepalive));
+        assert!(matches!(run(&f, true, "tools/list", json!({})).0, Plan::ToolsList));
+        assert!(matches!(run(&f, true, "tools/call", json!({"name": "_ui_refine"})).0, Plan::UiTool));
+        assert!(matches!(run(&f, true, "server/discover", json!({})).0, Plan::Discover));
+    }
+}
+
+#[actix::test]
+async fn a_tool_call_goes_to_its_server_under_its_own_name() {
+    let (p, msg) = run(&prefixed(), false, "tools/call", json!({"name": "memory__read_graph"}));
+    assert_eq!(server_of(&p), "memory");
+    assert_eq!(msg["params"]["name"], "read_graph", "named the server's way");
+    assert!(matches!(p, Plan::Forward { after: After::ToolResult { ref exposed }, .. } if exposed == "memory__read_graph"));
+    // A bare name one server has routes too.
+    let (p, msg) = run(&prefixed(), false, "tools/call", json!({"name": "read_graph"}));
+    assert_eq!((server_of(&p), msg["params"]["name"].as_str()), ("memory", Some("read_graph")));
+    // A host without pages calling a `_ui_*` name calls the server's tool of that name.
+    let (p, _) = run(&bare(), false, "tools/call", json!({"name": "_ui_refine"}));
+    assert_eq!(server_of(&p), "default");
+}
+
+#[actix::test]
+async fn names_nobody_has_go_to_the_bare_server_or_are_refused() {
+    let (p, msg) = run(&bare(), true, "tools/call", json!({"name": "not_listed_yet"}));
+    assert_eq!((server_of(&p), msg["params"]["name"].as_str()), ("default", Some("not_listed_yet")), "the bare server decides");
+    let (code, why) = refusal(&run(&prefixed(), true, "tools/call", json!({"name": "not_listed"})).0);
+    assert_eq!(code, code::INVALID_PARAMS);
+    assert!(why.contains("no server behind this endpoint has a tool named \"not_listed\""), "{why}");
+    let (p, _) = run(&bare(), true, "vendor/custom", json!({}));
+    assert_eq!(server_of(&p), "default");
+    let (code, why) = refusal(&run(&prefixed(), true, "vendor/custom", json!({})).0);
+    assert_eq!(code, code::METHOD_NOT_FOUND);
+    assert!(why.contains("vendor/custom names no server"), "{why}");
+}
+
+#[actix::test]
+async fn lists_pass_through_a_bare_server_and_are_joined_from_prefixed_ones() {
+    assert!(matches!(run(&bare(), true, "resources/list", json!({})).0, Plan::ResourcesList { from: ListFrom::Bare(Some(_)) }));
+    assert!(matches!(run(&prefixed(), true, "resources/list", json!({})).0, Plan::ResourcesList { from: ListFrom::Joined }));
+    assert!(matches!(run(&bare(), true, "prompts/list", json!({})).0, Plan::List { key: "prompts", from: ListFrom::Bare(Some(_)), .. }));
+    assert!(matches!(run(&prefixed(), true, "resources/templates/list", json!({})).0, Plan::List { from: ListFrom::Joined, .. }));
+    // A bare server that declares no resources has no resources of its own to list.
+    let quiet = fleet(&[("default", Naming::Bare, vec![tool("echo")], false)]);
+    assert!(matches!(run(&quiet, true, "resources/list", json!({})).0, Plan::ResourcesList { from: ListFrom::Bare(None) }));
+}
+
+#[actix::test]
+async fn a_page_is_read_here_only_by_hosts_that_render_pages() {
+    let f = prefixed();
+    match run(&f, true, "resources/read", json!({"uri": "ui://weather/get_forecast"})).0 {
+        Plan::ReadPage(t) => assert_eq!(t.name, "weather__get_forecast"),
+        other => panic!("{other:?}"),
+    }
+    let (code, why) = refusal(&run(&f, false, "resources/read", json!({"uri": "ui://weather/get_forecast"})).0);
+    assert_eq!(code, code::RESOURCE_NOT_FOUND);
+    assert!(why.contains("served only to sessions that declare"), "{why}");
+    // Left out by a setting: the refusal names it.
+    let mut msg = jsonrpc::request(json!(1), "resources/read", json!({"uri": "ui://weather/get_forecast"}));
+    let p = plan(&mut msg, &f, &f.catalog(), Facts { ui: true }, &|_| Err(NoPage::Server(Arc::from("weather"))));
+    assert!(refusal(&p).1.contains("enabledTools of server \"weather\""), "{p:?}");
+}
+
+#[actix::test]
+async fn a_servers_resource_is_read_from_it_under_its_own_uri() {
+    let (p, msg) = run(&prefixed(), true, "resources/read", json!({"uri": "memory://memory+graph"}));
+    assert_eq!((server_of(&p), msg["params"]["uri"].as_str()), ("memory", Some("memory://graph")));
+    assert!(matches!(p, Plan::Forward { after: After::UrisOut, .. }));
+    let (p, msg) = run(&bare(), true, "resources/read", json!({"uri": "file:///x"}));
+    assert_eq!((server_of(&p), msg["params"]["uri"].as_str()), ("default", Some("file:///x")), "a bare server's URIs are its own");
+    let (code, _) = refusal(&run(&prefixed(), true, "resources/read", json!({"uri": "file:///nobody"})).0);
+    assert_eq!(code, code::RESOURCE_NOT_FOUND);
+    // A server's own `ui://` app: its answer, or a clear "not found" when it has none.
+    let (p, _) = run(&bare(), true, "resources/read", json!({"uri": "ui://widget/own.html"}));
+    assert!(matches!(p, Plan::Forward { after: After::ServerUi { .. }, .. }));
+    let (code, why) = refusal(&run(&prefixed(), true, "resources/read", json!({"uri": "ui://weather+widget"})).0);
+    assert_eq!(code, code::RESOURCE_NOT_FOUND, "weather declares no resources: {why}");
+}
+
+#[actix::test]
+async fn subscriptions_to_pages_are_the_sessions_and_the_rest_the_servers() {
+    assert!(matches!(run(&bare(), true, "resources/subscribe", json!({"uri": "ui://anything"})).0, Plan::SubscribePage { on: true, .. }));
+    let (p, msg) = run(&prefixed(), true, "resources/unsubscribe", json!({"uri": "memory://memory+graph"}));
+    assert!(matches!(p, Plan::Subscribe { on: false, .. }));
+    assert_eq!((server_of(&p), msg["params"]["uri"].as_str()), ("memory", Some("memory://graph")));
+    let (code, why) = refusal(&run(&bare(), true, "resources/subscribe", json!({})).0);
+    assert_eq!(code, code::INVALID_PARAMS);
+    assert!(why.contains("params.uri is required"));
+}
+
+#[actix::test]
+async fn prompts_and_completions_go_to_their_server() {
+    let (p, msg) = run(&prefixed(), true, "prompts/get", json!({"name": "memory__summary"}));
+    assert_eq!((server_of(&p), msg["params"]["name"].as_str()), ("memory", Some("summary")));
+    let (p, _) = run(&bare(), true, "prompts/get", json!({"name": "anything"}));
+    assert_eq!(server_of(&p), "default");
+    let (p, msg) = run(&prefixed(), true, "completion/complete", json!({"ref": {"type": "ref/resource", "uri": "memory://memory+t/{x}"}}));
+    assert_eq!((server_of(&p), msg["params"]["ref"]["uri"].as_str()), ("memory", Some("memory://t/{x}")));
+    let (code, _) = refusal(&run(&prefixed(), true, "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "nobody__x"}})).0);
+    assert_eq!(code, code::INVALID_PARAMS);
+}
+
+#[test]
+fn every_known_method_has_its_kind_and_the_rest_are_other() {
+    for (name, m) in [
+        ("initialize", Method::Initialize),
+        ("tools/call", Method::ToolsCall),
+        ("resources/templates/list", Method::TemplatesList),
+        ("subscriptions/listen", Method::Listen),
+        ("sampling/createMessage", Method::Other),
+    ] {
+        assert_eq!(Method::of(name), m, "{name}");
+    }
+    assert!(!Method::of("ping").needs_catalog() && Method::of("resources/read").needs_catalog());
+}
