@@ -1,10 +1,13 @@
 //! mcp-gen-ui: wraps one MCP server and gives each of its tools an MCP Apps UI.
 
+mod audit;
 mod config;
 mod demo_upstream;
 mod edge;
 mod export;
+mod governance;
 mod logging;
+mod reload;
 mod telemetry;
 mod upstreams;
 mod wiring;
@@ -119,9 +122,13 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
     // Before any actor starts, so every span has the tracer.
     let traces = settings.tracing.as_ref().map(|t| telemetry::start(t, metrics.trace_spans_dropped.clone()));
-    let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone());
+    let gov = governance::Governance::start(&settings, &metrics, traces.as_ref());
+    let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone(), &gov);
     if let Some(file) = settings.upstreams.file.clone() {
-        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults)?;
+        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults, gov.audit())?;
+    }
+    if let Some(file) = settings.config_file.clone() {
+        governance::watch(file, gov.clone())?;
     }
     let (queue, abandon) = (deps.queue.pending.clone(), deps.queue.abandon.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);
@@ -162,6 +169,9 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     }
     // Closes the child's stdin, waits for it, then kills its process group: no orphans.
     upstream.servers.lock().await.shutdown().await;
+    // The last lines of the trail (calls answered during the drain), within a second.
+    let trail = gov.clone();
+    tokio::task::spawn_blocking(move || trail.trail.finish(Duration::from_secs(1))).await.ok();
     if let Some(t) = traces {
         // The spans of the last requests, within the 2 s the upstream close also has.
         tokio::task::spawn_blocking(move || t.shutdown(Duration::from_secs(2))).await.ok();

@@ -10,9 +10,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use actix::{Addr, Arbiter, Recipient, Supervisor};
+use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
 use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::router::Router;
@@ -168,60 +169,36 @@ impl ServerSet {
 }
 
 /// Reads the servers file again on SIGHUP and when it changes, for as long as the service runs.
-pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults) -> std::io::Result<()> {
-    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-    actix_web::rt::spawn(async move {
-        let mut seen = stamp(&file);
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        loop {
-            let why = tokio::select! {
-                _ = hup.recv() => "SIGHUP",
-                _ = tick.tick() => {
-                    let now = stamp(&file);
-                    if now == seen {
-                        continue;
-                    }
-                    // Editors write in steps: act once the file has been still a moment.
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    if stamp(&file) != now {
-                        continue;
-                    }
-                    "the file changed"
-                }
-            };
-            seen = stamp(&file);
+pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults, audit: Audit) -> std::io::Result<()> {
+    let path = file.clone();
+    crate::reload::watch(file, move |why| {
+        let (set, file, audit) = (set.clone(), path.clone(), audit.clone());
+        actix_web::rt::spawn(async move {
             let env = |k: &str| std::env::var(k).ok();
             match servers::read_file(&file, &env, defaults) {
                 Ok((list, warnings)) if !list.is_empty() => {
                     for w in warnings {
                         tracing::warn!(component = "config", event = "warning", "{w}");
                     }
-                    tracing::info!(
-                        component = "servers",
-                        event = "servers_reloaded",
-                        reason = why,
-                        servers = list.len(),
-                        "reloading the servers file"
-                    );
+                    tracing::info!(component = "servers", event = "servers_reloaded", reason = why, servers = list.len(), "reloading the servers file");
+                    audit.record(Entry::system(Event::ConfigReload, format!("servers file ({why}): {} servers", list.len())));
                     set.lock().await.apply(list).await;
                 }
-                Ok(_) => tracing::error!(
-                    component = "servers",
-                    event = "servers_reload_failed",
-                    reason = why,
-                    "the servers file lists no server that is not disabled: the running servers stay"
-                ),
+                Ok(_) => {
+                    tracing::error!(component = "servers", event = "servers_reload_failed", reason = why, "the servers file lists no server that is not disabled: the running servers stay");
+                    audit.record(failed_reload(why, "it lists no server that is not disabled"));
+                }
                 Err(e) => {
-                    tracing::error!(component = "servers", event = "servers_reload_failed", reason = why, error = %e, "the servers file was not reloaded (the running servers stay): {e}")
+                    tracing::error!(component = "servers", event = "servers_reload_failed", reason = why, error = %e, "the servers file was not reloaded (the running servers stay): {e}");
+                    audit.record(failed_reload(why, &e.to_string()));
                 }
             }
-        }
-    });
-    Ok(())
+        });
+    })
 }
 
-/// When the file last changed, and how long it is (None: it cannot be read now).
-fn stamp(file: &PathBuf) -> Option<(SystemTime, u64)> {
-    let m = std::fs::metadata(file).ok()?;
-    Some((m.modified().ok()?, m.len()))
+fn failed_reload(why: &str, error: &str) -> Entry {
+    let mut e = Entry::system(Event::ConfigReload, format!("servers file ({why}) not reloaded: {error}"));
+    e.outcome = "error";
+    e
 }

@@ -32,6 +32,7 @@ use mcp_gen_ui_actors::store::ui_cache::{CacheSettings, UiCache};
 use crate::config;
 use crate::config::file::Provider;
 use crate::config::settings::Settings;
+use crate::governance::Governance;
 use crate::upstreams::ServerSet;
 
 /// The provider client, or None for offline.
@@ -83,7 +84,7 @@ fn shared_store(settings: &Settings, metrics: &Arc<Metrics>) -> Option<RedisStor
 
 /// Starts every actor: cache, refinements, generation queue, the servers' supervisors.
 /// Singletons start once, before any HTTP worker, so every worker shares the same addresses.
-pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>) -> (SessionDeps, Upstream) {
+pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Metrics>, gov: &Governance) -> (SessionDeps, Upstream) {
     let cfg = &settings.config;
     let llm = llm_client(settings);
     metrics.preinit(settings.provider.name(), llm.as_ref().map(|l| l.model()).unwrap_or(""));
@@ -193,6 +194,8 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             config::file::AppsSdkMode::Undeclared => AppsSdk::Undeclared,
         },
         llm_windows: Default::default(),
+        policies: gov.policies.clone(),
+        audit: gov.audit(),
         warm: warm.map(|(_, progress)| progress),
         personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
         limits: SessionLimits {

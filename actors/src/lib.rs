@@ -7,6 +7,7 @@
 //! [`ui_tools`] (the `_ui_*` tools) beside them, reached through the ports in [`messages`].
 //! [`mcp`] holds the wire helpers every layer uses, [`page`] the page types they share.
 
+pub mod audit;
 pub mod contain;
 pub mod faults;
 pub mod generation;
@@ -15,6 +16,7 @@ pub mod mcp;
 pub mod messages;
 pub mod metrics;
 pub mod page;
+pub mod policy;
 pub mod proxy;
 pub mod rate_window;
 pub mod servers;
@@ -24,3 +26,4 @@ pub mod store;
 mod test_support;
 pub mod trace;
 pub mod upstream;
+pub mod who;

@@ -64,6 +64,14 @@ pub struct Metrics {
     pub warm_pages: IntGaugeVec,
     /// Finished spans not delivered to the trace collector (queue full, export failed), by why.
     pub trace_spans_dropped: IntCounterVec,
+    /// Policy decisions on calls, reads and refinements by rule (its name, or `default`) and
+    /// outcome (allow, deny); lists are filtered by the same rules but not counted.
+    pub policy_decisions: IntCounterVec,
+    /// Rule conditions that failed on a request (a missing key, a wrong type), by rule.
+    pub policy_condition_errors: IntCounterVec,
+    /// Audit trail lines written or dropped.
+    pub audit_lines: IntCounterVec,
+    build_info: IntGaugeVec,
 }
 
 /// How a wait on another replica's generation ends (label values of `lease_waits`).
@@ -84,6 +92,7 @@ pub const REFUSAL_REASONS: &[&str] = &[
     "body_timeout",
     "foreign_session",
     "max_sessions_per_principal",
+    "audit_unavailable",
 ];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
@@ -199,235 +208,72 @@ impl Metrics {
     fn build(per_server: bool) -> Self {
         let server: &[&str] = if per_server { &["server"] } else { &[] };
         let server_method: &[&str] = if per_server { &["server", "method"] } else { &["method"] };
-        let registry = Registry::new();
-        let requests = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_requests_total"), "Host requests by MCP method and outcome"),
-            &["method", "outcome"],
-        )
-        .expect("valid metric");
-        let upstream_latency = HistogramVec::new(
-            HistogramOpts::new(format!("{PREFIX}_upstream_call_duration_seconds"), "Upstream round-trip time by MCP method")
-                .buckets(vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
-            server_method,
-        )
-        .expect("valid metric");
-        let upstream_restarts = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_upstream_restarts_total"), "Times the upstream was restarted or reconnected"),
-            server,
-        )
-        .expect("valid metric");
-        let upstream_connected = IntGaugeVec::new(
-            Opts::new(format!("{PREFIX}_upstream_connected"), "1 while the upstream is initialized and its tools listed"),
-            server,
-        )
-        .expect("valid metric");
-        let host_sessions =
-            IntGaugeVec::new(Opts::new(format!("{PREFIX}_host_sessions"), "Open host sessions by transport"), &["transport"])
-                .expect("valid metric");
-        let ui_reads =
-            IntCounterVec::new(Opts::new(format!("{PREFIX}_ui_reads_total"), "ui:// resource reads by the kind of page served"), &["kind"])
-                .expect("valid metric");
-        let generation_duration = HistogramVec::new(
-            HistogramOpts::new(format!("{PREFIX}_generation_duration_seconds"), "UI generation wall time by tool and outcome")
-                // Pages from hosted models take 15 s to minutes.
-                .buckets(vec![0.05, 0.25, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0]),
-            &["tool", "outcome"],
-        )
-        .expect("valid metric");
-        let cache_hits =
-            IntCounter::new(format!("{PREFIX}_cache_hits_total"), "ui:// reads answered from the cache").expect("valid metric");
-        let cache_misses =
-            IntCounter::new(format!("{PREFIX}_cache_misses_total"), "ui:// reads that had to make a page").expect("valid metric");
-        let cache_entries = IntGauge::new(format!("{PREFIX}_cache_entries"), "Pages in the cache").expect("valid metric");
-        let cache_bytes = IntGauge::new(format!("{PREFIX}_cache_bytes"), "Bytes of HTML in the cache").expect("valid metric");
-        let fallbacks = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_fallbacks_total"), "Pages served instead of a generated one, by reason"),
-            &["reason"],
-        )
-        .expect("valid metric");
-        let llm_requests = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_llm_requests_total"), "LLM requests by provider, model and outcome"),
-            &["provider", "model", "outcome"],
-        )
-        .expect("valid metric");
-        let llm_requests_by_tool = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_llm_requests_by_tool_total"), "LLM requests by the tool whose page they were for"),
-            &["tool"],
-        )
-        .expect("valid metric");
-        let llm_tokens = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_llm_tokens_total"), "LLM tokens by provider, model and direction"),
-            &["provider", "model", "direction"],
-        )
-        .expect("valid metric");
-        let generations_in_flight =
-            IntGauge::new(format!("{PREFIX}_generations_in_flight"), "Generations holding a concurrency slot").expect("valid metric");
-        let generations_queued =
-            IntGauge::new(format!("{PREFIX}_generations_queued"), "Generations waiting for a concurrency slot").expect("valid metric");
-        let upstream_bad_frames = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_upstream_bad_frames_total"),
-                "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC",
-            ),
-            server,
-        )
-        .expect("valid metric");
-        let upstream_timeouts = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_upstream_timeouts_total"),
-                "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
-            ),
-            server,
-        )
-        .expect("valid metric");
-        let actor_restarts = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_actor_restarts_total"), "Actors restarted by their supervisor, by actor"),
-            &["actor"],
-        )
-        .expect("valid metric");
-        let dropped_messages = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_dropped_messages_total"), "Messages dropped at a bound (full stream or queue) or as late progress"),
-            &["reason"],
-        )
-        .expect("valid metric");
-        let refusals = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_refusals_total"), "Requests refused by a limit or by authentication, by reason"),
-            &["reason"],
-        )
-        .expect("valid metric");
-        let redis_errors = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_redis_errors_total"), "Redis operations that failed or timed out, by operation"),
-            &["op"],
-        )
-        .expect("valid metric");
-        let redis_connected =
-            IntGauge::new(format!("{PREFIX}_redis_connected"), "1 while Redis answers and the replicas' change events arrive")
-                .expect("valid metric");
-        let lease_waits = IntCounterVec::new(
-            Opts::new(format!("{PREFIX}_lease_waits_total"), "Reads that waited for another replica's generation, by how the wait ended"),
-            &["outcome"],
-        )
-        .expect("valid metric");
-        let lease_takeovers = IntCounter::new(
-            format!("{PREFIX}_lease_takeovers_total"),
-            "Generations taken over from a replica whose lease expired before it stored the page",
-        )
-        .expect("valid metric");
-        let warm_pages = IntGaugeVec::new(
-            Opts::new(format!("{PREFIX}_warm_pages"), "generation.warm: pages made before anyone asked (done) of those selected (total)"),
-            &["state"],
-        )
-        .expect("valid metric");
-        let trace_spans_dropped = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_trace_spans_dropped_total"),
-                "Finished spans not delivered to the trace collector: queue_full or export_failed",
-            ),
-            &["reason"],
-        )
-        .expect("valid metric");
-        let shape_regenerations = IntCounter::new(
-            format!("{PREFIX}_shape_regenerations_total"),
-            "Pages remade in the background once their tool's result shape was learnt",
-        )
-        .expect("valid metric");
-        for c in [
-            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(warm_pages.clone()),
-            Box::new(trace_spans_dropped.clone()),
-            Box::new(shape_regenerations.clone()),
-            Box::new(redis_errors.clone()),
-            Box::new(redis_connected.clone()),
-            Box::new(lease_waits.clone()),
-            Box::new(lease_takeovers.clone()),
-            Box::new(refusals.clone()),
-            Box::new(upstream_bad_frames.clone()),
-            Box::new(upstream_timeouts.clone()),
-            Box::new(actor_restarts.clone()),
-            Box::new(dropped_messages.clone()),
-            Box::new(upstream_latency.clone()),
-            Box::new(upstream_restarts.clone()),
-            Box::new(upstream_connected.clone()),
-            Box::new(host_sessions.clone()),
-            Box::new(ui_reads.clone()),
-            Box::new(generation_duration.clone()),
-            Box::new(cache_hits.clone()),
-            Box::new(cache_misses.clone()),
-            Box::new(cache_entries.clone()),
-            Box::new(cache_bytes.clone()),
-            Box::new(fallbacks.clone()),
-            Box::new(llm_requests.clone()),
-            Box::new(llm_requests_by_tool.clone()),
-            Box::new(llm_tokens.clone()),
-            Box::new(generations_in_flight.clone()),
-            Box::new(generations_queued.clone()),
-        ] {
-            registry.register(c).expect("metric names are unique");
-        }
-        let build_info =
-            IntGaugeVec::new(Opts::new(format!("{PREFIX}_build_info"), "Always 1; the labels say which build runs"), &["version"])
-                .expect("valid metric");
-        registry.register(Box::new(build_info.clone())).expect("metric names are unique");
-        build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
+        let r = Families(Registry::new());
+        // Pages from hosted models take 15 s to minutes.
+        let generation_buckets = vec![0.05, 0.25, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0];
+        let upstream_buckets = vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+        let m = Metrics {
+            per_server,
+            requests: r.counters("requests_total", "Host requests by MCP method and outcome", &["method", "outcome"]),
+            upstream_latency: r.histograms("upstream_call_duration_seconds", "Upstream round-trip time by MCP method", server_method, upstream_buckets),
+            upstream_restarts: r.counters("upstream_restarts_total", "Times the upstream was restarted or reconnected", server),
+            upstream_connected: r.gauges("upstream_connected", "1 while the upstream is initialized and its tools listed", server),
+            host_sessions: r.gauges("host_sessions", "Open host sessions by transport", &["transport"]),
+            ui_reads: r.counters("ui_reads_total", "ui:// resource reads by the kind of page served", &["kind"]),
+            generation_duration: r.histograms("generation_duration_seconds", "UI generation wall time by tool and outcome", &["tool", "outcome"], generation_buckets),
+            cache_hits: r.counter("cache_hits_total", "ui:// reads answered from the cache"),
+            cache_misses: r.counter("cache_misses_total", "ui:// reads that had to make a page"),
+            cache_entries: r.gauge("cache_entries", "Pages in the cache"),
+            cache_bytes: r.gauge("cache_bytes", "Bytes of HTML in the cache"),
+            fallbacks: r.counters("fallbacks_total", "Pages served instead of a generated one, by reason", &["reason"]),
+            llm_requests: r.counters("llm_requests_total", "LLM requests by provider, model and outcome", &["provider", "model", "outcome"]),
+            llm_requests_by_tool: r.counters("llm_requests_by_tool_total", "LLM requests by the tool whose page they were for", &["tool"]),
+            llm_tokens: r.counters("llm_tokens_total", "LLM tokens by provider, model and direction", &["provider", "model", "direction"]),
+            generations_in_flight: r.gauge("generations_in_flight", "Generations holding a concurrency slot"),
+            generations_queued: r.gauge("generations_queued", "Generations waiting for a concurrency slot"),
+            upstream_bad_frames: r.counters("upstream_bad_frames_total", "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC", server),
+            upstream_timeouts: r.counters("upstream_timeouts_total", "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled", server),
+            actor_restarts: r.counters("actor_restarts_total", "Actors restarted by their supervisor, by actor", &["actor"]),
+            dropped_messages: r.counters("dropped_messages_total", "Messages dropped at a bound (full stream or queue) or as late progress", &["reason"]),
+            refusals: r.counters("refusals_total", "Requests refused by a limit or by authentication, by reason", &["reason"]),
+            shape_regenerations: r.counter("shape_regenerations_total", "Pages remade in the background once their tool's result shape was learnt"),
+            redis_errors: r.counters("redis_errors_total", "Redis operations that failed or timed out, by operation", &["op"]),
+            redis_connected: r.gauge("redis_connected", "1 while Redis answers and the replicas' change events arrive"),
+            lease_waits: r.counters("lease_waits_total", "Reads that waited for another replica's generation, by how the wait ended", &["outcome"]),
+            lease_takeovers: r.counter("lease_takeovers_total", "Generations taken over from a replica whose lease expired before it stored the page"),
+            warm_pages: r.gauges("warm_pages", "generation.warm: pages made before anyone asked (done) of those selected (total)", &["state"]),
+            trace_spans_dropped: r.counters("trace_spans_dropped_total", "Finished spans not delivered to the trace collector: queue_full or export_failed", &["reason"]),
+            policy_decisions: r.counters("policy_decisions_total", "Calls, reads and refinements decided by the policy, by rule (or default) and outcome", &["rule", "outcome"]),
+            policy_condition_errors: r.counters("policy_condition_errors_total", "Rule conditions that could not be evaluated on a request (they never grant), by rule", &["rule"]),
+            audit_lines: r.counters("audit_lines_total", "Audit trail lines by outcome: written, or dropped (the sink could not keep up or failed)", &["outcome"]),
+            build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
+            registry: r.0,
+        };
+        m.zeros();
+        m
+    }
+
+    /// Series whose labels are known from the start, at zero.
+    fn zeros(&self) {
+        self.build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         // Sessions by transport start at zero so that dashboards see every series from the start.
         for t in ["stdio", "sse", "streamable-http"] {
-            host_sessions.with_label_values(&[t]).set(0);
+            self.host_sessions.with_label_values(&[t]).set(0);
         }
-        for a in SUPERVISED_ACTORS {
-            actor_restarts.with_label_values(&[a]);
-        }
-        for r in DROP_REASONS {
-            dropped_messages.with_label_values(&[r]);
-        }
-        for r in REFUSAL_REASONS {
-            refusals.with_label_values(&[r]);
-        }
-        for op in REDIS_OPS {
-            redis_errors.with_label_values(&[op]);
-        }
-        for o in LEASE_WAIT_OUTCOMES {
-            lease_waits.with_label_values(&[o]);
-        }
-        if !per_server {
+        let each = |c: &IntCounterVec, values: &[&str]| values.iter().for_each(|v| drop(c.with_label_values(&[v])));
+        each(&self.actor_restarts, SUPERVISED_ACTORS);
+        each(&self.dropped_messages, DROP_REASONS);
+        each(&self.refusals, REFUSAL_REASONS);
+        each(&self.redis_errors, REDIS_OPS);
+        each(&self.lease_waits, LEASE_WAIT_OUTCOMES);
+        each(&self.audit_lines, &["written", "dropped"]);
+        if !self.per_server {
             // One unlabelled series each, present from the start.
             let none: &[&str] = &[];
-            upstream_restarts.with_label_values(none);
-            upstream_connected.with_label_values(none).set(0);
-            upstream_bad_frames.with_label_values(none);
-            upstream_timeouts.with_label_values(none);
-        }
-        Metrics {
-            registry,
-            per_server,
-            requests,
-            upstream_latency,
-            upstream_restarts,
-            upstream_connected,
-            host_sessions,
-            ui_reads,
-            generation_duration,
-            cache_hits,
-            cache_misses,
-            cache_entries,
-            cache_bytes,
-            fallbacks,
-            llm_requests,
-            llm_requests_by_tool,
-            llm_tokens,
-            generations_in_flight,
-            generations_queued,
-            upstream_bad_frames,
-            upstream_timeouts,
-            actor_restarts,
-            dropped_messages,
-            refusals,
-            warm_pages,
-            shape_regenerations,
-            redis_errors,
-            redis_connected,
-            lease_waits,
-            lease_takeovers,
-            trace_spans_dropped,
+            self.upstream_restarts.with_label_values(none);
+            self.upstream_connected.with_label_values(none).set(0);
+            self.upstream_bad_frames.with_label_values(none);
+            self.upstream_timeouts.with_label_values(none);
         }
     }
 
@@ -459,6 +305,31 @@ impl Metrics {
         let mut buf = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding cannot fail");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
+    }
+}
+
+/// Makes each family under the prefix and registers it (names are unique: a clash is a bug).
+struct Families(Registry);
+
+impl Families {
+    fn add<C: prometheus::core::Collector + Clone + 'static>(&self, c: C) -> C {
+        self.0.register(Box::new(c.clone())).expect("metric names are unique");
+        c
+    }
+    fn counters(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+        self.add(IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
+    }
+    fn gauges(&self, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+        self.add(IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
+    }
+    fn counter(&self, name: &str, help: &str) -> IntCounter {
+        self.add(IntCounter::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
+    }
+    fn gauge(&self, name: &str, help: &str) -> IntGauge {
+        self.add(IntGauge::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
+    }
+    fn histograms(&self, name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> HistogramVec {
+        self.add(HistogramVec::new(HistogramOpts::new(format!("{PREFIX}_{name}"), help).buckets(buckets), labels).expect("valid metric"))
     }
 }
 

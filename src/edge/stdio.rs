@@ -156,8 +156,7 @@ impl Stateless {
             Transport::Stdio,
             &msg,
             meta,
-            &std::sync::Arc::from(mcp_gen_ui_actors::session::ANONYMOUS),
-            true,
+            &mcp_gen_ui_actors::who::Who::anonymous(),
         ) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {

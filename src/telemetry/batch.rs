@@ -1,9 +1,11 @@
-//! A bounded queue of finished spans and the thread that exports them in batches.
+//! A bounded queue of finished spans (or audit lines as log records) and the thread that
+//! exports them in batches.
 //!
 //! `on_end` runs on whatever thread ends a span (an HTTP worker, an actor's arbiter): it only
 //! tries to put the span in a bounded channel, never waits, and counts the span dropped when
 //! the queue is full. The export thread owns a small runtime of its own, so a slow or dead
-//! collector costs the proxy path nothing but those counted drops.
+//! collector costs the proxy path nothing but those counted drops. [`Queue`] is that queue and
+//! thread for any item; [`BoundedBatch`] is the SDK's span processor over one.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Mutex;
@@ -38,40 +40,54 @@ impl Bounds {
     }
 }
 
-enum Item {
-    Span(Box<SpanData>),
+enum Item<T> {
+    One(Box<T>),
     /// Export everything queued before this, then answer.
     Flush(mpsc::Sender<()>),
 }
 
-pub struct BoundedBatch {
-    tx: SyncSender<Item>,
-    /// `queue_full` and `export_failed`, resolved once (a drop must cost no label lookup).
-    full: IntCounter,
-    gone: IntCounter,
+/// How a batch of items becomes one export request's body.
+pub type Encode<T> = fn(&Otlp, Vec<T>) -> Vec<u8>;
+
+/// What a queue counts: items it could not take, and items whose export failed.
+#[derive(Clone)]
+pub struct Drops {
+    pub full: IntCounter,
+    pub failed: IntCounter,
+    /// What the warning calls them (`spans`, `audit lines`) and where they are counted.
+    pub what: &'static str,
+    pub counted_in: &'static str,
+}
+
+/// A bounded queue and the thread that exports what it holds in batches.
+pub struct Queue<T: Send + 'static> {
+    tx: SyncSender<Item<T>>,
+    drops: Drops,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl std::fmt::Debug for BoundedBatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BoundedBatch")
-    }
-}
-
-impl BoundedBatch {
-    pub fn start(exporter: Otlp, bounds: Bounds, dropped: IntCounterVec) -> Self {
+impl<T: Send + 'static> Queue<T> {
+    pub fn start(name: &str, exporter: Otlp, encode: Encode<T>, bounds: Bounds, drops: Drops) -> Self {
         let (tx, rx) = mpsc::sync_channel(bounds.queue);
-        let counter = dropped.clone();
+        let d = drops.clone();
         let thread = std::thread::Builder::new()
-            .name("trace-export".into())
-            .spawn(move || export_loop(rx, exporter, bounds, counter))
-            .expect("the trace export thread starts");
-        let (full, gone) = (dropped.with_label_values(&["queue_full"]), dropped.with_label_values(&["export_failed"]));
-        BoundedBatch { tx, full, gone, thread: Mutex::new(Some(thread)) }
+            .name(name.into())
+            .spawn(move || export_loop(rx, exporter, encode, bounds, d))
+            .expect("an export thread starts");
+        Queue { tx, drops, thread: Mutex::new(Some(thread)) }
+    }
+
+    /// Queues one item, never waiting (a full queue drops it, counted).
+    pub fn push(&self, item: T) {
+        match self.tx.try_send(Item::One(Box::new(item))) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => self.drops.full.inc(),
+            Err(TrySendError::Disconnected(_)) => self.drops.failed.inc(),
+        }
     }
 
     /// Asks the export thread to send what is queued, waiting at most `budget`.
-    fn flush_within(&self, budget: Duration) -> OTelSdkResult {
+    pub fn flush_within(&self, budget: Duration) -> OTelSdkResult {
         let deadline = Instant::now() + budget;
         let (done_tx, done_rx) = mpsc::channel();
         let mut item = Item::Flush(done_tx);
@@ -89,6 +105,28 @@ impl BoundedBatch {
     }
 }
 
+pub struct BoundedBatch {
+    queue: Queue<SpanData>,
+}
+
+impl std::fmt::Debug for BoundedBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BoundedBatch")
+    }
+}
+
+impl BoundedBatch {
+    pub fn start(exporter: Otlp, bounds: Bounds, dropped: IntCounterVec) -> Self {
+        let drops = Drops {
+            full: dropped.with_label_values(&["queue_full"]),
+            failed: dropped.with_label_values(&["export_failed"]),
+            what: "spans",
+            counted_in: "mcp_gen_ui_trace_spans_dropped_total",
+        };
+        BoundedBatch { queue: Queue::start("trace-export", exporter, Otlp::encode, bounds, drops) }
+    }
+}
+
 impl SpanProcessor for BoundedBatch {
     fn on_start(&self, _span: &mut Span, _cx: &Context) {}
 
@@ -96,52 +134,48 @@ impl SpanProcessor for BoundedBatch {
         if !span.span_context.is_sampled() {
             return;
         }
-        match self.tx.try_send(Item::Span(Box::new(span))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => self.full.inc(),
-            Err(TrySendError::Disconnected(_)) => self.gone.inc(),
-        }
+        self.queue.push(span);
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.flush_within(Duration::from_secs(5))
+        self.queue.flush_within(Duration::from_secs(5))
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        let flushed = self.flush_within(timeout);
+        let flushed = self.queue.flush_within(timeout);
         // The thread ends when the sender goes (with the provider); a flushed one is idle.
         if flushed.is_ok() {
-            drop(self.thread.lock().ok().and_then(|mut t| t.take()));
+            drop(self.queue.thread.lock().ok().and_then(|mut t| t.take()));
         }
         flushed
     }
 }
 
-fn export_loop(rx: Receiver<Item>, exporter: Otlp, bounds: Bounds, dropped: IntCounterVec) {
+fn export_loop<T>(rx: Receiver<Item<T>>, exporter: Otlp, encode: Encode<T>, bounds: Bounds, drops: Drops) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        tracing::error!(component = "tracing", event = "export_unavailable", "the trace export runtime did not start; spans are dropped");
+        tracing::error!(component = "tracing", event = "export_unavailable", what = drops.what, "the export runtime did not start; {} are dropped", drops.what);
         for item in rx {
-            if let Item::Span(_) = item {
-                dropped.with_label_values(&["export_failed"]).inc();
+            if let Item::One(_) = item {
+                drops.failed.inc();
             }
         }
         return;
     };
-    let mut out = Exports { exporter, rt, dropped, last_warn: None, batch: Vec::with_capacity(bounds.batch), max: bounds.batch };
+    let mut out = Exports { exporter, encode, rt, drops, last_warn: None, batch: Vec::with_capacity(bounds.batch), max: bounds.batch };
     let mut due = Instant::now() + bounds.delay;
     loop {
         match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-            Ok(Item::Span(s)) => {
+            Ok(Item::One(s)) => {
                 out.push(*s);
             }
             Ok(Item::Flush(done)) => {
                 // Everything sent before the flush is already in the channel, in order; at most a
-                // queue's worth is taken, so spans that keep coming cannot hold the flush.
+                // queue's worth is taken, so items that keep coming cannot hold the flush.
                 let mut flushes = vec![done];
                 for _ in 0..bounds.queue {
                     let Ok(item) = rx.try_recv() else { break };
                     match item {
-                        Item::Span(s) => out.push(*s),
+                        Item::One(s) => out.push(*s),
                         Item::Flush(other) => flushes.push(other),
                     }
                 }
@@ -163,18 +197,19 @@ fn export_loop(rx: Receiver<Item>, exporter: Otlp, bounds: Bounds, dropped: IntC
     }
 }
 
-struct Exports {
+struct Exports<T> {
     exporter: Otlp,
+    encode: Encode<T>,
     rt: tokio::runtime::Runtime,
-    dropped: IntCounterVec,
+    drops: Drops,
     last_warn: Option<Instant>,
-    batch: Vec<SpanData>,
+    batch: Vec<T>,
     max: usize,
 }
 
-impl Exports {
-    fn push(&mut self, span: SpanData) {
-        self.batch.push(span);
+impl<T> Exports<T> {
+    fn push(&mut self, item: T) {
+        self.batch.push(item);
         if self.batch.len() >= self.max {
             self.send();
         }
@@ -184,13 +219,15 @@ impl Exports {
         if self.batch.is_empty() {
             return;
         }
-        let spans = std::mem::replace(&mut self.batch, Vec::with_capacity(self.max));
-        let n = spans.len() as u64;
-        if let Err(e) = self.rt.block_on(self.exporter.export(spans)) {
-            self.dropped.with_label_values(&["export_failed"]).inc_by(n);
+        let items = std::mem::replace(&mut self.batch, Vec::with_capacity(self.max));
+        let n = items.len() as u64;
+        let body = (self.encode)(&self.exporter, items);
+        if let Err(e) = self.rt.block_on(self.exporter.post(body)) {
+            self.drops.failed.inc_by(n);
             if self.last_warn.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
                 self.last_warn = Some(Instant::now());
-                tracing::warn!(component = "tracing", event = "export_failed", spans = n, error = %e, "spans were dropped: {e} (counted in mcp_gen_ui_trace_spans_dropped_total; logged once a minute)");
+                let (what, counted) = (self.drops.what, self.drops.counted_in);
+                tracing::warn!(component = "tracing", event = "export_failed", what, count = n, error = %e, "{what} were dropped: {e} (counted in {counted}; logged once a minute)");
             }
         }
     }

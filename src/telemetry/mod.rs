@@ -8,6 +8,7 @@
 //! `mcp_gen_ui_trace_spans_dropped_total` and posts with the reqwest the service already has.
 
 mod batch;
+pub mod logs;
 mod otlp;
 
 use std::time::Duration;
@@ -23,9 +24,17 @@ use crate::config::settings::traces::{SamplerChoice, TraceSettings};
 /// The running export; flushed and stopped at shutdown.
 pub struct Tracing {
     provider: SdkTracerProvider,
+    resource: Resource,
 }
 
 impl Tracing {
+    /// The audit trail's OTLP logs, under the same resource as the spans (None: no logs
+    /// endpoint, only a traces one was given).
+    pub fn audit_logs(&self, settings: &TraceSettings, lines: &IntCounterVec) -> Option<logs::AuditLogs> {
+        let url = settings.logs_url.clone()?;
+        Some(logs::AuditLogs::start(settings, &self.resource, url, lines))
+    }
+
     /// Sends what is queued, waiting at most `budget`; spans that do not make it are counted.
     pub fn shutdown(self, budget: Duration) {
         if let Err(e) = self.provider.shutdown_with_timeout(budget) {
@@ -52,8 +61,11 @@ pub fn start(settings: &TraceSettings, dropped: IntCounterVec) -> Tracing {
         .build();
     let exporter = otlp::Otlp::new(settings, &resource);
     let processor = batch::BoundedBatch::start(exporter, batch::Bounds::of(settings), dropped);
-    let provider =
-        SdkTracerProvider::builder().with_sampler(sampler(settings.sampler)).with_resource(resource).with_span_processor(processor).build();
+    let provider = SdkTracerProvider::builder()
+        .with_sampler(sampler(settings.sampler))
+        .with_resource(resource.clone())
+        .with_span_processor(processor)
+        .build();
     mcp_gen_ui_actors::trace::install(provider.tracer("mcp-gen-ui"));
     tracing::info!(
         component = "tracing",
@@ -64,7 +76,7 @@ pub fn start(settings: &TraceSettings, dropped: IntCounterVec) -> Tracing {
         "traces are exported over OTLP/HTTP to {}",
         settings.url
     );
-    Tracing { provider }
+    Tracing { provider, resource }
 }
 
 fn sampler(choice: SamplerChoice) -> Sampler {

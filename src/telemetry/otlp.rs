@@ -31,7 +31,12 @@ pub struct Otlp {
 }
 
 impl Otlp {
+    /// An exporter of spans to `settings.url` (`for_url` makes one to another signal's URL).
     pub fn new(settings: &TraceSettings, resource: &Resource) -> Self {
+        Self::for_url(settings, resource, settings.url.clone())
+    }
+
+    pub fn for_url(settings: &TraceSettings, resource: &Resource, url: String) -> Self {
         let mut headers = HeaderMap::new();
         for (k, v) in &settings.headers {
             // Checked when the settings were read; a value that still fails is skipped.
@@ -46,16 +51,21 @@ impl Otlp {
             .connect_timeout(settings.export_timeout.min(Duration::from_secs(5)))
             .build()
             .unwrap_or_default();
-        Otlp { client, url: settings.url.clone(), headers, resource: resource.into(), timeout: settings.export_timeout }
+        Otlp { client, url, headers, resource: resource.into(), timeout: settings.export_timeout }
     }
 
     /// The request body for `spans` (pure, so a test can decode it).
-    pub fn encode(&self, spans: Vec<SpanData>) -> Vec<u8> {
-        ExportTraceServiceRequest { resource_spans: group_spans_by_resource_and_scope(spans, &self.resource) }.encode_to_vec()
+    pub fn encode(otlp: &Otlp, spans: Vec<SpanData>) -> Vec<u8> {
+        ExportTraceServiceRequest { resource_spans: group_spans_by_resource_and_scope(spans, &otlp.resource) }.encode_to_vec()
     }
 
-    pub async fn export(&self, spans: Vec<SpanData>) -> Result<(), ExportError> {
-        let body = self.encode(spans);
+    /// The resource every export is made under (its attributes, as OTLP has them).
+    pub fn resource(&self) -> &ResourceAttributesWithSchema {
+        &self.resource
+    }
+
+    /// Posts one encoded export request.
+    pub async fn post(&self, body: Vec<u8>) -> Result<(), ExportError> {
         let sent = self.client.post(&self.url).headers(self.headers.clone()).timeout(self.timeout).body(body).send().await;
         let resp = sent.map_err(|e| ExportError::Unreachable(e.without_url().to_string()))?;
         if resp.status().is_success() {

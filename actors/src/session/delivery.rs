@@ -140,9 +140,15 @@ impl HostSession {
         let stateless = self.call().is_some();
         if f.sink.is_none() && self.call_mut().is_some_and(|c| c.hold(&answer)) {
             f.span.set(crate::trace::attr::OUTCOME, "parked");
+            if let Some(line) = f.audit {
+                line.finish("input_required");
+            }
             return; // parked: the host's retry gets it
         }
         let answer = if stateless { self.stateless_answer(answer) } else { answer };
+        if let Some(line) = f.audit {
+            line.finish(crate::audit::outcome_of(&answer));
+        }
         let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         super::spans::finish(&f.span, &answer);

@@ -47,6 +47,10 @@ pub struct SessionDeps {
     pub ui_domain: Option<Arc<str>>,
     /// `ui.appsSdk`: which hosts are given the Apps SDK's keys.
     pub apps_sdk: crate::mcp::ui_meta::AppsSdk,
+    /// `policy`: what each principal may see and do (swapped whole on a reload).
+    pub policies: Arc<crate::policy::Policies>,
+    /// `audit`: where calls, reads, refinements and denials are recorded (off: nowhere).
+    pub audit: crate::audit::Audit,
 }
 
 impl SessionDeps {

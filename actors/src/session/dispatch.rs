@@ -77,6 +77,7 @@ impl HostSession {
                 started: Instant::now(),
                 server: None,
                 span,
+                audit: None,
             },
         );
 
@@ -108,13 +109,16 @@ impl HostSession {
     fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog) {
         let facts = Facts { ui: self.ui() };
         let deps = self.deps.clone();
-        let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t));
+        let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t), &self.access());
         self.carry_out(ctx, msg, planned);
     }
 
     /// Does what the plan says; every decision about where a request goes was made in `plan`.
     fn carry_out(&mut self, ctx: &mut Context<Self>, msg: Value, planned: Plan) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        if let Err(refused) = self.audit_start(&msg, &planned) {
+            return self.answer(refused);
+        }
         match planned {
             Plan::Initialize => self.initialize(ctx, msg),
             Plan::Keepalive => self.keepalive_or_level(ctx, msg),
@@ -134,6 +138,10 @@ impl HostSession {
             Plan::Discover => self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize")),
             Plan::Listen => self.listen(msg),
             Plan::Refuse(err) => self.answer(err),
+            Plan::Denied(denied) => {
+                self.audit_denied(&msg, &denied);
+                self.answer(denied.error(id))
+            }
         }
     }
 
@@ -166,6 +174,9 @@ impl HostSession {
                     return;
                 };
                 self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
+                if let Some(line) = f.audit {
+                    line.finish("cancelled");
+                }
                 // Only the server the request went to has heard of it.
                 if let Some(server) = f.server {
                     server.router.forward_notification(&self.id, msg);

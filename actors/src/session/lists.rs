@@ -8,10 +8,12 @@ use std::sync::Arc;
 use actix::prelude::*;
 use serde_json::{json, Value};
 
+use super::access::Access;
 use super::plan::ListFrom;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
+use crate::policy::Kind;
 use crate::proxy::router::Router;
 use crate::servers::catalog::{Catalog, Naming};
 use crate::servers::fleet::Server;
@@ -40,25 +42,38 @@ impl HostSession {
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
             let dialect = act.dialect();
             let ours = if dialect.is_some() { ui_tools::definitions() } else { Vec::new() };
-            let total = catalog.tools().len() + ours.len();
+            let listed = catalog.tools();
+            let total = listed.len() + ours.len();
             if offset > total {
                 let why = "Invalid params: the cursor is past the end of the list (it changed): list again from the start";
                 return act.answer(jsonrpc::error(id, code::INVALID_PARAMS, why));
             }
-            let end = total.min(offset.saturating_add(per_page));
-            let mut tools = Vec::with_capacity(end - offset);
-            for t in catalog.tools().iter().skip(offset).take(end - offset) {
-                tools.push(match dialect {
-                    Some(d) if act.deps.gets_page(t) => ui_meta::decorate_tool(&t.def, &t.page, d),
-                    _ => (*t.def).clone(),
-                });
+            // With rules, a principal's page holds only what it may see (the cursor is a place
+            // in the whole list, so paging stays stable).
+            let access = act.access();
+            let filtered = access.policies.is_on();
+            let mut tools = Vec::with_capacity(per_page.min(total - offset));
+            let mut next = offset;
+            while next < total && tools.len() < per_page {
+                if let Some(t) = listed.get(next) {
+                    if !filtered || access.sees_tool(t) {
+                        tools.push(match dialect {
+                            Some(d) if act.deps.gets_page(t) && (!filtered || access.sees_page(t)) => ui_meta::decorate_tool(&t.def, &t.page, d),
+                            _ => (*t.def).clone(),
+                        });
+                    }
+                } else {
+                    let def = &ours[next - listed.len()];
+                    let name = def.get("name").and_then(Value::as_str).unwrap_or_default();
+                    if !filtered || access.visible(Kind::Tools, name, "") {
+                        tools.push(def.clone());
+                    }
+                }
+                next += 1;
             }
-            let first_ours = offset.max(catalog.tools().len()) - catalog.tools().len();
-            let ours_wanted = (end - offset) - tools.len();
-            tools.extend(ours.into_iter().skip(first_ours).take(ours_wanted));
             let mut result = json!({"tools": tools});
-            if end < total {
-                result["nextCursor"] = Value::String(tools_cursor::make(end));
+            if next < total {
+                result["nextCursor"] = Value::String(tools_cursor::make(next));
             }
             act.answer(jsonrpc::result(id, result));
         });
@@ -71,7 +86,7 @@ impl HostSession {
         catalog
             .tools()
             .iter()
-            .filter(|t| self.deps.gets_page(t))
+            .filter(|t| self.deps.gets_page(t) && self.access().sees_page(t))
             .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref(), dialect))
             .collect()
     }
@@ -85,7 +100,8 @@ impl HostSession {
                 ListFrom::Bare(None) => return act.answer(jsonrpc::result(id, json!({"resources": ours}))),
                 ListFrom::Bare(Some(s)) => s,
             };
-            act.forward_to_then(ctx, server, msg, move |act, _ctx, mut answer| {
+            act.forward_to_then(ctx, server.clone(), msg, move |act, _ctx, mut answer| {
+                act.only_visible(&mut answer, "resources", &server.name);
                 // Ours go on the last page, so that paging clients see each exactly once.
                 let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
@@ -112,8 +128,25 @@ impl HostSession {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         match from {
             ListFrom::Joined => self.joined_list(ctx, id, method, key, capability, Vec::new()),
+            ListFrom::Bare(Some(server)) if self.deps.policies.is_on() => {
+                self.forward_to_then(ctx, server.clone(), msg, move |act, _ctx, mut answer| {
+                    act.only_visible(&mut answer, key, &server.name);
+                    act.answer(answer);
+                })
+            }
             ListFrom::Bare(Some(server)) => self.forward_to(ctx, server, msg),
             ListFrom::Bare(None) => self.answer(jsonrpc::result(id, json!({key: []}))),
+        }
+    }
+
+    /// Leaves in a server's list answer only the items this principal may see.
+    fn only_visible(&self, answer: &mut Value, key: &str, server: &str) {
+        let access = self.access();
+        if !access.policies.is_on() {
+            return;
+        }
+        if let Some(list) = answer.get_mut("result").and_then(|r| r.get_mut(key)).and_then(Value::as_array_mut) {
+            list.retain(|item| visible_item(&access, key, item, server));
         }
     }
 
@@ -132,12 +165,17 @@ impl HostSession {
         let servers: Vec<Arc<Server>> =
             self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && upstream_has(&s.router, capability)).cloned().collect();
         let fleet = self.deps.fleet.clone();
+        let access = self.access();
         let fetch = async move {
             let lists = futures::future::join_all(servers.iter().map(|s| list_all(&s.router, method, key, PAGE_LIMIT))).await;
             let mut items = first;
             for (s, list) in servers.iter().zip(lists) {
                 match list {
-                    Ok(list) => items.extend(list.into_iter().map(|item| hosts_item(&s.naming, key, item, &s.name, &fleet))),
+                    Ok(list) => items.extend(
+                        list.into_iter()
+                            .map(|item| hosts_item(&s.naming, key, item, &s.name, &fleet))
+                            .filter(|item| visible_item(&access, key, item, &s.name)),
+                    ),
                     Err(why) => {
                         tracing::warn!(component = "host_session", event = "list_failed", server = %s.name, method, error = %why, "a server's list was left out of a joined list")
                     }
@@ -147,6 +185,17 @@ impl HostSession {
         };
         ctx.spawn(fetch.into_actor(self).map(move |items, act, _| act.answer(jsonrpc::result(id, json!({key: items})))));
     }
+}
+
+/// Whether a prompt, resource or template (as hosts see it) is listed to this principal.
+fn visible_item(access: &Access, key: &str, item: &Value, server: &str) -> bool {
+    let (kind, field) = match key {
+        "prompts" => (Kind::Prompts, "name"),
+        "resourceTemplates" => (Kind::Resources, "uriTemplate"),
+        _ => (Kind::Resources, "uri"),
+    };
+    let name = item.get(field).and_then(Value::as_str).unwrap_or_default();
+    access.visible(kind, name, server)
 }
 
 /// One item of a server's list as hosts see it: a prompt named `<server>__<name>` (remembered

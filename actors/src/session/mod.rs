@@ -10,6 +10,7 @@
 //! `server_requests` (sampling, elicitation, roots for the host), and `stateless` (the MCP
 //! 2026-07-28 era, one request per session).
 
+pub mod access;
 mod delivery;
 pub mod deps;
 mod dispatch;
@@ -17,6 +18,7 @@ mod forward;
 mod lists;
 pub mod outlet;
 pub mod plan;
+mod recording;
 mod results;
 mod routing;
 mod server_requests;
@@ -27,8 +29,7 @@ mod tools_cursor;
 mod ui_reads;
 pub mod ui_tools;
 
-/// The principal of every request when authentication is off.
-pub const ANONYMOUS: &str = "anonymous";
+pub use crate::who::ANONYMOUS;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -46,7 +47,7 @@ use crate::servers::fleet::Server;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
 pub use stateless::{session_for as stateless_session_for, StatelessTables};
-pub use ui_reads::ready_page;
+pub use ui_reads::{ready_page, EdgeReader};
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
 pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -95,6 +96,8 @@ struct InFlight {
     server: Option<Arc<Server>>,
     /// Its server span (ended with the answer); the parent of the work it starts.
     span: crate::trace::Span,
+    /// Its line in the audit trail, written with the answer (calls, page reads, `_ui_*`).
+    audit: Option<crate::audit::Pending>,
 }
 
 pub struct HostSession {
@@ -118,11 +121,10 @@ pub struct HostSession {
     owed: HashMap<String, oneshot::Sender<Value>>,
     last_seen: Instant,
     /// Who opened the session (the edge's principal; `anonymous` without auth): its LLM
-    /// allowance is the principal's, shared by all its sessions.
-    principal: table::Owner,
-    /// The principal has the admin right: with `refinements.scope: principal`, their
-    /// refinements are everyone's.
-    admin: bool,
+    /// allowance is the principal's (`who.key`), shared by all its sessions; an admin's
+    /// refinements are everyone's with `refinements.scope: principal`; rules and the audit
+    /// trail name it.
+    who: Arc<crate::who::Who>,
     /// The id as logs show it: a short hash, never the id itself.
     log_id: String,
     /// What the edge may know without asking (see `SessionFlags`).
@@ -147,26 +149,28 @@ impl HostSession {
             in_flight: HashMap::new(),
             owed: HashMap::new(),
             last_seen: Instant::now(),
-            principal: Arc::from(ANONYMOUS),
-            admin: true,
+            who: crate::who::Who::anonymous(),
             log_id: table::log_name(&id),
             flags: Arc::default(),
             id,
         }
     }
 
-    /// The session belongs to `principal` (its allowances are that principal's), who is an
-    /// admin or not.
-    pub fn owned_by(mut self, principal: table::Owner, admin: bool) -> Self {
-        self.principal = principal;
-        self.admin = admin;
+    /// The session belongs to `who` (its allowances are that principal's).
+    pub fn owned_by(mut self, who: Arc<crate::who::Who>) -> Self {
+        self.who = who;
         self
+    }
+
+    /// What the rules allow this session's principal.
+    fn access(&self) -> access::Access {
+        access::Access { policies: self.deps.policies.clone(), who: self.who.clone(), transport: self.transport.label() }
     }
 
     /// `refinements.scope: principal` and not an admin: the principal whose own refinements
     /// shape this session's pages. None: the shared pages are this session's.
     fn own(&self) -> Option<Arc<str>> {
-        (self.deps.personal_scope && !self.admin).then(|| self.principal.clone())
+        (self.deps.personal_scope && !self.who.admin).then(|| self.who.key.clone())
     }
 
     /// Starts the session on the current arbiter (the HTTP worker serving it) and answers how
@@ -239,6 +243,7 @@ impl Actor for HostSession {
             Era::Stateless(_) => drop(ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx))),
             Era::Session => {
                 tracing::info!(component = "host_session", event = "opened", session = %self.log_id, transport = self.transport.label(), "host session opened");
+                self.audit_session(crate::audit::Event::SessionOpen);
                 ctx.run_interval(Duration::from_secs(5), |act, ctx| act.reap(ctx));
             }
         }
@@ -254,6 +259,9 @@ impl Actor for HostSession {
             Era::Stateless(call) => call.leave_parked(),
             Era::Session => tracing::info!(component = "host_session", event = "closed", session = %self.log_id, "host session closed"),
         }
+        self.audit_session(crate::audit::Event::SessionClose);
+        // Calls still in flight end with the session: their lines say `abandoned`.
+        self.in_flight.clear();
     }
 }
 

@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::servers::catalog::{Catalog, ExposedTool, Route};
+use crate::policy::Kind;
 use crate::servers::fleet::{Fleet, Server};
+use crate::session::access::{Access, Denied};
 use crate::session::deps::NoPage;
 use crate::session::ui_tools;
 
@@ -144,17 +146,30 @@ pub enum Plan {
     Discover,
     Listen,
     Refuse(Value),
+    /// The rules do not allow it (answered with an error that says only that; recorded).
+    Denied(Denied),
 }
 
 /// The plan for `msg` (whose params are rewritten to the target server's own names).
-/// `page_rule`: which tools get a page (the one rule, `SessionDeps::page_rule`).
+/// `page_rule`: which tools get a page (the one rule, `SessionDeps::page_rule`); `access`:
+/// what the rules allow this principal (a call, a read, a prompt, a subscription).
 pub fn plan(
     msg: &mut Value,
     fleet: &Fleet,
     catalog: &Catalog,
     facts: Facts,
     page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
+    access: &Access,
 ) -> Plan {
+    let planned = route(msg, fleet, catalog, facts, page_rule);
+    match gate(&planned, msg, fleet, access) {
+        Some(denied) => Plan::Denied(denied),
+        None => planned,
+    }
+}
+
+/// Where the request goes, the rules aside.
+fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>) -> Plan {
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
     match method {
@@ -187,6 +202,43 @@ pub fn plan(
             }
         },
     }
+}
+
+/// What the rules say of a planned request (None: allowed, or not theirs to decide). Names are
+/// the hosts' (what rules are written against): a tool's exposed name, a page's tool, a
+/// resource's URI as hosts see it, a prompt's exposed name.
+fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, access: &Access) -> Option<Denied> {
+    let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let (kind, name, server, args) = match planned {
+        Plan::UiTool => (Kind::Tools, shown("/params/name"), String::new(), None),
+        Plan::Forward { server, after: After::ToolResult { exposed } } => {
+            (Kind::Tools, exposed.clone(), server.name.to_string(), msg.pointer("/params/arguments"))
+        }
+        Plan::ReadPage(t) => (Kind::Pages, t.name.clone(), t.server.to_string(), None),
+        Plan::Forward { server, after: After::ServerUi { uri, .. } } => (Kind::Resources, uri.clone(), server.name.to_string(), None),
+        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ResourcesRead => {
+            (Kind::Resources, server.naming.uri_out(&shown("/params/uri")), server.name.to_string(), None)
+        }
+        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::PromptsGet => {
+            (Kind::Prompts, server.naming.name_out(&shown("/params/name")), server.name.to_string(), None)
+        }
+        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::Complete => {
+            match msg.pointer("/params/ref/type").and_then(Value::as_str) {
+                Some("ref/prompt") => (Kind::Prompts, server.naming.name_out(&shown("/params/ref/name")), server.name.to_string(), None),
+                Some("ref/resource") => (Kind::Resources, server.naming.uri_out(&shown("/params/ref/uri")), server.name.to_string(), None),
+                _ => return None,
+            }
+        }
+        Plan::SubscribePage { uri, .. } => {
+            let catalog = fleet.catalog();
+            let tool = catalog.by_page(uri)?;
+            (Kind::Pages, tool.name.clone(), tool.server.to_string(), None)
+        }
+        Plan::Subscribe { server, uri, .. } => (Kind::Resources, uri.clone(), server.name.to_string(), None),
+        _ => return None,
+    };
+    let decision = access.check(kind, &name, &server, args);
+    (!decision.allowed).then(|| Denied::of(kind, &name, &server, decision))
 }
 
 fn param<'a>(msg: &'a Value, pointer: &str) -> &'a str {

@@ -9,7 +9,11 @@ use serde_json::{json, Value};
 
 use std::sync::Arc;
 
+use super::access::Access;
 use super::deps::SessionDeps;
+use crate::audit::{Entry, Event};
+use crate::policy::Kind;
+use crate::who::Who;
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
@@ -19,25 +23,55 @@ use crate::servers::fleet::Server;
 use crate::store::ready_pages::Hit;
 use crate::store::refinements::personal_key;
 
+/// Who reads a page at the edge, for the rules and the audit trail.
+pub struct EdgeReader<'a> {
+    pub who: &'a Arc<Who>,
+    pub transport: &'static str,
+    /// The session as logs name it (a hash of its id).
+    pub session: String,
+    pub request_id: String,
+    pub trace_id: Option<String>,
+}
+
 /// The ready result of `uri`'s page, when a UI host may be given it without asking anyone: the
-/// tool's server is up and the catalog still lists the tool with a page. The one place that
-/// decides it.
-pub fn ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
+/// tool's server is up, the catalog still lists the tool with a page, and the rules let this
+/// reader have it (its line in the audit trail written). The one place that decides it; None
+/// sends the read the usual way (the session refuses what the rules refuse, and says so).
+pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<Hit> {
     // Principal scope: whether this caller has pages of their own is the session's to find out.
     if deps.personal_scope {
         return None;
     }
-    shared_ready_page(deps, uri)
+    let (tool, server, hit) = shared_ready_page(deps, uri)?;
+    if deps.policies.is_on() {
+        let access = Access { policies: deps.policies.clone(), who: reader.who.clone(), transport: reader.transport };
+        if !access.check(Kind::Pages, &tool, &server, None).allowed {
+            return None;
+        }
+    }
+    if deps.audit.is_on() {
+        let mut e = Entry::new(Event::PageRead, reader.who).tool(&tool);
+        e.server = Some(server);
+        e.session = Some(reader.session);
+        e.transport = Some(reader.transport);
+        e.request_id = Some(reader.request_id);
+        e.trace_id = reader.trace_id;
+        // audit.required and no room: the session's way answers with the refusal.
+        if let Some(line) = deps.audit.admit(e).ok()? {
+            line.finish("ok");
+        }
+    }
+    Some(hit)
 }
 
-/// The shared page of `uri`, ready.
-fn shared_ready_page(deps: &SessionDeps, uri: &str) -> Option<Hit> {
+/// The shared page of `uri`, ready: its tool, the tool's server, the page.
+fn shared_ready_page(deps: &SessionDeps, uri: &str) -> Option<(String, Arc<str>, Hit)> {
     let catalog = deps.fleet.catalog();
     let tool = catalog.by_page(uri).filter(|t| deps.gets_page(t))?;
     if !deps.fleet.by_name(&tool.server)?.router.status().ready {
         return None;
     }
-    deps.pages.as_ref()?.get(&tool.name)
+    Some((tool.name.clone(), tool.server.clone(), deps.pages.as_ref()?.get(&tool.name)?))
 }
 
 impl HostSession {
@@ -85,7 +119,7 @@ impl HostSession {
         // gets its own answer, made for it each time.
         let kept = self.dialect().is_some_and(ui_meta::Dialect::mcp_apps);
         // The usual read: the page is ready, answered here without a hop.
-        if let Some(hit) = shared_ready_page(&self.deps, &uri).filter(|_| kept) {
+        if let Some((_, _, hit)) = shared_ready_page(&self.deps, &uri).filter(|_| kept) {
             self.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
             self.metrics.cache_hits.inc();
             return self.answer(jsonrpc::result(id, (*hit.result).clone()));

@@ -5,6 +5,7 @@ mod cache;
 mod generation;
 mod llm;
 mod logging;
+mod policy;
 mod server;
 mod servers;
 mod traces;
@@ -21,6 +22,7 @@ pub use generation::{
 };
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
+pub use policy::{AuditConfig, EffectConfig, KindConfig, PolicyConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};
 pub use servers::ServerEntryConfig;
 pub use traces::TracingConfig;
@@ -69,6 +71,13 @@ pub struct Config {
     pub ui: UiConfig,
     #[serde(default)]
     pub refinements: RefinementsConfig,
+    /// Who may see and call what (rules with CEL conditions); read again on SIGHUP and when
+    /// this file changes.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// The audit trail; read again with `policy`.
+    #[serde(default)]
+    pub audit: AuditConfig,
     /// Several upstream servers behind one endpoint, by name (instead of `upstream`). Each is a
     /// Claude Desktop or VS Code entry as it is, plus fields of mcp-gen-ui's own.
     #[schemars(with = "Option<std::collections::BTreeMap<String, ServerEntryConfig>>")]

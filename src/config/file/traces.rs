@@ -16,6 +16,9 @@ pub struct TracingConfig {
     pub endpoint: Option<String>,
     /// The full URL traces are posted to, used as it is (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
     pub traces_endpoint: Option<String>,
+    /// The full URL the audit trail is posted to as OTLP logs
+    /// (`OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`); default `<endpoint>/v1/logs`.
+    pub logs_endpoint: Option<String>,
     /// Headers sent with every export, such as an API key (`OTEL_EXPORTER_OTLP_HEADERS`,
     /// `key=value,key2=value2`). Their values never reach the logs.
     pub headers: BTreeMap<String, String>,
@@ -46,6 +49,7 @@ impl Default for TracingConfig {
         TracingConfig {
             endpoint: None,
             traces_endpoint: None,
+            logs_endpoint: None,
             headers: BTreeMap::new(),
             protocol: "http/protobuf".into(),
             service_name: "mcp-gen-ui".into(),

@@ -7,6 +7,7 @@ mod cache;
 pub mod generation;
 mod llm;
 mod logging;
+pub mod policy;
 pub mod server;
 pub mod servers;
 #[cfg(test)]
@@ -86,6 +87,12 @@ pub struct Settings {
     pub sandbox_listen: Option<SocketAddr>,
     /// `server.sandboxOrigin`: where browsers reach that listener, when behind a proxy.
     pub sandbox_origin: Option<url::Url>,
+    /// `policy`: the rules, compiled (None: everything is allowed).
+    pub policy: Option<std::sync::Arc<mcp_gen_ui_actors::policy::Policy>>,
+    /// `audit`: the trail's settings.
+    pub audit: policy::AuditSettings,
+    /// `--config`: read again for `policy` and `audit` on SIGHUP and when it changes.
+    pub config_file: Option<PathBuf>,
     pub config: Config,
 }
 
@@ -134,6 +141,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     logging::resolve(args, &mut cfg)?;
     generation::resolve(args, &mut cfg)?;
     let tracing = traces::resolve(env, &cfg)?;
+    let (policy, audit) = policy::resolve(&cfg)?;
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
     Ok(Settings {
@@ -170,6 +178,9 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         trusted_proxies,
         sandbox_listen,
         sandbox_origin,
+        policy,
+        audit,
+        config_file: args.config.clone(),
         config: cfg,
     })
 }

@@ -24,6 +24,9 @@ pub enum SamplerChoice {
 pub struct TraceSettings {
     /// Where batches are posted (`.../v1/traces`).
     pub url: String,
+    /// Where the audit trail's lines are posted as OTLP logs (`.../v1/logs`); None when only a
+    /// traces endpoint was given.
+    pub logs_url: Option<String>,
     /// Sent with every export; the values are secrets (API keys) and never logged.
     pub headers: Vec<(String, Secret)>,
     pub service_name: String,
@@ -45,16 +48,7 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
     if env("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
         return Ok(None);
     }
-    let url = match (pick(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), pick(env, "OTEL_EXPORTER_OTLP_ENDPOINT")) {
-        (Some((v, field)), _) => checked_url(&v, field)?,
-        (None, Some((v, field))) => traces_path(&checked_url(&v, field)?),
-        (None, None) => match (&t.traces_endpoint, &t.endpoint) {
-            (Some(v), _) => checked_url(v, "tracing.tracesEndpoint")?,
-            (None, Some(v)) => traces_path(&checked_url(v, "tracing.endpoint")?),
-            (None, None) => return Ok(None),
-        },
-    };
-
+    let Some((url, logs_url)) = urls(env, t)? else { return Ok(None) };
     let (protocol, field) =
         from_env_or(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &t.protocol, "tracing.protocol");
     if protocol.trim() != "http/protobuf" {
@@ -63,7 +57,66 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
             format!("{:?} is not spoken: traces are exported as OTLP over HTTP, \"http/protobuf\" (point it at the collector's HTTP port, usually 4318)", protocol.trim()),
         ));
     }
+    let headers = headers(env, t)?;
+    let (service_name, resource) = resource(env, t)?;
+    let sampler = sampler(env, t)?;
+    let number = |var: &'static str, key: &'static str, file: u64, lo: u64, hi: u64| -> Result<u64, ConfigError> {
+        let (v, field) = match env(var).filter(|v| !v.trim().is_empty()) {
+            Some(v) => (v.trim().parse::<u64>().map_err(|_| ConfigError::new(var, format!("{v:?} is not a whole number")))?, var),
+            None => (file, key),
+        };
+        if !(lo..=hi).contains(&v) {
+            return Err(ConfigError::new(field, format!("{v} is outside {lo} to {hi}")));
+        }
+        Ok(v)
+    };
+    let max_queue_size = number("OTEL_BSP_MAX_QUEUE_SIZE", "tracing.maxQueueSize", t.max_queue_size as u64, 1, 1_000_000)? as usize;
+    let max_export_batch_size =
+        number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "tracing.maxExportBatchSize", t.max_export_batch_size as u64, 1, 100_000)? as usize;
+    let schedule_delay =
+        Duration::from_millis(number("OTEL_BSP_SCHEDULE_DELAY", "tracing.scheduleDelayMs", t.schedule_delay_ms, 1, 3_600_000)?);
+    let export_timeout =
+        Duration::from_millis(number("OTEL_EXPORTER_OTLP_TIMEOUT", "tracing.exportTimeoutMs", t.export_timeout_ms, 1, 600_000)?);
+    Ok(Some(TraceSettings {
+        url,
+        logs_url,
+        headers,
+        service_name,
+        resource,
+        sampler,
+        max_queue_size,
+        max_export_batch_size: max_export_batch_size.min(max_queue_size),
+        schedule_delay,
+        export_timeout,
+    }))
+}
 
+/// Where traces go, and logs (the audit trail): each signal's own endpoint, else the base
+/// endpoint with the signal's path. None: no endpoint, tracing is off.
+fn urls(env: EnvLookup, t: &crate::config::file::TracingConfig) -> Result<Option<(String, Option<String>)>, ConfigError> {
+    // A signal's own variable, the base variable, the signal's own key, the base key: in order.
+    let signal = |var: &'static str, key: &'static str, file: &Option<String>, signal: &str| -> Result<Option<String>, ConfigError> {
+        if let Some((v, field)) = pick(env, var) {
+            return Ok(Some(checked_url(&v, field)?));
+        }
+        if let Some((v, field)) = pick(env, "OTEL_EXPORTER_OTLP_ENDPOINT") {
+            return Ok(Some(signal_path(&checked_url(&v, field)?, signal)));
+        }
+        if let Some(v) = file {
+            return Ok(Some(checked_url(v, key)?));
+        }
+        t.endpoint.as_deref().map(|v| Ok(signal_path(&checked_url(v, "tracing.endpoint")?, signal))).transpose()
+    };
+    let Some(traces) = signal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "tracing.tracesEndpoint", &t.traces_endpoint, "traces")? else {
+        return Ok(None);
+    };
+    let logs = signal("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "tracing.logsEndpoint", &t.logs_endpoint, "logs")?;
+    Ok(Some((traces, logs)))
+}
+
+/// The export headers: the file's, then the variables' (which win); names checked, values
+/// never shown.
+fn headers(env: EnvLookup, t: &crate::config::file::TracingConfig) -> Result<Vec<(String, Secret)>, ConfigError> {
     let mut headers: BTreeMap<String, Secret> = t.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), Secret(v.clone()))).collect();
     for var in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] {
         if let Some(list) = env(var) {
@@ -88,7 +141,11 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
             ));
         }
     }
+    Ok(headers.into_iter().collect())
+}
 
+/// `service.name` and the other resource attributes.
+fn resource(env: EnvLookup, t: &crate::config::file::TracingConfig) -> Result<(String, Vec<(String, String)>), ConfigError> {
     let service_name = env("OTEL_SERVICE_NAME").filter(|v| !v.trim().is_empty()).unwrap_or_else(|| t.service_name.clone());
     let mut resource: BTreeMap<String, String> = t.resource_attributes.clone().into_iter().collect();
     if let Some(list) = env("OTEL_RESOURCE_ATTRIBUTES") {
@@ -100,7 +157,10 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
         Some(n) if env("OTEL_SERVICE_NAME").is_none() && t.service_name == "mcp-gen-ui" => n,
         _ => service_name,
     };
+    Ok((service_name, resource.into_iter().collect()))
+}
 
+fn sampler(env: EnvLookup, t: &crate::config::file::TracingConfig) -> Result<SamplerChoice, ConfigError> {
     let (name, name_field) = from_env_or(env, "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER", &t.sampler, "tracing.sampler");
     let arg = match env("OTEL_TRACES_SAMPLER_ARG").filter(|v| !v.trim().is_empty()) {
         Some(v) => Some((
@@ -120,7 +180,7 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
             None => Ok(1.0),
         }
     };
-    let sampler = match name.trim().to_ascii_lowercase().as_str() {
+    Ok(match name.trim().to_ascii_lowercase().as_str() {
         "always_on" => SamplerChoice::AlwaysOn,
         "always_off" => SamplerChoice::AlwaysOff,
         "traceidratio" => SamplerChoice::Ratio(ratio()?),
@@ -133,37 +193,7 @@ pub(super) fn resolve(env: EnvLookup, cfg: &Config) -> Result<Option<TraceSettin
                 format!("{other:?} is not a sampler: use always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio"),
             ))
         }
-    };
-
-    let number = |var: &'static str, key: &'static str, file: u64, lo: u64, hi: u64| -> Result<u64, ConfigError> {
-        let (v, field) = match env(var).filter(|v| !v.trim().is_empty()) {
-            Some(v) => (v.trim().parse::<u64>().map_err(|_| ConfigError::new(var, format!("{v:?} is not a whole number")))?, var),
-            None => (file, key),
-        };
-        if !(lo..=hi).contains(&v) {
-            return Err(ConfigError::new(field, format!("{v} is outside {lo} to {hi}")));
-        }
-        Ok(v)
-    };
-    let max_queue_size = number("OTEL_BSP_MAX_QUEUE_SIZE", "tracing.maxQueueSize", t.max_queue_size as u64, 1, 1_000_000)? as usize;
-    let max_export_batch_size =
-        number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "tracing.maxExportBatchSize", t.max_export_batch_size as u64, 1, 100_000)? as usize;
-    let schedule_delay =
-        Duration::from_millis(number("OTEL_BSP_SCHEDULE_DELAY", "tracing.scheduleDelayMs", t.schedule_delay_ms, 1, 3_600_000)?);
-    let export_timeout =
-        Duration::from_millis(number("OTEL_EXPORTER_OTLP_TIMEOUT", "tracing.exportTimeoutMs", t.export_timeout_ms, 1, 600_000)?);
-
-    Ok(Some(TraceSettings {
-        url,
-        headers: headers.into_iter().collect(),
-        service_name,
-        resource: resource.into_iter().collect(),
-        sampler,
-        max_queue_size,
-        max_export_batch_size: max_export_batch_size.min(max_queue_size),
-        schedule_delay,
-        export_timeout,
-    }))
+    })
 }
 
 /// The first variable that is set, else the file's value; with the name to blame.
@@ -195,11 +225,11 @@ fn checked_url(v: &str, field: &str) -> Result<String, ConfigError> {
     Ok(u.to_string())
 }
 
-/// `OTEL_EXPORTER_OTLP_ENDPOINT` is a base: the traces path is added to its path (before any
-/// query).
-fn traces_path(base: &str) -> String {
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is a base: a signal's path (`traces`, `logs`) is added to its
+/// path (before any query).
+fn signal_path(base: &str, signal: &str) -> String {
     let Ok(mut u) = url::Url::parse(base) else { return base.to_string() };
-    let path = format!("{}/v1/traces", u.path().trim_end_matches('/'));
+    let path = format!("{}/v1/{signal}", u.path().trim_end_matches('/'));
     u.set_path(&path);
     u.to_string()
 }

@@ -30,7 +30,7 @@ use subtle::ConstantTimeEq;
 use super::json_error;
 use super::oauth::{OAuth, Refusal};
 use super::principal::token_key;
-pub use super::principal::{caller, caller_is_admin, Caller, Principal};
+pub use super::principal::{caller, caller_who, Caller, Principal};
 use crate::config::settings::AuthSettings;
 use crate::config::tokens::{read_tokens_file, Secret, StaticToken};
 
@@ -182,7 +182,7 @@ impl Auth {
         match who {
             Principal::Anonymous => true,
             Principal::Token(label, _) => self.admins.iter().any(|a| a == label),
-            Principal::Jwt(who, scope) => *scope || self.admins.iter().any(|a| who.strip_prefix("sub=") == Some(a.as_str()) || a == who),
+            Principal::Jwt(who, scope, _) => *scope || self.admins.iter().any(|a| who.strip_prefix("sub=") == Some(a.as_str()) || a == who),
         }
     }
 
@@ -221,7 +221,7 @@ impl Auth {
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => Ok(Principal::Jwt(sub.0, sub.1)),
+                Ok(sub) => Ok(Principal::Jwt(sub.0, sub.1, sub.2)),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },
@@ -316,7 +316,7 @@ pub async fn require<B: MessageBody + 'static>(
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
-            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::from(who.key()), admin));
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::new(who.who(admin))));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"

@@ -19,7 +19,7 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.session_room(&owner) {
         return r;
     }
-    let (session_id, session) = edge.open_session(Transport::Sse, owner, super::auth::caller_is_admin(&req));
+    let (session_id, session) = edge.open_session(Transport::Sse, super::auth::caller_who(&req));
     let (tx, rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx });
     let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));

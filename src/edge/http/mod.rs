@@ -29,7 +29,8 @@ use mcp_gen_ui_actors::mcp::sse;
 use mcp_gen_ui_actors::messages::SessionRef;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
-use mcp_gen_ui_actors::session::table::{log_name, Lookup, Owner, SessionTable};
+use mcp_gen_ui_actors::session::table::{log_name, Lookup, SessionTable};
+use mcp_gen_ui_actors::who::Who;
 use mcp_gen_ui_actors::session::{HostSession, Transport};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -68,10 +69,11 @@ pub struct Edge {
 }
 
 impl Edge {
-    /// Starts a host session for `owner` on this worker's arbiter and files it in the table.
-    pub fn open_session(&self, transport: Transport, owner: Owner, admin: bool) -> (String, SessionRef) {
+    /// Starts a host session for `who` on this worker's arbiter and files it in the table.
+    pub fn open_session(&self, transport: Transport, who: Arc<Who>) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(owner.clone(), admin).start_session();
+        let owner = who.key.clone();
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(who).start_session();
         self.sessions.insert(id.clone(), session.clone(), owner);
         (id, session)
     }

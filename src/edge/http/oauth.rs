@@ -36,8 +36,9 @@ pub enum Refusal {
 
 /// A token that passed: who it names, for the log.
 #[derive(Debug, Clone, PartialEq)]
-/// Who a valid access token speaks for, and whether it grants `mcp-gen-ui:admin`.
-pub struct Subject(pub String, pub bool);
+/// Who a valid access token speaks for, whether it grants `mcp-gen-ui:admin`, and its claims
+/// (which policy rules may read; never logged).
+pub struct Subject(pub String, pub bool, pub std::sync::Arc<Value>);
 
 struct Key {
     kid: Option<String>,
@@ -295,7 +296,7 @@ impl OAuth {
         if who.is_empty() || who.len() > 256 || who.chars().any(char::is_control) {
             return Err(Refusal::Invalid(format!("the access token's {claim} is not a printable name of 1 to 256 characters")));
         }
-        Ok(Subject(format!("{claim}={who}"), granted.iter().any(|s| s == ADMIN_SCOPE)))
+        Ok(Subject(format!("{claim}={who}"), granted.iter().any(|s| s == ADMIN_SCOPE), std::sync::Arc::new(claims.clone())))
     }
 }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use actix_web::HttpMessage;
 use mcp_gen_ui_actors::session::table::Owner;
-use mcp_gen_ui_actors::session::ANONYMOUS;
+use mcp_gen_ui_actors::who::Who;
+use serde_json::Value;
 
 /// Who made a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,8 +16,8 @@ pub enum Principal {
     /// A static token: its label (for logs) and its key (`token_key`, whose it is).
     Token(String, String),
     /// An OAuth access token, by its subject (`sub=...`, or `client_id=...`); whether it grants
-    /// `mcp-gen-ui:admin`.
-    Jwt(String, bool),
+    /// `mcp-gen-ui:admin`; its claims (for policy rules).
+    Jwt(String, bool, Arc<Value>),
 }
 
 impl std::fmt::Display for Principal {
@@ -24,7 +25,7 @@ impl std::fmt::Display for Principal {
         match self {
             Principal::Anonymous => f.write_str("anonymous"),
             Principal::Token(label, _) => write!(f, "token {label}"),
-            Principal::Jwt(who, _) => write!(f, "jwt {who}"),
+            Principal::Jwt(who, _, _) => write!(f, "jwt {who}"),
         }
     }
 }
@@ -36,6 +37,19 @@ impl Principal {
             Principal::Token(_, key) => key.clone(),
             other => other.to_string(),
         }
+    }
+
+    /// Who this is, for rules and the audit trail: the key, a name (a token's label, a JWT's
+    /// subject value), the claims, the admin right.
+    pub fn who(&self, admin: bool) -> Who {
+        let (name, claims) = match self {
+            Principal::Anonymous => return (*Who::anonymous()).clone(),
+            // A labelled token is its label; another its digest (`#0707...`), never where it
+            // was configured.
+            Principal::Token(_, key) => (key.strip_prefix("token ").unwrap_or(key).to_string(), Arc::new(Value::Object(Default::default()))),
+            Principal::Jwt(subject, _, claims) => (subject.split_once('=').map_or(subject.as_str(), |(_, v)| v).to_string(), claims.clone()),
+        };
+        Who::new(Arc::from(self.key()), Arc::from(name), claims, admin)
     }
 }
 
@@ -50,21 +64,19 @@ pub fn token_key(label: &str, named: bool, digest: &[u8; 32]) -> String {
     }
 }
 
-/// The principal a request was authenticated as and whether it is an admin, in the request's
-/// extensions (absent: authentication is off, the anonymous principal).
+/// The principal a request was authenticated as, in the request's extensions (absent:
+/// authentication is off, the anonymous principal).
 #[derive(Clone)]
-pub struct Caller(pub Owner, pub bool);
+pub struct Caller(pub Arc<Who>);
+
+/// Who made the request.
+pub fn caller_who(req: &actix_web::HttpRequest) -> Arc<Who> {
+    req.extensions().get::<Caller>().map_or_else(Who::anonymous, |c| c.0.clone())
+}
 
 /// Whose request this is.
 pub fn caller(req: &actix_web::HttpRequest) -> Owner {
-    static NOBODY: std::sync::LazyLock<Owner> = std::sync::LazyLock::new(|| Arc::from(ANONYMOUS));
-    req.extensions().get::<Caller>().map_or_else(|| NOBODY.clone(), |c| c.0.clone())
-}
-
-/// Whether the request's principal has the admin right (`server.auth.admins`, or a JWT with
-/// `mcp-gen-ui:admin`). Without auth, the one anonymous principal has it: it is everyone.
-pub fn caller_is_admin(req: &actix_web::HttpRequest) -> bool {
-    req.extensions().get::<Caller>().is_none_or(|c| c.1)
+    caller_who(req).key.clone()
 }
 
 #[cfg(test)]
@@ -83,6 +95,13 @@ mod tests {
         );
         // A label is named by the flag, not guessed from its text: a file line's own label wins.
         assert_eq!(token_key("MCP_GEN_UI_AUTH_TOKEN", true, &d), "token MCP_GEN_UI_AUTH_TOKEN");
-        assert_eq!(Principal::Jwt("sub=alice".into(), false).key(), "jwt sub=alice");
+        let jwt = Principal::Jwt("sub=alice".into(), false, Arc::new(serde_json::json!({"groups": ["ops"]})));
+        assert_eq!(jwt.key(), "jwt sub=alice");
+        let who = jwt.who(true);
+        assert_eq!((&*who.name, who.admin, &who.claims["groups"][0]), ("alice", true, &serde_json::json!("ops")));
+        let token = Principal::Token("alice".into(), token_key("alice", true, &d));
+        assert_eq!(&*token.who(false).name, "alice", "rules name a labelled token by its label");
+        let unnamed = Principal::Token("--auth-token[0]".into(), token_key("--auth-token[0]", false, &d));
+        assert_eq!(&*unnamed.who(false).name, "#070707070707");
     }
 }

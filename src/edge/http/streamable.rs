@@ -8,7 +8,8 @@ use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::param_headers;
 use mcp_gen_ui_actors::mcp::revision_2026;
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
-use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, Transport, HOST_PROTOCOL_VERSIONS};
+use mcp_gen_ui_actors::session::table::log_name;
+use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, EdgeReader, Transport, HOST_PROTOCOL_VERSIONS};
 use serde_json::Value;
 
 use super::{json_error, sse_body, Edge};
@@ -108,7 +109,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         if let Err(r) = edge.session_room(&owner) {
             return r;
         }
-        edge.open_session(Transport::StreamableHttp, owner, super::auth::caller_is_admin(&req))
+        edge.open_session(Transport::StreamableHttp, super::auth::caller_who(&req))
     } else {
         match find_session(&edge, &req).await {
             Ok(s) => s,
@@ -116,7 +117,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         }
     };
     if let [only] = msgs.as_slice() {
-        if let Some(body) = ready_read(&edge, &session, only) {
+        if let Some(body) = ready_read(&req, &edge, &session, &session_id, only) {
             return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body);
         }
     }
@@ -166,7 +167,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
 /// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
 /// serialized when it was stored, so the answer is the request's id and those bytes, with no
 /// hop to the session and nothing built. Anything else goes the usual way.
-fn ready_read(edge: &Edge, session: &SessionRef, msg: &Value) -> Option<String> {
+fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: &str, msg: &Value) -> Option<String> {
     use std::sync::atomic::Ordering;
     if jsonrpc::method(msg) != Some("resources/read") || jsonrpc::kind(msg) != Kind::Request || !session.flags.ui.load(Ordering::Relaxed) {
         return None;
@@ -174,7 +175,14 @@ fn ready_read(edge: &Edge, session: &SessionRef, msg: &Value) -> Option<String> 
     let id = jsonrpc::id(msg)?;
     let uri = msg.pointer("/params/uri").and_then(Value::as_str)?;
     // Only what the session would serve the same way (it asks the same function).
-    let hit = ready_page(&edge.session, uri)?;
+    let reader = EdgeReader {
+        who: &super::auth::caller_who(req),
+        transport: Transport::StreamableHttp.label(),
+        session: log_name(session_id),
+        request_id: super::request_id(req),
+        trace_id: super::traces::cx(req).trace_id(),
+    };
+    let hit = ready_page(&edge.session, uri, reader)?;
     session.flags.touch();
     tracing::debug!(component = "http", event = "ready_read", uri = %uri, kind = hit.kind, "ui:// read answered from the ready page");
     edge.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
@@ -230,8 +238,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         Transport::StreamableHttp,
         &msg,
         meta,
-        &super::auth::caller(req),
-        super::auth::caller_is_admin(req),
+        &super::auth::caller_who(req),
     ) {
         Ok(s) => s,
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),

@@ -7,6 +7,8 @@ use actix::prelude::*;
 use serde_json::json;
 
 use super::*;
+use crate::policy::Kind;
+use crate::session::access::Access;
 use crate::messages::{RefreshTools, Shutdown, Subscribe as SubscribeMsg, ToolsDiff, Unregister, UpstreamPort};
 use crate::metrics::Metrics;
 use crate::proxy::hosts::Hosts;
@@ -91,10 +93,18 @@ fn prefixed() -> Arc<Fleet> {
     ])
 }
 
+fn open() -> Access {
+    Access { policies: Arc::new(crate::policy::Policies::off(Arc::new(Metrics::new()))), who: crate::who::Who::anonymous(), transport: "stdio" }
+}
+
 fn run(fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
+    run_as(&open(), fleet, ui, method, params)
+}
+
+fn run_as(access: &Access, fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
     let mut msg = jsonrpc::request(json!(1), method, params);
     let catalog = fleet.catalog();
-    let p = plan(&mut msg, fleet, &catalog, Facts { ui }, &|_| Ok(()));
+    let p = plan(&mut msg, fleet, &catalog, Facts { ui }, &|_| Ok(()), access);
     (p, msg)
 }
 
@@ -175,7 +185,7 @@ async fn a_page_is_read_here_only_by_hosts_that_render_pages() {
     assert!(why.contains("served only to sessions that declare"), "{why}");
     // Left out by a setting: the refusal names it.
     let mut msg = jsonrpc::request(json!(1), "resources/read", json!({"uri": "ui://weather/get_forecast"}));
-    let p = plan(&mut msg, &f, &f.catalog(), Facts { ui: true }, &|_| Err(NoPage::Server(Arc::from("weather"))));
+    let p = plan(&mut msg, &f, &f.catalog(), Facts { ui: true }, &|_| Err(NoPage::Server(Arc::from("weather"))), &open());
     assert!(refusal(&p).1.contains("enabledTools of server \"weather\""), "{p:?}");
 }
 
@@ -230,4 +240,49 @@ fn every_known_method_has_its_kind_and_the_rest_are_other() {
         assert_eq!(Method::of(name), m, "{name}");
     }
     assert!(!Method::of("ping").needs_catalog() && Method::of("resources/read").needs_catalog());
+}
+
+/// Rules in force: what each request is checked as (kind, the name hosts see, its server).
+#[actix::test]
+async fn the_rules_are_asked_with_the_names_hosts_see() {
+    use crate::policy::{Effect, Policy, RuleSpec};
+    let deny = |spec: RuleSpec| RuleSpec { effect: Some(Effect::Deny), ..spec };
+    let globs = |g: &[&str]| Some(g.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let rules = [
+        RuleSpec { name: Some("no memory calls".into()), tools: globs(&["memory__*"]), kinds: Some(vec![Kind::Tools]), ..deny(Default::default()) },
+        RuleSpec { name: Some("no weather pages".into()), tools: globs(&["weather__*"]), kinds: Some(vec![Kind::Pages]), ..deny(Default::default()) },
+        RuleSpec { name: Some("no graph".into()), resources: globs(&["memory://memory+*"]), ..deny(Default::default()) },
+        RuleSpec { name: Some("no _ui_list".into()), tools: globs(&["_ui_list"]), ..deny(Default::default()) },
+        RuleSpec { name: Some("no secret city".into()), tools: globs(&["*"]), when: Some("has(args.city) && args.city == 'Secret'".into()), ..deny(Default::default()) },
+    ];
+    let metrics = Arc::new(Metrics::new());
+    let access = Access {
+        policies: Arc::new(crate::policy::Policies::new(Some(Arc::new(Policy::compile(Effect::Allow, &rules).unwrap())), metrics)),
+        who: crate::who::Who::anonymous(),
+        transport: "stdio",
+    };
+    let f = prefixed();
+    let denied = |p: Plan| match p {
+        Plan::Denied(d) => (d.kind, d.name, d.rule.to_string()),
+        other => panic!("not denied: {other:?}"),
+    };
+    let (p, _) = run_as(&access, &f, true, "tools/call", json!({"name": "memory__read_graph"}));
+    assert_eq!(denied(p), (Kind::Tools, "memory__read_graph".into(), "no memory calls".into()));
+    let (p, _) = run_as(&access, &f, true, "resources/read", json!({"uri": "ui://weather/get_forecast"}));
+    assert_eq!(denied(p), (Kind::Pages, "weather__get_forecast".into(), "no weather pages".into()));
+    let (p, _) = run_as(&access, &f, true, "resources/read", json!({"uri": "memory://memory+graph"}));
+    assert_eq!(denied(p).1, "memory://memory+graph", "a resource by the URI hosts see");
+    let (p, _) = run_as(&access, &f, true, "tools/call", json!({"name": "_ui_list"}));
+    assert_eq!(denied(p).2, "no _ui_list");
+    let (p, _) = run_as(&access, &f, true, "tools/call", json!({"name": "weather__get_forecast", "arguments": {"city": "Secret"}}));
+    assert_eq!(denied(p).2, "no secret city");
+    // The rest is planned as without rules.
+    let (p, _) = run_as(&access, &f, true, "tools/call", json!({"name": "weather__get_forecast", "arguments": {"city": "Oslo"}}));
+    assert!(matches!(p, Plan::Forward { .. }), "{p:?}");
+    let err = match run_as(&access, &f, true, "tools/call", json!({"name": "memory__read_graph"})).0 {
+        Plan::Denied(d) => d.error(json!(1)),
+        _ => unreachable!(),
+    };
+    let text = err["error"]["message"].as_str().unwrap();
+    assert!(text.starts_with("not allowed") && !text.contains("no memory calls"), "the rule is not the caller's to know: {text}");
 }

@@ -22,7 +22,7 @@ use crate::mcp::revision_2026::{self, RequestMeta};
 use crate::mcp::ui_meta;
 use crate::messages::{Close, SessionRef};
 use crate::session::deps::SessionDeps;
-use crate::session::table::{Lookup, Owner, SessionTable};
+use crate::session::table::{Lookup, SessionTable};
 
 /// How long a call waits parked for the host's retry before it is cancelled upstream.
 pub const PARK_LIMIT: Duration = Duration::from_secs(300);
@@ -239,9 +239,9 @@ pub fn session_for(
     transport: Transport,
     msg: &Value,
     meta: RequestMeta,
-    principal: &Owner,
-    admin: bool,
+    who: &Arc<crate::who::Who>,
 ) -> Result<SessionRef, Value> {
+    let principal = &who.key;
     let parked = &tables.parked;
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     if let Some(state) = jsonrpc::params(msg).get("requestState") {
@@ -266,7 +266,7 @@ pub fn session_for(
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
     let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
     let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
-        .owned_by(principal.clone(), admin)
+        .owned_by(who.clone())
         .start_session();
     tables.live.insert(session_id, session.clone(), principal.clone());
     Ok(session)

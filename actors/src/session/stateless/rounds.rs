@@ -179,7 +179,7 @@ impl HostSession {
         let wanted: Vec<(String, Value)> = call.inputs.iter().map(|(k, i)| (k.clone(), i.request.clone())).collect();
         let answer = jsonrpc::result(call.reply_id.clone().unwrap_or(Value::Null), revision_2026::input_required(&wanted, &state));
         let answer = revision_2026::dress_answer(answer, None, &info);
-        call.parked.insert(state.clone(), me, self.principal.clone());
+        call.parked.insert(state.clone(), me, self.who.key.clone());
         call.state = Some(state);
         call.parked_since = Some(Instant::now());
         // While the host answers, the upstream request's deadline does not run.

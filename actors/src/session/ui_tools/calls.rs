@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
+use crate::policy::Kind;
+use crate::session::access::Denied;
 use crate::messages::HostEvent;
 use crate::rate_window;
 use crate::session::ui_tools::{self, commands};
@@ -22,11 +24,6 @@ impl HostSession {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let progress = params.pointer("/_meta/progressToken").cloned();
-        if matches!(name.as_str(), "_ui_refine" | "_ui_regenerate") {
-            if let Err(why) = self.take_llm_call() {
-                return self.answer(jsonrpc::result(id, ui_tools::error_result(&why)));
-            }
-        }
         let deps = self.deps.clone();
         self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
             let known: Vec<String> = catalog.tools().iter().map(|t| t.name.clone()).collect();
@@ -34,6 +31,20 @@ impl HostSession {
                 Ok(c) => c,
                 Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
             };
+            // The tool it names, under the same rules as any read or refinement of its page.
+            if let Some(denied) = act.denied_ui_call(&call, &catalog) {
+                let key = jsonrpc::id_key(&id);
+                if let Some(line) = act.in_flight.get_mut(&key).and_then(|f| f.audit.as_mut()) {
+                    line.denied(denied.kind.as_str(), denied.rule.clone());
+                }
+                tracing::info!(component = "policy", event = "denied", session = %act.log_id, principal = %act.who.name, kind = denied.kind.as_str(), name = %denied.name, rule = %denied.rule, "a _ui_* call was denied by the policy");
+                return act.answer(denied.error(id));
+            }
+            if matches!(call, ui_tools::UiCall::Refine { .. } | ui_tools::UiCall::Regenerate { .. }) {
+                if let Err(why) = act.take_llm_call() {
+                    return act.answer(jsonrpc::result(id, ui_tools::error_result(&why)));
+                }
+            }
             // Progress for long calls (refine, regenerate) goes on this request's stream.
             let (ptx, mut prx) = mpsc::unbounded_channel::<Value>();
             let addr = ctx.address();
@@ -52,6 +63,7 @@ impl HostSession {
             }
             let cx = commands::Ctx {
                 deps,
+                access: act.access(),
                 catalog,
                 own: act.own(),
                 origin: commands::Origin { request_id: act.request_id_of(&id), trace: act.trace_of(&id) },
@@ -62,17 +74,31 @@ impl HostSession {
         });
     }
 
+    /// Whether the rules refuse what a `_ui_*` call does to the tool it names: reading about
+    /// its page (inspect, status) or changing it (refine, regenerate).
+    fn denied_ui_call(&self, call: &ui_tools::UiCall, catalog: &crate::servers::catalog::Catalog) -> Option<Denied> {
+        use ui_tools::UiCall;
+        let (kind, tool) = match call {
+            UiCall::Inspect { tool } | UiCall::PageStatus { tool, .. } => (Kind::Pages, tool),
+            UiCall::Refine { tool, .. } | UiCall::Regenerate { tool, .. } => (Kind::Refinements, tool),
+            UiCall::List | UiCall::RefreshTools => return None,
+        };
+        let server = catalog.tool(tool).map(|t| t.server.to_string()).unwrap_or_default();
+        let decision = self.access().check(kind, tool, &server, None);
+        (!decision.allowed).then(|| Denied::of(kind, tool, &server, decision))
+    }
+
     /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute
     /// per principal: every session of one person, and their stateless calls, share it), or
     /// says when the next one may be made.
     pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), String> {
         let limit = self.deps.limits.llm_calls_per_minute;
         let now = Instant::now();
-        let taken = rate_window::take_for(&self.deps.llm_windows, &self.principal, limit, now);
-        let who = if &*self.principal == crate::session::ANONYMOUS {
+        let taken = rate_window::take_for(&self.deps.llm_windows, &self.who.key, limit, now);
+        let who = if &*self.who.key == crate::session::ANONYMOUS {
             "this service's hosts together".to_string()
         } else {
-            self.principal.to_string()
+            self.who.key.to_string()
         };
         taken.map_err(|wait| {
             self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();

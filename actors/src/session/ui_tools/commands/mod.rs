@@ -30,6 +30,8 @@ pub struct Origin {
 /// What every command is given.
 pub struct Ctx {
     pub deps: SessionDeps,
+    /// What the caller may see (`_ui_list` shows only pages it may read).
+    pub access: crate::session::access::Access,
     pub catalog: Arc<Catalog>,
     /// With `refinements.scope: principal`, the caller when they are not an admin (their
     /// refinements are theirs alone); None otherwise (refinements are everyone's).

@@ -1,0 +1,422 @@
+//! The audit trail's events and the handle that hands them to the writer (a thread of the
+//! service shell that owns the sinks). One JSON line per event: a tool call, a page read, a
+//! refinement or regeneration, a denial, an admin action, a session opened or closed, a
+//! configuration reload.
+//!
+//! Handing over never waits: the queue is bounded, and a line that does not fit is dropped and
+//! counted. With `audit.required`, a call is admitted only with a place in the queue reserved
+//! for its line and while the writer can write ([`Audit::admit`]), so no call goes unrecorded.
+//! A call's line is written when it ends; a call that never ends (its session went) is written
+//! as `abandoned` when its [`Pending`] is dropped.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use prometheus::IntCounter;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::who::Who;
+
+/// Whole arguments longer than this (as JSON) are recorded by their digest only.
+pub const MAX_WHOLE_ARGS: usize = 64 * 1024;
+/// Names and details longer than this are cut (they come from hosts).
+const MAX_TEXT: usize = 512;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    ToolCall,
+    PageRead,
+    Refinement,
+    Regenerate,
+    Denied,
+    AdminAction,
+    SessionOpen,
+    SessionClose,
+    ConfigReload,
+}
+
+/// One line of the trail.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    #[serde(serialize_with = "rfc3339")]
+    pub time: SystemTime,
+    pub event: Event,
+    pub principal: Arc<str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<Arc<str>>,
+    /// The tool (or prompt, or resource URI) as hosts name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What a denial was of (tools, pages, refinements, resources, prompts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    /// The rule that denied (or `default`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Arc<str>>,
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// SHA-256 of the arguments as JSON: shows which calls had the same arguments without
+    /// keeping them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_sha256: Option<String>,
+    /// The arguments themselves, only with `audit.arguments: true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+fn rfc3339<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&humantime::format_rfc3339_millis(*t))
+}
+
+impl Entry {
+    pub fn new(event: Event, principal: &Who) -> Entry {
+        Entry {
+            time: SystemTime::now(),
+            event,
+            principal: principal.name.clone(),
+            session: None,
+            transport: None,
+            server: None,
+            tool: None,
+            kind: None,
+            rule: None,
+            outcome: "ok",
+            duration_ms: None,
+            request_id: None,
+            trace_id: None,
+            args_sha256: None,
+            args: None,
+            detail: None,
+        }
+    }
+
+    /// An event of the service itself (a reload): no principal.
+    pub fn system(event: Event, detail: impl Into<String>) -> Entry {
+        let mut e = Entry::new(event, &Who::anonymous());
+        e.principal = Arc::from("mcp-gen-ui");
+        e.detail = Some(bounded(&detail.into()));
+        e
+    }
+
+    pub fn tool(mut self, name: &str) -> Entry {
+        self.tool = Some(bounded(name));
+        self
+    }
+
+    pub fn detail(mut self, d: &str) -> Entry {
+        self.detail = Some(bounded(d));
+        self
+    }
+
+    /// The arguments: their digest, and themselves when `whole` (and not too long).
+    pub fn args(mut self, args: Option<&Value>, whole: bool) -> Entry {
+        let Some(args) = args else { return self };
+        let text = args.to_string();
+        self.args_sha256 = Some(hex(&Sha256::digest(text.as_bytes())));
+        if whole && text.len() <= MAX_WHOLE_ARGS {
+            self.args = Some(args.clone());
+        }
+        self
+    }
+
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("an entry serializes");
+        line.push('\n');
+        line
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Host-sent text is cut to a bound (JSON escapes what is left where it lands).
+fn bounded(s: &str) -> String {
+    if s.len() <= MAX_TEXT {
+        return s.to_string();
+    }
+    let mut end = MAX_TEXT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The trail cannot take the line of a call now (`audit.required`): the call is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the audit trail cannot be written right now (audit.required is on): calls are refused until it can; retry shortly")]
+pub struct Unavailable;
+
+struct Inner {
+    tx: SyncSender<Entry>,
+    /// Lines queued or reserved (at most `capacity`).
+    queued: AtomicUsize,
+    capacity: usize,
+    /// The writer's last write succeeded (or it recovered since).
+    healthy: AtomicBool,
+    /// `audit` has a sink (a reload may turn it on or off).
+    on: AtomicBool,
+    required: AtomicBool,
+    whole_args: AtomicBool,
+    dropped: IntCounter,
+}
+
+/// The writer's side: entries to write, and what it tells the handles.
+pub struct Feed {
+    pub rx: Receiver<Entry>,
+    inner: Arc<Inner>,
+}
+
+impl Feed {
+    /// One entry was taken off the queue.
+    pub fn taken(&self) {
+        self.inner.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Whether the sink is writing (with `required`, calls are refused while it is not).
+    pub fn set_healthy(&self, ok: bool) {
+        if self.inner.healthy.swap(ok, Ordering::AcqRel) != ok {
+            let required = self.inner.required.load(Ordering::Relaxed);
+            match ok {
+                true => tracing::info!(component = "audit", event = "recovered", "the audit trail is being written again"),
+                false => tracing::error!(component = "audit", event = "unwritable", required, "the audit trail cannot be written{}", if required { "; calls are refused until it can (audit.required)" } else { "; lines are dropped and counted in mcp_gen_ui_audit_lines_total{outcome=\"dropped\"}" }),
+            }
+        }
+    }
+
+    pub fn dropped(&self, n: u64) {
+        self.inner.dropped.inc_by(n);
+    }
+}
+
+/// Where sessions and the edge hand their events (cheap to clone; off: nothing is recorded).
+#[derive(Clone, Default)]
+pub struct Audit {
+    inner: Option<Arc<Inner>>,
+}
+
+impl Audit {
+    pub fn off() -> Audit {
+        Audit { inner: None }
+    }
+
+    /// A trail with room for `capacity` lines waiting; the writer reads the [`Feed`].
+    pub fn start(capacity: usize, required: bool, whole_args: bool, dropped: IntCounter) -> (Audit, Feed) {
+        let capacity = capacity.max(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel(capacity);
+        let inner = Arc::new(Inner {
+            tx,
+            queued: AtomicUsize::new(0),
+            capacity,
+            healthy: AtomicBool::new(true),
+            on: AtomicBool::new(true),
+            required: AtomicBool::new(required),
+            whole_args: AtomicBool::new(whole_args),
+            dropped,
+        });
+        (Audit { inner: Some(inner.clone()) }, Feed { rx, inner })
+    }
+
+    /// A reload: on or off, required or not, whole arguments or their digest, from now on.
+    pub fn configure(&self, on: bool, required: bool, whole_args: bool) {
+        if let Some(i) = &self.inner {
+            i.on.store(on, Ordering::Release);
+            i.required.store(required, Ordering::Release);
+            i.whole_args.store(whole_args, Ordering::Release);
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.on.load(Ordering::Acquire))
+    }
+
+    /// Whether calls record their arguments whole.
+    pub fn whole_args(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.whole_args.load(Ordering::Acquire))
+    }
+
+    /// Lines queued and not yet taken by the writer (shutdown waits for them).
+    pub fn pending(&self) -> usize {
+        self.inner.as_ref().map_or(0, |i| i.queued.load(Ordering::Acquire))
+    }
+
+    fn reserve(inner: &Inner) -> bool {
+        let before = inner.queued.fetch_add(1, Ordering::AcqRel);
+        if before >= inner.capacity {
+            inner.queued.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// Records an event now (best effort: dropped and counted when the queue is full).
+    pub fn record(&self, entry: Entry) {
+        let Some(inner) = self.inner.as_ref().filter(|i| i.on.load(Ordering::Acquire)) else { return };
+        if !Self::reserve(inner) {
+            inner.dropped.inc();
+            return;
+        }
+        Self::send(inner, entry);
+    }
+
+    fn send(inner: &Inner, entry: Entry) {
+        match inner.tx.try_send(entry) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                inner.queued.fetch_sub(1, Ordering::AcqRel);
+                inner.dropped.inc();
+            }
+        }
+    }
+
+    /// A call about to start whose line is written when it ends. With `audit.required`, only
+    /// while the trail can be written, with a place kept for the line.
+    pub fn admit(&self, entry: Entry) -> Result<Option<Pending>, Unavailable> {
+        let Some(inner) = self.inner.as_ref().filter(|i| i.on.load(Ordering::Acquire)) else { return Ok(None) };
+        let reserved = if inner.required.load(Ordering::Acquire) {
+            if !inner.healthy.load(Ordering::Acquire) || !Self::reserve(inner) {
+                return Err(Unavailable);
+            }
+            true
+        } else {
+            false
+        };
+        Ok(Some(Pending { inner: inner.clone(), entry: Some(entry), reserved, started: Instant::now() }))
+    }
+}
+
+/// A call's line, written when the call ends (or as `abandoned` if it never does).
+pub struct Pending {
+    inner: Arc<Inner>,
+    entry: Option<Entry>,
+    reserved: bool,
+    started: Instant,
+}
+
+impl Pending {
+    pub fn entry_mut(&mut self) -> &mut Entry {
+        self.entry.as_mut().expect("a pending line until it is written")
+    }
+
+    /// The call turned out to be refused by the rules (a `_ui_*` call naming a tool): its line
+    /// is a denial, whatever the answer.
+    pub fn denied(&mut self, kind: &'static str, rule: Arc<str>) {
+        let e = self.entry_mut();
+        e.event = Event::Denied;
+        e.kind = Some(kind);
+        e.rule = Some(rule);
+    }
+
+    /// The call ended with `outcome`.
+    pub fn finish(mut self, outcome: &'static str) {
+        self.write(outcome);
+    }
+
+    fn write(&mut self, outcome: &'static str) {
+        let Some(mut entry) = self.entry.take() else { return };
+        entry.outcome = if entry.event == Event::Denied { "denied" } else { outcome };
+        entry.duration_ms = Some(self.started.elapsed().as_millis() as u64);
+        if self.reserved {
+            Audit::send(&self.inner, entry);
+        } else if Audit::reserve(&self.inner) {
+            Audit::send(&self.inner, entry);
+        } else {
+            self.inner.dropped.inc();
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.write("abandoned");
+    }
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("entry", &self.entry).finish()
+    }
+}
+
+/// How a call's answer reads in the trail: `ok`, `error` (a JSON-RPC error) or `tool_error`
+/// (a result with `isError`).
+pub fn outcome_of(answer: &Value) -> &'static str {
+    if answer.get("error").is_some() {
+        "error"
+    } else if answer.pointer("/result/isError").and_then(Value::as_bool) == Some(true) {
+        "tool_error"
+    } else {
+        "ok"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn counter() -> IntCounter {
+        IntCounter::new("dropped", "dropped").unwrap()
+    }
+
+    #[test]
+    fn a_line_is_one_json_object_with_the_digest_not_the_arguments() {
+        let who = Who::new(Arc::from("k"), Arc::from("alice"), Arc::new(json!({})), false);
+        let e = Entry::new(Event::ToolCall, &who).tool("weather__get_forecast").args(Some(&json!({"city": "Oslo"})), false);
+        let line = e.to_line();
+        assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["event"], "tool_call");
+        assert_eq!(v["principal"], "alice");
+        assert!(v.get("args").is_none() && !line.contains("Oslo"), "{line}");
+        assert_eq!(v["args_sha256"].as_str().unwrap().len(), 64);
+        assert!(v["time"].as_str().unwrap().ends_with('Z'));
+        let whole = Entry::new(Event::ToolCall, &who).args(Some(&json!({"city": "Oslo"})), true);
+        assert_eq!(whole.args, Some(json!({"city": "Oslo"})));
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts_never_waits() {
+        let dropped = counter();
+        let (audit, feed) = Audit::start(2, false, false, dropped.clone());
+        for _ in 0..5 {
+            audit.record(Entry::system(Event::ConfigReload, "x"));
+        }
+        assert_eq!(dropped.get(), 3);
+        assert_eq!(feed.rx.try_iter().count(), 2);
+    }
+
+    #[test]
+    fn required_reserves_a_place_and_refuses_when_unwritable() {
+        let (audit, feed) = Audit::start(1, true, false, counter());
+        let who = Who::anonymous();
+        let first = audit.admit(Entry::new(Event::ToolCall, &who)).unwrap().unwrap();
+        assert_eq!(audit.admit(Entry::new(Event::ToolCall, &who)).unwrap_err(), Unavailable, "the one place is taken");
+        first.finish("ok");
+        assert_eq!(feed.rx.try_recv().unwrap().outcome, "ok");
+        feed.taken();
+        feed.set_healthy(false);
+        assert!(audit.admit(Entry::new(Event::ToolCall, &who)).is_err());
+        feed.set_healthy(true);
+        let again = audit.admit(Entry::new(Event::ToolCall, &who)).unwrap();
+        drop(again);
+        assert_eq!(feed.rx.try_recv().unwrap().outcome, "abandoned", "a call that never ends is still written");
+    }
+}

@@ -1,0 +1,241 @@
+//! The policy in force, shared by every session and the edge: swapped whole on a reload, its
+//! decisions cached per principal (key, name, claims), kind, name, server and transport. What
+//! can be decided before a call's arguments are known is cached; a call pays a hash and a
+//! lookup, and evaluates only the rules from the first that reads its arguments on.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use prometheus::IntCounter;
+
+use super::rules::{Effect, EvalFailure, Policy, Prefix, Subject, Verdict};
+use crate::metrics::Metrics;
+
+/// Decisions remembered per policy version (a principal's view of 5,000 tools of each kind fits
+/// many times; past it the least used go).
+const CACHED_DECISIONS: u64 = 200_000;
+/// A failing condition is logged at most this often per rule (it is counted every time).
+const FAILURE_LOG_EVERY_SECS: u64 = 60;
+
+/// What the rules said of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// The rule that decided, by name; `default` when none did.
+    pub rule: Arc<str>,
+}
+
+#[derive(Clone, Copy)]
+struct Known {
+    prefix: Prefix,
+    /// Whether a list shows it (some call could be allowed).
+    visible: bool,
+}
+
+struct Live {
+    policy: Arc<Policy>,
+    cache: moka::sync::Cache<u128, Known>,
+    /// Per rule, then the default: the decision counters, resolved once.
+    allow: Vec<IntCounter>,
+    deny: Vec<IntCounter>,
+    names: Vec<Arc<str>>,
+    errors: Vec<IntCounter>,
+    last_logged: Vec<AtomicU64>,
+}
+
+impl Live {
+    fn new(policy: Arc<Policy>, metrics: &Metrics) -> Live {
+        let mut names: Vec<Arc<str>> = policy.rules().iter().map(|r| r.name.clone()).collect();
+        names.push(Arc::from("default"));
+        let counter = |outcome: &str| names.iter().map(|n| metrics.policy_decisions.with_label_values(&[n, outcome])).collect();
+        let errors = policy.rules().iter().map(|r| metrics.policy_condition_errors.with_label_values(&[&r.name])).collect();
+        Live {
+            cache: moka::sync::Cache::new(CACHED_DECISIONS),
+            allow: counter("allow"),
+            deny: counter("deny"),
+            errors,
+            last_logged: policy.rules().iter().map(|_| AtomicU64::new(0)).collect(),
+            names,
+            policy,
+        }
+    }
+
+    fn known(&self, s: &Subject) -> Known {
+        let key = key(s);
+        if let Some(k) = self.cache.get(&key) {
+            return k;
+        }
+        let mut failures = Vec::new();
+        let prefix = self.policy.prefix(s, &mut failures);
+        let visible = match prefix {
+            Prefix::Decided(v) => v.allowed(),
+            Prefix::From(i) => self.policy.visible_from(i, s, &mut failures),
+        };
+        self.failed(&failures, s);
+        let k = Known { prefix, visible };
+        self.cache.insert(key, k);
+        k
+    }
+
+    fn failed(&self, failures: &[EvalFailure], s: &Subject) {
+        for f in failures {
+            self.errors[f.rule].inc();
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let last = &self.last_logged[f.rule];
+            if now.saturating_sub(last.load(Ordering::Relaxed)) >= FAILURE_LOG_EVERY_SECS && last.swap(now, Ordering::Relaxed) != now {
+                tracing::warn!(
+                    component = "policy",
+                    event = "condition_failed",
+                    rule = %self.names[f.rule],
+                    kind = s.kind.as_str(),
+                    principal = %s.who.name,
+                    error = %f.error,
+                    "the condition of rule {:?} could not be evaluated ({}); it does not grant: an allow rule does not apply, a deny rule denies (use has() for keys that may be absent)",
+                    self.names[f.rule],
+                    f.error
+                );
+            }
+        }
+    }
+
+    fn count(&self, v: Verdict) -> Decision {
+        let i = v.rule.unwrap_or(self.names.len() - 1);
+        let allowed = v.effect == Effect::Allow;
+        if allowed { &self.allow[i] } else { &self.deny[i] }.inc();
+        Decision { allowed, rule: self.names[i].clone() }
+    }
+}
+
+/// The key of a request's cached decision: 128 bits from two hashers with random keys (a
+/// collision, which would lend one request another's decision, cannot be aimed at).
+fn key(s: &Subject) -> u128 {
+    static HASHERS: LazyLock<(std::collections::hash_map::RandomState, std::collections::hash_map::RandomState)> =
+        LazyLock::new(|| (Default::default(), Default::default()));
+    let half = |b: &std::collections::hash_map::RandomState| {
+        let mut h = b.build_hasher();
+        (&*s.who.key, &*s.who.name, s.who.claims_digest, s.who.admin, s.kind, s.name, s.server, s.transport).hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(&HASHERS.0)) << 64) | u128::from(half(&HASHERS.1))
+}
+
+/// The policy in force (None: no `policy` configured, everything allowed, nothing counted).
+pub struct Policies {
+    live: RwLock<Option<Arc<Live>>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Policies {
+    pub fn new(policy: Option<Arc<Policy>>, metrics: Arc<Metrics>) -> Policies {
+        let live = policy.map(|p| Arc::new(Live::new(p, &metrics)));
+        Policies { live: RwLock::new(live), metrics }
+    }
+
+    /// No rules: everything is allowed.
+    pub fn off(metrics: Arc<Metrics>) -> Policies {
+        Policies::new(None, metrics)
+    }
+
+    /// A reload: the new rules decide from now on, nothing remembered from the old ones.
+    pub fn replace(&self, policy: Option<Arc<Policy>>) {
+        let live = policy.map(|p| Arc::new(Live::new(p, &self.metrics)));
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = live;
+    }
+
+    fn current(&self) -> Option<Arc<Live>> {
+        self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.current().is_some()
+    }
+
+    /// A call, a read or a refinement: allowed or not, and by which rule (counted).
+    pub fn check(&self, s: &Subject) -> Decision {
+        let Some(live) = self.current() else { return Decision { allowed: true, rule: Arc::from("default") } };
+        let verdict = match live.known(s).prefix {
+            Prefix::Decided(v) => v,
+            Prefix::From(i) => {
+                let mut failures = Vec::new();
+                let v = live.policy.decide_from(i, s, &mut failures);
+                live.failed(&failures, s);
+                v
+            }
+        };
+        live.count(verdict)
+    }
+
+    /// Whether a list shows it to this principal: some call of it could be allowed.
+    pub fn visible(&self, s: &Subject) -> bool {
+        self.current().is_none_or(|live| live.known(s).visible)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::{Kind, RuleSpec};
+    use crate::who::Who;
+
+    fn policies(when: &str) -> (Policies, Arc<Metrics>) {
+        let spec = RuleSpec { name: Some("ops only".into()), tools: Some(vec!["*".into()]), effect: Some(Effect::Allow), when: Some(when.into()), ..Default::default() };
+        let metrics = Arc::new(Metrics::new());
+        (Policies::new(Some(Arc::new(Policy::compile(Effect::Deny, &[spec]).unwrap())), metrics.clone()), metrics)
+    }
+
+    fn subject<'a>(w: &'a Who, args: Option<&'a serde_json::Value>) -> Subject<'a> {
+        Subject { kind: Kind::Tools, name: "t", server: "s", who: w, transport: "stdio", args }
+    }
+
+    #[test]
+    fn decisions_follow_the_claims_not_only_the_key() {
+        let (p, metrics) = policies("'ops' in principal.claims.groups");
+        let ops = Who::new(Arc::from("sub=1"), Arc::from("1"), Arc::new(json!({"groups": ["ops"]})), false);
+        let dev = Who::new(Arc::from("sub=1"), Arc::from("1"), Arc::new(json!({"groups": ["dev"]})), false);
+        assert!(p.check(&subject(&ops, None)).allowed);
+        assert!(p.visible(&subject(&ops, None)));
+        let d = p.check(&subject(&dev, None));
+        assert_eq!(d, Decision { allowed: false, rule: Arc::from("default") });
+        assert!(!p.visible(&subject(&dev, None)));
+        let text = metrics.render();
+        assert!(text.contains(r#"mcp_gen_ui_policy_decisions_total{outcome="allow",rule="ops only"} 1"#), "{text}");
+        assert!(text.contains(r#"mcp_gen_ui_policy_decisions_total{outcome="deny",rule="default"} 1"#), "{text}");
+    }
+
+    #[test]
+    fn arguments_are_read_on_every_call() {
+        let (p, _) = policies("has(args.city) && args.city != 'Secret'");
+        let w = Who::new(Arc::from("a"), Arc::from("a"), Arc::new(json!({})), false);
+        let (oslo, secret) = (json!({"city": "Oslo"}), json!({"city": "Secret"}));
+        for _ in 0..2 {
+            assert!(p.check(&subject(&w, Some(&oslo))).allowed);
+            assert!(!p.check(&subject(&w, Some(&secret))).allowed);
+        }
+        assert!(p.visible(&subject(&w, None)));
+    }
+
+    #[test]
+    fn a_reload_forgets_what_the_old_rules_decided() {
+        let (p, metrics) = policies("principal.name == 'a'");
+        let w = Who::new(Arc::from("a"), Arc::from("a"), Arc::new(json!({})), false);
+        assert!(p.check(&subject(&w, None)).allowed);
+        let deny = RuleSpec { tools: Some(vec!["t".into()]), effect: Some(Effect::Deny), ..Default::default() };
+        p.replace(Some(Arc::new(Policy::compile(Effect::Allow, &[deny]).unwrap())));
+        assert!(!p.check(&subject(&w, None)).allowed);
+        p.replace(None);
+        assert!(p.check(&subject(&w, None)).allowed && !p.is_on());
+        drop(metrics);
+    }
+
+    #[test]
+    fn failures_are_counted() {
+        let (p, metrics) = policies("principal.claims.groups.size() > 0");
+        let w = Who::new(Arc::from("a"), Arc::from("a"), Arc::new(json!({})), false);
+        assert!(!p.check(&subject(&w, None)).allowed);
+        assert!(metrics.render().contains(r#"mcp_gen_ui_policy_condition_errors_total{rule="ops only"} 1"#));
+    }
+}

@@ -1,0 +1,430 @@
+//! Pure: the rules, compiled from their specs ([`Policy::compile`]), and the walk that decides
+//! one request ([`Policy::decide`]), or whether a principal may see a thing before any
+//! arguments exist ([`Policy::visible`]).
+//!
+//! A condition that cannot be evaluated (a missing key, a wrong type) never grants access: an
+//! allow rule whose condition fails does not apply, a deny rule whose condition fails applies.
+//! `has(args.city) && args.city == 'Secret'` is how a condition tests a key that may be absent.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::servers::glob::{Glob, GlobError};
+use crate::who::Who;
+
+/// What kind of thing a request touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Seeing a tool in `tools/list` and calling it.
+    Tools,
+    /// A tool's `ui://` page: listed, read, inspected, its status.
+    Pages,
+    /// Changing a tool's page: `_ui_refine`, `_ui_regenerate`, `_ui_remake`.
+    Refinements,
+    /// A server's own resources (and resource templates).
+    Resources,
+    Prompts,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [Kind::Tools, Kind::Pages, Kind::Refinements, Kind::Resources, Kind::Prompts];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Tools => "tools",
+            Kind::Pages => "pages",
+            Kind::Refinements => "refinements",
+            Kind::Resources => "resources",
+            Kind::Prompts => "prompts",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+
+    /// Which of a rule's name lists names things of this kind.
+    fn names(self) -> Names {
+        match self {
+            Kind::Tools | Kind::Pages | Kind::Refinements => Names::Tools,
+            Kind::Resources => Names::Resources,
+            Kind::Prompts => Names::Prompts,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Names {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    Allow,
+    Deny,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Allow => "allow",
+            Effect::Deny => "deny",
+        }
+    }
+}
+
+/// One rule as configured (the config layer fills it in; `compile` checks it).
+#[derive(Debug, Clone, Default)]
+pub struct RuleSpec {
+    pub name: Option<String>,
+    /// Tool names as hosts see them (for tools, their pages and their refinements).
+    pub tools: Option<Vec<String>>,
+    pub prompts: Option<Vec<String>>,
+    /// Resource URIs as hosts see them.
+    pub resources: Option<Vec<String>>,
+    /// Server names (as configured).
+    pub servers: Option<Vec<String>>,
+    pub kinds: Option<Vec<Kind>>,
+    pub effect: Option<Effect>,
+    /// A CEL expression over `principal`, `server`, `tool`, `name`, `kind`, `transport`, `args`.
+    pub when: Option<String>,
+}
+
+/// Why a rule cannot be compiled: its index, the field (`when`, `tools[2]`, ...) and what to
+/// do. The config layer names it `policy.rules[<index>].<field>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rule {index} ({name}): {field}: {message}")]
+pub struct RuleError {
+    pub index: usize,
+    pub name: String,
+    pub field: String,
+    pub message: String,
+}
+
+/// A compiled CEL condition.
+pub struct Condition {
+    text: String,
+    program: cel::Program,
+    reads_args: bool,
+}
+
+impl fmt::Debug for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Condition({:?})", self.text)
+    }
+}
+
+/// Why a condition did not compile: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionError {
+    pub line: isize,
+    pub column: isize,
+    pub message: String,
+}
+
+impl fmt::Display for ConditionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+    }
+}
+
+/// The variables a condition may name.
+const VARIABLES: [&str; 7] = ["principal", "server", "tool", "name", "kind", "transport", "args"];
+
+impl Condition {
+    pub fn compile(text: &str) -> Result<Condition, ConditionError> {
+        const MAX: usize = 4096;
+        if text.len() > MAX {
+            return Err(ConditionError { line: 1, column: 1, message: format!("is {} bytes long; a condition may have at most {MAX}", text.len()) });
+        }
+        let program = cel::Program::compile(text).map_err(|e| match e.errors.first() {
+            Some(first) => ConditionError { line: first.pos.0, column: first.pos.1, message: first.msg.clone() },
+            None => ConditionError { line: 1, column: 1, message: e.to_string() },
+        })?;
+        let refs = program.references();
+        if let Some(unknown) = refs.variables().into_iter().find(|v| !VARIABLES.contains(v)) {
+            let at = text.find(unknown).unwrap_or(0);
+            let (line, column) = position(text, at);
+            let message = format!("{unknown:?} is not a variable a condition may use; it may use {}", VARIABLES.join(", "));
+            return Err(ConditionError { line, column, message });
+        }
+        let reads_args = refs.has_variable("args");
+        Ok(Condition { text: text.to_string(), program, reads_args })
+    }
+
+    pub fn reads_args(&self) -> bool {
+        self.reads_args
+    }
+
+    /// Whether it holds for the request (an error: see the module's note).
+    fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, String> {
+        let mut cx = cel::Context::with_env(env.clone());
+        let principal = serde_json::json!({"name": &*s.who.name, "claims": &*s.who.claims, "admin": s.who.admin});
+        let args = s.args.cloned().unwrap_or_else(|| Value::Object(Default::default()));
+        let tool = if s.kind.names() == Names::Tools { s.name } else { "" };
+        let values: [(&str, Value); 7] = [
+            ("principal", principal),
+            ("server", Value::from(s.server)),
+            ("tool", Value::from(tool)),
+            ("name", Value::from(s.name)),
+            ("kind", Value::from(s.kind.as_str())),
+            ("transport", Value::from(s.transport)),
+            ("args", args),
+        ];
+        for (k, v) in values {
+            cx.add_variable(k, v).map_err(|e| format!("{k}: {e}"))?;
+        }
+        match self.program.execute(&cx) {
+            Ok(cel::Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!("the condition gave {other:?}, not true or false")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+fn position(text: &str, byte: usize) -> (isize, isize) {
+    let before = &text[..byte];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line as isize, column as isize)
+}
+
+#[derive(Debug)]
+pub struct Rule {
+    /// Its `name`, else `rule <index>`: what metrics, logs and the audit trail call it.
+    pub name: Arc<str>,
+    tools: Option<Vec<Glob>>,
+    prompts: Option<Vec<Glob>>,
+    resources: Option<Vec<Glob>>,
+    servers: Option<Vec<Glob>>,
+    kinds: u8,
+    pub effect: Effect,
+    when: Option<Condition>,
+}
+
+impl Rule {
+    fn compile(index: usize, spec: &RuleSpec) -> Result<Rule, RuleError> {
+        let name = spec.name.clone().unwrap_or_else(|| format!("rule {index}"));
+        let err = |field: String, message: String| RuleError { index, name: name.clone(), field, message };
+        if name.is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
+            return Err(err("name".into(), "must be 1 to 64 characters, none of them control characters".into()));
+        }
+        let globs = |field: &str, list: &Option<Vec<String>>| -> Result<Option<Vec<Glob>>, RuleError> {
+            let Some(list) = list else { return Ok(None) };
+            if list.is_empty() {
+                return Err(err(field.into(), "is empty: it would match nothing; remove it to match every name".into()));
+            }
+            let compiled: Result<Vec<Glob>, (usize, GlobError)> =
+                list.iter().enumerate().map(|(i, p)| Glob::new(p).map_err(|e| (i, e))).collect();
+            compiled.map(Some).map_err(|(i, e)| err(format!("{field}[{i}]"), e.to_string()))
+        };
+        let tools = globs("tools", &spec.tools)?;
+        let prompts = globs("prompts", &spec.prompts)?;
+        let resources = globs("resources", &spec.resources)?;
+        let servers = globs("servers", &spec.servers)?;
+        let named = tools.is_some() || prompts.is_some() || resources.is_some();
+        let has = |n: Names| match n {
+            Names::Tools => tools.is_some(),
+            Names::Prompts => prompts.is_some(),
+            Names::Resources => resources.is_some(),
+        };
+        let kinds = match &spec.kinds {
+            Some(list) if list.is_empty() => return Err(err("kinds".into(), "is empty: it would match nothing; remove it to match every kind".into())),
+            Some(list) => {
+                if let Some((i, k)) = list.iter().enumerate().find(|(_, k)| named && !has(k.names())) {
+                    let list = match k.names() {
+                        Names::Tools => "tools",
+                        Names::Prompts => "prompts",
+                        Names::Resources => "resources",
+                    };
+                    let why = format!("{k} is not matched by this rule's names: add a {list:?} list of globs, or remove {k:?}");
+                    return Err(err(format!("kinds[{i}]"), why));
+                }
+                list.iter().fold(0, |m, k| m | k.bit())
+            }
+            // Names given: the kinds those names name; none: every kind.
+            None => Kind::ALL.iter().filter(|k| !named || has(k.names())).fold(0, |m, k| m | k.bit()),
+        };
+        let Some(effect) = spec.effect else {
+            return Err(err("effect".into(), "is required: \"allow\" or \"deny\"".into()));
+        };
+        let when = match &spec.when {
+            Some(text) => Some(Condition::compile(text).map_err(|e| err("when".into(), e.to_string()))?),
+            None => None,
+        };
+        Ok(Rule { name: Arc::from(name.as_str()), tools, prompts, resources, servers, kinds, effect, when })
+    }
+
+    /// Whether the rule is about this request (its kinds and names), its condition aside.
+    fn matches(&self, s: &Subject) -> bool {
+        if self.kinds & s.kind.bit() == 0 {
+            return false;
+        }
+        let names = match s.kind.names() {
+            Names::Tools => &self.tools,
+            Names::Prompts => &self.prompts,
+            Names::Resources => &self.resources,
+        };
+        let named = |g: &Option<Vec<Glob>>, n: &str| g.as_deref().is_none_or(|g| crate::servers::glob::any(g, n));
+        named(names, s.name) && named(&self.servers, s.server)
+    }
+
+    fn reads_args(&self) -> bool {
+        self.when.as_ref().is_some_and(Condition::reads_args)
+    }
+}
+
+/// One request as the rules see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    pub kind: Kind,
+    /// The tool's or prompt's name, or the resource's URI, as hosts see it.
+    pub name: &'a str,
+    /// The server it belongs to ("" when no server is known for it).
+    pub server: &'a str,
+    pub who: &'a Who,
+    /// `stdio`, `sse`, `streamable-http`.
+    pub transport: &'a str,
+    /// A call's arguments (None: listing, reading, or a call without arguments).
+    pub args: Option<&'a Value>,
+}
+
+/// What decided a request: a rule (its index) or the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub effect: Effect,
+    pub rule: Option<usize>,
+}
+
+impl Verdict {
+    pub fn allowed(self) -> bool {
+        self.effect == Effect::Allow
+    }
+}
+
+/// A condition that could not be evaluated on a request (see the module's note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalFailure {
+    pub rule: usize,
+    pub error: String,
+}
+
+/// What can be decided of a request before its arguments are known: the verdict, or the
+/// first rule whose condition reads them (the walk goes on from there once they are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    Decided(Verdict),
+    From(usize),
+}
+
+/// The rules, compiled, in order, and the default.
+pub struct Policy {
+    rules: Vec<Rule>,
+    default: Effect,
+    env: Arc<cel::Env>,
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy").field("rules", &self.rules).field("default", &self.default).finish()
+    }
+}
+
+impl Policy {
+    pub fn compile(default: Effect, specs: &[RuleSpec]) -> Result<Policy, RuleError> {
+        let rules = specs.iter().enumerate().map(|(i, s)| Rule::compile(i, s)).collect::<Result<Vec<_>, _>>()?;
+        let mut seen = std::collections::HashSet::new();
+        if let Some((i, r)) = rules.iter().enumerate().find(|(_, r)| !seen.insert(r.name.clone())) {
+            let why = format!("{:?} names an earlier rule too; rule names must differ (metrics and the audit trail count by them)", r.name);
+            return Err(RuleError { index: i, name: r.name.to_string(), field: "name".into(), message: why });
+        }
+        Ok(Policy { rules, default, env: Arc::new(cel::Env::stdlib()) })
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn default_effect(&self) -> Effect {
+        self.default
+    }
+
+    /// Decides a request whose arguments are known (`s.args`), from rule `from` on.
+    pub fn decide_from(&self, from: usize, s: &Subject, failures: &mut Vec<EvalFailure>) -> Verdict {
+        for (i, rule) in self.rules.iter().enumerate().skip(from) {
+            if rule.matches(s) && self.holds(i, rule, s, failures) {
+                return Verdict { effect: rule.effect, rule: Some(i) };
+            }
+        }
+        Verdict { effect: self.default, rule: None }
+    }
+
+    /// Decides a request whose arguments are known.
+    pub fn decide(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Verdict {
+        self.decide_from(0, s, failures)
+    }
+
+    /// What can be decided without the arguments (`s.args` is ignored).
+    pub fn prefix(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Prefix {
+        let s = Subject { args: None, ..*s };
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.matches(&s) {
+                continue;
+            }
+            if rule.reads_args() {
+                return Prefix::From(i);
+            }
+            if self.holds(i, rule, &s, failures) {
+                return Prefix::Decided(Verdict { effect: rule.effect, rule: Some(i) });
+            }
+        }
+        Prefix::Decided(Verdict { effect: self.default, rule: None })
+    }
+
+    /// Whether some arguments could be allowed, from `from` on: what a list shows. A rule that
+    /// reads the arguments allows (some call may pass it) or is passed over (some call may not
+    /// meet it).
+    pub fn visible_from(&self, from: usize, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
+        let s = Subject { args: None, ..*s };
+        for (i, rule) in self.rules.iter().enumerate().skip(from) {
+            if !rule.matches(&s) {
+                continue;
+            }
+            if rule.reads_args() {
+                if rule.effect == Effect::Allow {
+                    return true;
+                }
+                continue;
+            }
+            if self.holds(i, rule, &s, failures) {
+                return rule.effect == Effect::Allow;
+            }
+        }
+        self.default == Effect::Allow
+    }
+
+    fn holds(&self, i: usize, rule: &Rule, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
+        let Some(when) = &rule.when else { return true };
+        match when.eval(&self.env, s) {
+            Ok(b) => b,
+            Err(error) => {
+                failures.push(EvalFailure { rule: i, error });
+                // Never grants: a failed allow does not apply; a failed deny does.
+                rule.effect == Effect::Deny
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn who(name: &str, claims: Value) -> Who {
+    Who::new(Arc::from(name), Arc::from(name), Arc::new(claims), false)
+}
+
+fn spec(tools: &[&str], effect: Effect, when: Option<&str>) -> RuleSpec {
+    RuleSpec {
+        tools: Some(tools.iter().map(|s| s.to_string()).collect()),
+        effect: Some(effect),
+        when: when.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+fn call<'a>(w: &'a Who, tool: &'a str, args: Option<&'a Value>) -> Subject<'a> {
+    Subject { kind: Kind::Tools, name: tool, server: "weather", who: w, transport: "streamable-http", args }
+}
+
+fn decide(p: &Policy, s: &Subject) -> Verdict {
+    p.decide(s, &mut Vec::new())
+}
+
+/// The issue's example, with `has()` guarding the key a call may not have.
+fn example() -> Policy {
+    Policy::compile(
+        Effect::Deny,
+        &[
+            spec(&["weather__*"], Effect::Allow, Some("principal.name == 'alice' || 'ops' in principal.claims.groups")),
+            spec(&["*"], Effect::Deny, Some("has(args.city) && args.city == 'Secret'")),
+            spec(&["memory__*"], Effect::Allow, None),
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_first_rule_that_matches_and_holds_decides() {
+    let p = example();
+    let alice = who("alice", json!({}));
+    let ops = who("bob", json!({"groups": ["ops"]}));
+    let dev = who("carol", json!({"groups": ["dev"]}));
+    assert_eq!(decide(&p, &call(&alice, "weather__get_forecast", None)), Verdict { effect: Effect::Allow, rule: Some(0) });
+    assert!(decide(&p, &call(&ops, "weather__get_forecast", None)).allowed());
+    // carol is not alice and not in ops: the weather rule does not hold; nothing else allows.
+    assert_eq!(decide(&p, &call(&dev, "weather__get_forecast", None)), Verdict { effect: Effect::Deny, rule: None });
+    let secret = json!({"city": "Secret"});
+    assert_eq!(decide(&p, &call(&dev, "memory__read", Some(&secret))), Verdict { effect: Effect::Deny, rule: Some(1) });
+    assert_eq!(decide(&p, &call(&dev, "memory__read", Some(&json!({"city": "Oslo"})))).rule, Some(2));
+}
+
+#[test]
+fn globs_name_servers_and_kinds_narrow() {
+    let rule = RuleSpec { servers: Some(vec!["mem*".into()]), kinds: Some(vec![Kind::Pages]), effect: Some(Effect::Deny), ..Default::default() };
+    let p = Policy::compile(Effect::Allow, &[rule]).unwrap();
+    let w = who("x", json!({}));
+    let page = Subject { kind: Kind::Pages, server: "memory", ..call(&w, "memory__read", None) };
+    assert!(!decide(&p, &page).allowed());
+    assert!(decide(&p, &Subject { kind: Kind::Tools, ..page }).allowed(), "the tool itself is not a page");
+    assert!(decide(&p, &Subject { server: "weather", ..page }).allowed(), "another server");
+}
+
+#[test]
+fn names_given_limit_the_kinds() {
+    // A rule naming tools is not about prompts or resources.
+    let p = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Deny, None)]).unwrap();
+    let w = who("x", json!({}));
+    let prompt = Subject { kind: Kind::Prompts, ..call(&w, "anything", None) };
+    assert!(decide(&p, &prompt).allowed());
+    assert!(!decide(&p, &Subject { kind: Kind::Refinements, ..prompt }).allowed(), "a tool's refinements are named by the tool");
+    let r = RuleSpec { tools: Some(vec!["*".into()]), kinds: Some(vec![Kind::Prompts]), effect: Some(Effect::Deny), ..Default::default() };
+    let e = Policy::compile(Effect::Allow, &[r]).unwrap_err();
+    assert_eq!((e.index, e.field.as_str()), (0, "kinds[0]"));
+    assert!(e.message.contains("\"prompts\" list"), "{e}");
+}
+
+#[test]
+fn conditions_that_fail_never_grant() {
+    let w = who("x", json!({}));
+    // No groups claim: the allow rule cannot be evaluated and does not apply.
+    let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("'ops' in principal.claims.groups"))]).unwrap();
+    let mut failures = Vec::new();
+    assert!(!p.decide(&call(&w, "t", None), &mut failures).allowed());
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].error.contains("groups"), "{failures:?}");
+    // The same failure in a deny rule denies.
+    let p = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Deny, Some("!('ops' in principal.claims.groups)"))]).unwrap();
+    assert!(!decide(&p, &call(&w, "t", None)).allowed());
+    // Not a boolean: a failure too.
+    let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("principal.name"))]).unwrap();
+    assert!(!decide(&p, &call(&w, "t", None)).allowed());
+}
+
+#[test]
+fn every_variable_is_there() {
+    let w = Who::new(Arc::from("key"), Arc::from("alice"), Arc::new(json!({"scope": "a b"})), true);
+    let when = "principal.name == 'alice' && principal.admin && principal.claims.scope.contains('b') && server == 'weather' \
+                && tool == 'weather__x' && name == tool && kind == 'tools' && transport == 'streamable-http' && args.n > 2";
+    let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some(when))]).unwrap();
+    let args = json!({"n": 3});
+    let mut failures = Vec::new();
+    assert!(p.decide(&call(&w, "weather__x", Some(&args)), &mut failures).allowed(), "{failures:?}");
+}
+
+#[test]
+fn a_rule_that_does_not_compile_is_named_with_its_position() {
+    let e = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Allow, None), spec(&["*"], Effect::Deny, Some("principal.name == "))])
+        .unwrap_err();
+    assert_eq!((e.index, e.field.as_str()), (1, "when"));
+    assert!(e.message.starts_with("line 1, column 19:"), "{e}");
+    let e = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Deny, Some("user.name == 'x'"))]).unwrap_err();
+    assert!(e.message.contains("\"user\" is not a variable") && e.message.contains("column 1"), "{e}");
+    let e = Policy::compile(Effect::Allow, &[spec(&["a", ""], Effect::Deny, None)]).unwrap_err();
+    assert_eq!(e.field, "tools[1]");
+    let e = Policy::compile(Effect::Allow, &[RuleSpec { tools: Some(vec!["*".into()]), ..Default::default() }]).unwrap_err();
+    assert_eq!(e.field, "effect");
+    let named = |n: &str| RuleSpec { name: Some(n.into()), ..spec(&["*"], Effect::Deny, None) };
+    let e = Policy::compile(Effect::Allow, &[named("a"), named("a")]).unwrap_err();
+    assert_eq!((e.index, e.field.as_str()), (1, "name"));
+}
+
+#[test]
+fn what_is_known_before_the_arguments() {
+    let p = example();
+    let alice = who("alice", json!({}));
+    let dev = who("carol", json!({"groups": []}));
+    let mut f = Vec::new();
+    // alice's weather calls are decided by rule 0 whatever the arguments.
+    assert_eq!(p.prefix(&call(&alice, "weather__x", None), &mut f), Prefix::Decided(Verdict { effect: Effect::Allow, rule: Some(0) }));
+    // carol's memory calls depend on rule 1, which reads them.
+    assert_eq!(p.prefix(&call(&dev, "memory__read", None), &mut f), Prefix::From(1));
+    // A list shows what some call could be allowed: rule 1 might not hold, rule 2 allows.
+    assert!(p.visible_from(0, &call(&dev, "memory__read", None), &mut f));
+    assert!(!p.visible_from(0, &call(&dev, "weather__x", None), &mut f));
+    let only_if = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("has(args.ok)"))]).unwrap();
+    assert!(only_if.visible_from(0, &call(&dev, "t", None), &mut f), "an allow that reads the arguments may hold");
+    assert!(f.is_empty(), "{f:?}");
+}

@@ -1,0 +1,106 @@
+//! What the audit trail records of a host's requests: a tool call, a page read, a `_ui_*` call
+//! (a refinement, a regeneration, an admin action), a denial; and the session opening and
+//! closing. A request's line is started when it is planned and written with its answer (see
+//! `delivery`); with `audit.required`, a request whose line cannot be kept is refused.
+
+use serde_json::Value;
+
+use super::access::Denied;
+use super::plan::{After, Plan};
+use super::{Era, HostSession};
+use crate::audit::{Entry, Event};
+use crate::mcp::jsonrpc::{self, code};
+
+impl HostSession {
+    /// An entry of this session's principal, session and transport.
+    fn entry(&self, event: Event) -> Entry {
+        let mut e = Entry::new(event, &self.who);
+        e.session = Some(self.log_id.clone());
+        e.transport = Some(if matches!(self.era, Era::Stateless(_)) { "stateless" } else { self.transport.label() });
+        e
+    }
+
+    /// The entry of a request in flight: its request id and trace.
+    fn request_entry(&self, event: Event, id: &Value) -> Entry {
+        let mut e = self.entry(event);
+        if let Some(f) = self.in_flight.get(&jsonrpc::id_key(id)) {
+            e.request_id = Some(f.request_id.clone());
+            e.trace_id = f.span.cx().trace_id();
+        }
+        e
+    }
+
+    /// Starts the line of a request the trail records; Err: the error to answer with
+    /// (`audit.required` and the trail cannot take it).
+    pub(super) fn audit_start(&mut self, msg: &Value, planned: &Plan) -> Result<(), Value> {
+        if !self.deps.audit.is_on() {
+            return Ok(());
+        }
+        let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+        let args = msg.pointer("/params/arguments");
+        let whole = self.deps.audit.whole_args();
+        let entry = match planned {
+            Plan::Forward { server, after: After::ToolResult { exposed } } => {
+                let mut e = self.request_entry(Event::ToolCall, &id).tool(exposed).args(args, whole);
+                e.server = Some(server.name.clone());
+                e
+            }
+            Plan::UiTool => {
+                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let target = args.and_then(|a| a.get("tool")).and_then(Value::as_str);
+                let (event, tool) = match name {
+                    "_ui_refine" => (Event::Refinement, target.unwrap_or(name)),
+                    "_ui_regenerate" => (Event::Regenerate, target.unwrap_or(name)),
+                    "_ui_refresh_tools" => (Event::AdminAction, name),
+                    _ => (Event::ToolCall, name),
+                };
+                let mut e = self.request_entry(event, &id).tool(tool).args(args, whole);
+                if tool != name {
+                    e = e.detail(name);
+                }
+                e
+            }
+            Plan::ReadPage(t) => {
+                let mut e = self.request_entry(Event::PageRead, &id).tool(&t.name);
+                e.server = Some(t.server.clone());
+                e
+            }
+            _ => return Ok(()),
+        };
+        match self.deps.audit.admit(entry) {
+            Ok(pending) => {
+                if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&id)) {
+                    f.audit = pending;
+                }
+                Ok(())
+            }
+            Err(unavailable) => {
+                self.metrics.refusals.with_label_values(&["audit_unavailable"]).inc();
+                Err(jsonrpc::error(id, code::LIMITED, unavailable.to_string()))
+            }
+        }
+    }
+
+    /// A request the rules refused: one line, written now.
+    pub(super) fn audit_denied(&self, msg: &Value, denied: &Denied) {
+        tracing::info!(component = "policy", event = "denied", session = %self.log_id, principal = %self.who.name, kind = denied.kind.as_str(), name = %denied.name, rule = %denied.rule, "a request was denied by the policy");
+        if !self.deps.audit.is_on() {
+            return;
+        }
+        let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+        let args = (denied.kind == crate::policy::Kind::Tools).then(|| msg.pointer("/params/arguments")).flatten();
+        let mut e = self.request_entry(Event::Denied, &id).tool(&denied.name).args(args, self.deps.audit.whole_args());
+        e.kind = Some(denied.kind.as_str());
+        e.server = denied.server.clone();
+        e.rule = Some(denied.rule.clone());
+        e.outcome = "denied";
+        self.deps.audit.record(e);
+    }
+
+    /// A session of the session era opened or closed.
+    pub(super) fn audit_session(&self, event: Event) {
+        if self.deps.audit.is_on() && matches!(self.era, Era::Session) {
+            self.deps.audit.record(self.entry(event));
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! The audit trail's writer: one thread that takes the lines sessions and the edge hand over
+//! (`mcp_gen_ui_actors::audit`) and writes them to the file (`file.rs`), standard output, and
+//! OTLP logs when traces are exported. It is the only writer, so lines never interleave; it
+//! flushes whenever the queue runs dry, so a quiet trail is on disk at once and a busy one is
+//! written in large writes. A sink that blocks (a full pipe) stalls only this thread: the
+//! queue fills and what does not fit is dropped and counted, requests are not slowed.
+
+mod file;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_gen_ui_actors::audit::{Audit, Entry, Feed};
+use prometheus::IntCounter;
+
+use crate::config::settings::policy::AuditSettings;
+use crate::telemetry::logs::AuditLogs;
+use file::AuditFile;
+
+/// A failing sink is logged at most this often.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+/// How often a sink that failed is tried again while nothing is written.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
+/// Settings waiting for the writer (a reload).
+struct Control {
+    next: Mutex<Option<AuditSettings>>,
+    changed: AtomicBool,
+}
+
+/// The running trail: the handle everyone records through, and its writer.
+pub struct Trail {
+    audit: Audit,
+    control: Arc<Control>,
+    otlp: Option<Arc<AuditLogs>>,
+}
+
+impl Trail {
+    /// Starts the writer (it idles while the trail is off, so a reload can turn it on).
+    pub fn start(settings: &AuditSettings, lines: &prometheus::IntCounterVec, otlp: Option<AuditLogs>) -> Trail {
+        let (audit, feed) = Audit::start(settings.queue, settings.required, settings.arguments, lines.with_label_values(&["dropped"]));
+        audit.configure(settings.on(), settings.required, settings.arguments);
+        let control = Arc::new(Control { next: Mutex::new(Some(settings.clone())), changed: AtomicBool::new(true) });
+        let otlp = otlp.map(Arc::new);
+        let writer = Writer {
+            feed,
+            control: control.clone(),
+            sinks: Sinks::default(),
+            written: lines.with_label_values(&["written"]),
+            otlp: otlp.clone(),
+            last_warn: None,
+        };
+        std::thread::Builder::new().name("audit".into()).spawn(move || writer.run()).expect("the audit thread starts");
+        if settings.on() {
+            tracing::info!(component = "audit", event = "trail", file = ?settings.file, stdout = settings.stdout, required = settings.required, arguments = settings.arguments, "audit trail on");
+        }
+        Trail { audit, control, otlp }
+    }
+
+    pub fn handle(&self) -> Audit {
+        self.audit.clone()
+    }
+
+    /// A reload: the writer opens the new sinks before the next line; the handle records (or
+    /// not, required or not) as the new settings say from now on.
+    pub fn reconfigure(&self, settings: &AuditSettings) {
+        *self.control.next.lock().unwrap_or_else(|e| e.into_inner()) = Some(settings.clone());
+        self.control.changed.store(true, Ordering::Release);
+        self.audit.configure(settings.on(), settings.required, settings.arguments);
+    }
+
+    /// At shutdown: waits (within `budget`) for the queued lines to be written.
+    pub fn finish(&self, budget: Duration) {
+        let deadline = Instant::now() + budget;
+        while self.audit.pending() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if let Some(o) = &self.otlp {
+            o.flush(deadline.saturating_duration_since(Instant::now()));
+        }
+    }
+}
+
+#[derive(Default)]
+struct Sinks {
+    file: Option<AuditFile>,
+    stdout: bool,
+}
+
+impl Sinks {
+    fn of(s: &AuditSettings) -> Sinks {
+        Sinks { file: s.file.clone().map(|p| AuditFile::new(p, s.max_file_bytes, s.keep_files)), stdout: s.stdout }
+    }
+
+    fn write(&mut self, line: &[u8]) -> Result<(), String> {
+        let mut failed = None;
+        if let Some(f) = &mut self.file {
+            if let Err(e) = f.write(line) {
+                failed = Some(e.to_string());
+            }
+        }
+        if self.stdout {
+            if let Err(e) = std::io::stdout().lock().write_all(line) {
+                failed = Some(format!("cannot write to standard output: {e}"));
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        let file = self.file.as_mut().map_or(Ok(()), |f| f.flush().map_err(|e| e.to_string()));
+        if self.stdout {
+            let _ = std::io::stdout().lock().flush();
+        }
+        file
+    }
+
+    fn probe(&mut self) -> Result<(), String> {
+        self.file.as_mut().map_or(Ok(()), |f| f.probe().map_err(|e| e.to_string()))
+    }
+}
+
+struct Writer {
+    feed: Feed,
+    control: Arc<Control>,
+    sinks: Sinks,
+    written: IntCounter,
+    otlp: Option<Arc<AuditLogs>>,
+    last_warn: Option<Instant>,
+}
+
+impl Writer {
+    fn run(mut self) {
+        let mut healthy = true;
+        loop {
+            self.take_settings();
+            match self.feed.rx.recv_timeout(PROBE_EVERY) {
+                Ok(entry) => {
+                    let mut batch = vec![entry];
+                    // What else waits goes in the same write and flush.
+                    batch.extend(self.feed.rx.try_iter().take(4095));
+                    healthy = self.write(batch);
+                }
+                Err(RecvTimeoutError::Timeout) if !healthy => {
+                    healthy = self.sinks.probe().is_ok();
+                    self.feed.set_healthy(healthy);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn take_settings(&mut self) {
+        if self.control.changed.swap(false, Ordering::AcqRel) {
+            if let Some(s) = self.control.next.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = self.sinks.flush();
+                self.sinks = Sinks::of(&s);
+            }
+        }
+    }
+
+    /// Writes a batch; whether every line of it landed.
+    fn write(&mut self, batch: Vec<Entry>) -> bool {
+        let mut failure = None;
+        let mut written = 0;
+        let mut dropped = 0;
+        for entry in &batch {
+            self.feed.taken();
+            let line = entry.to_line();
+            match self.sinks.write(line.as_bytes()) {
+                Ok(()) => written += 1,
+                Err(e) => {
+                    dropped += 1;
+                    failure = Some(e);
+                }
+            }
+            if let Some(o) = &self.otlp {
+                o.push(entry, &line);
+            }
+        }
+        if let Err(e) = self.sinks.flush() {
+            // Buffered lines that did not reach the file are lost with the buffer.
+            dropped += written;
+            written = 0;
+            failure = Some(e);
+        }
+        self.written.inc_by(written);
+        self.feed.dropped(dropped);
+        let ok = failure.is_none();
+        self.feed.set_healthy(ok);
+        if let Some(e) = failure {
+            if self.last_warn.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+                self.last_warn = Some(Instant::now());
+                tracing::error!(component = "audit", event = "write_failed", dropped, error = %e, "audit lines could not be written: {e} (counted in mcp_gen_ui_audit_lines_total{{outcome=\"dropped\"}}; logged once a minute)");
+            }
+        }
+        ok
+    }
+}

@@ -1,0 +1,156 @@
+//! `policy` and `audit`: the rules compiled (a rule that does not compile is named with its
+//! field and the position in its condition) and the audit trail's settings checked. Read at
+//! start and again on a reload ([`reread`]), where an error keeps what runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcp_gen_ui_actors::policy::{Effect, Kind, Policy, RuleSpec};
+
+use crate::config::file::{self as config, AuditConfig, Config, ConfigError, EffectConfig, HostTransport, KindConfig, PolicyConfig};
+
+/// The audit trail's settings (off: neither a file nor stdout).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditSettings {
+    pub file: Option<PathBuf>,
+    pub stdout: bool,
+    pub arguments: bool,
+    pub required: bool,
+    pub max_file_bytes: u64,
+    pub keep_files: u32,
+    pub queue: usize,
+}
+
+impl AuditSettings {
+    pub fn on(&self) -> bool {
+        self.file.is_some() || self.stdout
+    }
+}
+
+fn effect(e: EffectConfig) -> Effect {
+    match e {
+        EffectConfig::Allow => Effect::Allow,
+        EffectConfig::Deny => Effect::Deny,
+    }
+}
+
+fn kind(k: KindConfig) -> Kind {
+    match k {
+        KindConfig::Tools => Kind::Tools,
+        KindConfig::Pages => Kind::Pages,
+        KindConfig::Refinements => Kind::Refinements,
+        KindConfig::Resources => Kind::Resources,
+        KindConfig::Prompts => Kind::Prompts,
+    }
+}
+
+/// The rules compiled; None: no rules and the default allows (nothing to decide).
+pub fn policy(cfg: &PolicyConfig) -> Result<Option<Arc<Policy>>, ConfigError> {
+    const MAX_RULES: usize = 10_000;
+    if cfg.rules.is_empty() && cfg.default == EffectConfig::Allow {
+        return Ok(None);
+    }
+    if cfg.rules.len() > MAX_RULES {
+        return Err(ConfigError::new("policy.rules", format!("has {} rules; at most {MAX_RULES} are accepted", cfg.rules.len())));
+    }
+    let specs: Vec<RuleSpec> = cfg
+        .rules
+        .iter()
+        .map(|r| RuleSpec {
+            name: r.name.clone(),
+            tools: r.tools.clone(),
+            prompts: r.prompts.clone(),
+            resources: r.resources.clone(),
+            servers: r.servers.clone(),
+            kinds: r.kinds.as_ref().map(|k| k.iter().copied().map(kind).collect()),
+            effect: r.effect.map(effect),
+            when: r.when.clone(),
+        })
+        .collect();
+    Policy::compile(effect(cfg.default), &specs)
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| ConfigError::new(format!("policy.rules[{}].{}", e.index, e.field), format!("{} (rule {:?})", e.message, e.name)))
+}
+
+pub fn audit(cfg: &AuditConfig, transport: HostTransport) -> Result<AuditSettings, ConfigError> {
+    if cfg.stdout && transport == HostTransport::Stdio {
+        return Err(ConfigError::new(
+            "audit.stdout",
+            "standard output is the MCP protocol with server.transport stdio: give audit.file instead",
+        ));
+    }
+    if let Some(f) = &cfg.file {
+        if f.as_os_str().is_empty() || f.is_dir() {
+            return Err(ConfigError::new("audit.file", format!("{} is not a file path: give the file the lines go to", f.display())));
+        }
+        let parent = f.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(ConfigError::new("audit.file", format!("the folder {} does not exist: create it first", parent.display())));
+        }
+    }
+    if cfg.max_file_bytes < 4096 {
+        return Err(ConfigError::new("audit.maxFileBytes", "must be at least 4096"));
+    }
+    if cfg.keep_files > 1000 {
+        return Err(ConfigError::new("audit.keepFiles", "must be at most 1000"));
+    }
+    if !(1..=1_000_000).contains(&cfg.queue) {
+        return Err(ConfigError::new("audit.queue", "must be 1 to 1000000"));
+    }
+    Ok(AuditSettings {
+        file: cfg.file.clone(),
+        stdout: cfg.stdout,
+        arguments: cfg.arguments,
+        required: cfg.required,
+        max_file_bytes: cfg.max_file_bytes,
+        keep_files: cfg.keep_files,
+        queue: cfg.queue,
+    })
+}
+
+/// Both sections of a config, checked.
+pub fn resolve(cfg: &Config) -> Result<(Option<Arc<Policy>>, AuditSettings), ConfigError> {
+    Ok((policy(&cfg.policy)?, audit(&cfg.audit, cfg.server.transport)?))
+}
+
+/// The config file read again for a reload: its `policy` and `audit` only (the rest takes a
+/// restart).
+pub fn reread(file: &Path) -> Result<(Option<Arc<Policy>>, AuditSettings), ConfigError> {
+    resolve(&config::load(file)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_that_does_not_compile_is_named_with_its_position() {
+        let c = config::parse(
+            r#"{"policy": {"rules": [{"tools": ["*"], "effect": "allow"}, {"name": "x", "tools": ["*"], "effect": "deny", "when": "args.city == "}]}}"#,
+        )
+        .unwrap();
+        let e = resolve(&c).unwrap_err();
+        assert_eq!(e.field, "policy.rules[1].when");
+        assert!(e.message.starts_with("line 1, column 14:") && e.message.contains("rule \"x\""), "{e}");
+    }
+
+    #[test]
+    fn no_rules_and_allow_is_nothing_to_decide() {
+        assert!(resolve(&Config::default()).unwrap().0.is_none());
+        let c = config::parse(r#"{"policy": {"default": "deny"}}"#).unwrap();
+        assert!(resolve(&c).unwrap().0.is_some(), "deny everything is a policy");
+    }
+
+    #[test]
+    fn audit_settings_are_checked() {
+        let c = config::parse(r#"{"server": {"transport": "stdio"}, "audit": {"stdout": true}}"#).unwrap();
+        assert_eq!(resolve(&c).unwrap_err().field, "audit.stdout");
+        let c = config::parse(r#"{"audit": {"file": "/nonexistent-folder/audit.jsonl"}}"#).unwrap();
+        assert_eq!(resolve(&c).unwrap_err().field, "audit.file");
+        let c = config::parse(r#"{"audit": {"file": "/tmp"}}"#).unwrap();
+        assert_eq!(resolve(&c).unwrap_err().field, "audit.file");
+        let c = config::parse(r#"{"audit": {"stdout": true, "maxFileBytes": 10}}"#).unwrap();
+        assert_eq!(resolve(&c).unwrap_err().field, "audit.maxFileBytes");
+        assert!(!resolve(&Config::default()).unwrap().1.on());
+    }
+}
