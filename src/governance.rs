@@ -24,7 +24,14 @@ impl Governance {
     pub fn start(settings: &Settings, metrics: &Arc<Metrics>, traces: Option<&Tracing>) -> Arc<Governance> {
         let policies = Arc::new(Policies::new(settings.policy.clone(), metrics.clone()));
         if let Some(p) = &settings.policy {
-            tracing::info!(component = "policy", event = "policy", rules = p.rules().len(), default = p.default_effect().as_str(), "policy: {}", describe(p));
+            tracing::info!(
+                component = "policy",
+                event = "policy",
+                rules = p.rules().len(),
+                default = p.default_effect().as_str(),
+                "policy: {}",
+                describe(p)
+            );
         }
         let otlp = match (traces, &settings.tracing) {
             (Some(t), Some(s)) if settings.audit.on() => t.audit_logs(s, &metrics.audit_lines),
@@ -42,8 +49,17 @@ impl Governance {
         let said = policy.as_deref().map_or_else(|| "no rules (everything allowed)".to_string(), describe);
         self.policies.replace(policy);
         self.trail.reconfigure(audit);
-        tracing::info!(component = "policy", event = "policy_reloaded", reason = why, audit = audit.on(), "{why}: policy and audit read again: {said}; the rest of the config file takes a restart");
-        self.audit().record(Entry::system(Event::ConfigReload, format!("policy and audit ({why}): {said}; audit {}", if audit.on() { "on" } else { "off" })));
+        tracing::info!(
+            component = "policy",
+            event = "policy_reloaded",
+            reason = why,
+            audit = audit.on(),
+            "{why}: policy and audit read again: {said}; the rest of the config file takes a restart"
+        );
+        self.audit().record(Entry::system(
+            Event::ConfigReload,
+            format!("policy and audit ({why}): {said}; audit {}", if audit.on() { "on" } else { "off" }),
+        ));
     }
 }
 
@@ -51,11 +67,15 @@ fn describe(p: &Policy) -> String {
     format!("{} rules, default {}", p.rules().len(), p.default_effect().as_str())
 }
 
-/// Reads the config file's `policy` and `audit` again on SIGHUP and when it changes.
-pub fn watch(file: PathBuf, gov: Arc<Governance>) -> std::io::Result<()> {
+/// Reads the config file's `policy` and `audit` again on SIGHUP and when it changes;
+/// `changed` tells connected hosts their lists may have changed.
+pub fn watch(file: PathBuf, gov: Arc<Governance>, changed: impl Fn() + 'static) -> std::io::Result<()> {
     let path = file.clone();
     crate::reload::watch(file, move |why| match policy::reread(&path) {
-        Ok((policy, audit)) => gov.apply(policy, &audit, why),
+        Ok((policy, audit)) => {
+            gov.apply(policy, &audit, why);
+            changed();
+        }
         Err(e) => {
             tracing::error!(component = "policy", event = "policy_reload_failed", reason = why, field = %e.field, error = %e, "{why}: the config file's policy and audit were not reloaded (the running ones stay): {e}");
             let mut line = Entry::system(Event::ConfigReload, format!("policy and audit ({why}) not reloaded: {e}"));

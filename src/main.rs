@@ -128,7 +128,9 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults, gov.audit())?;
     }
     if let Some(file) = settings.config_file.clone() {
-        governance::watch(file, gov.clone())?;
+        // What each principal may see can change with the rules: hosts list again.
+        let fleet = deps.fleet.clone();
+        governance::watch(file, gov.clone(), move || fleet.broadcast(mcp_gen_ui_actors::messages::HostEvent::ToolsChanged))?;
     }
     let (queue, abandon) = (deps.queue.pending.clone(), deps.queue.abandon.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);

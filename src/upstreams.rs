@@ -180,12 +180,23 @@ pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults, audi
                     for w in warnings {
                         tracing::warn!(component = "config", event = "warning", "{w}");
                     }
-                    tracing::info!(component = "servers", event = "servers_reloaded", reason = why, servers = list.len(), "reloading the servers file");
+                    tracing::info!(
+                        component = "servers",
+                        event = "servers_reloaded",
+                        reason = why,
+                        servers = list.len(),
+                        "reloading the servers file"
+                    );
                     audit.record(Entry::system(Event::ConfigReload, format!("servers file ({why}): {} servers", list.len())));
                     set.lock().await.apply(list).await;
                 }
                 Ok(_) => {
-                    tracing::error!(component = "servers", event = "servers_reload_failed", reason = why, "the servers file lists no server that is not disabled: the running servers stay");
+                    tracing::error!(
+                        component = "servers",
+                        event = "servers_reload_failed",
+                        reason = why,
+                        "the servers file lists no server that is not disabled: the running servers stay"
+                    );
                     audit.record(failed_reload(why, "it lists no server that is not disabled"));
                 }
                 Err(e) => {

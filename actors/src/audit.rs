@@ -195,13 +195,34 @@ impl Feed {
             let required = self.inner.required.load(Ordering::Relaxed);
             match ok {
                 true => tracing::info!(component = "audit", event = "recovered", "the audit trail is being written again"),
-                false => tracing::error!(component = "audit", event = "unwritable", required, "the audit trail cannot be written{}", if required { "; calls are refused until it can (audit.required)" } else { "; lines are dropped and counted in mcp_gen_ui_audit_lines_total{outcome=\"dropped\"}" }),
+                false => tracing::error!(
+                    component = "audit",
+                    event = "unwritable",
+                    required,
+                    "the audit trail cannot be written{}",
+                    if required {
+                        "; calls are refused until it can (audit.required)"
+                    } else {
+                        "; lines are dropped and counted in mcp_gen_ui_audit_lines_total{outcome=\"dropped\"}"
+                    }
+                ),
             }
         }
     }
 
     pub fn dropped(&self, n: u64) {
         self.inner.dropped.inc_by(n);
+    }
+
+    /// `audit.required`: lines that failed are kept and tried again (calls are refused
+    /// meanwhile), not dropped.
+    pub fn required(&self) -> bool {
+        self.inner.required.load(Ordering::Acquire)
+    }
+
+    /// The most lines that may wait (kept lines count against it).
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity
     }
 }
 
@@ -332,9 +353,8 @@ impl Pending {
         let Some(mut entry) = self.entry.take() else { return };
         entry.outcome = if entry.event == Event::Denied { "denied" } else { outcome };
         entry.duration_ms = Some(self.started.elapsed().as_millis() as u64);
-        if self.reserved {
-            Audit::send(&self.inner, entry);
-        } else if Audit::reserve(&self.inner) {
+        // A reserved place is there; an unreserved line takes one if there is room.
+        if self.reserved || Audit::reserve(&self.inner) {
             Audit::send(&self.inner, entry);
         } else {
             self.inner.dropped.inc();

@@ -52,6 +52,7 @@ impl Trail {
             written: lines.with_label_values(&["written"]),
             otlp: otlp.clone(),
             last_warn: None,
+            kept: Default::default(),
         };
         std::thread::Builder::new().name("audit".into()).spawn(move || writer.run()).expect("the audit thread starts");
         if settings.on() {
@@ -130,6 +131,9 @@ struct Writer {
     written: IntCounter,
     otlp: Option<Arc<AuditLogs>>,
     last_warn: Option<Instant>,
+    /// `audit.required`: lines not written yet, tried again (in order, before any newer line)
+    /// until the sink takes them.
+    kept: std::collections::VecDeque<String>,
 }
 
 impl Writer {
@@ -145,7 +149,10 @@ impl Writer {
                     healthy = self.write(batch);
                 }
                 Err(RecvTimeoutError::Timeout) if !healthy => {
-                    healthy = self.sinks.probe().is_ok();
+                    healthy = match self.kept.is_empty() {
+                        true => self.sinks.probe().is_ok(),
+                        false => self.write(Vec::new()),
+                    };
                     self.feed.set_healthy(healthy);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -163,33 +170,46 @@ impl Writer {
         }
     }
 
-    /// Writes a batch; whether every line of it landed.
+    /// Writes a batch (after the lines kept from a failure); whether every line landed.
     fn write(&mut self, batch: Vec<Entry>) -> bool {
-        let mut failure = None;
-        let mut written = 0;
-        let mut dropped = 0;
+        let mut lines: Vec<String> = self.kept.drain(..).collect();
         for entry in &batch {
             self.feed.taken();
             let line = entry.to_line();
-            match self.sinks.write(line.as_bytes()) {
-                Ok(()) => written += 1,
-                Err(e) => {
-                    dropped += 1;
-                    failure = Some(e);
-                }
-            }
             if let Some(o) = &self.otlp {
                 o.push(entry, &line);
             }
+            lines.push(line);
         }
-        if let Err(e) = self.sinks.flush() {
-            // Buffered lines that did not reach the file are lost with the buffer.
-            dropped += written;
-            written = 0;
-            failure = Some(e);
+        let mut failure = None;
+        let mut buffered = Vec::new();
+        let mut failed = Vec::new();
+        for line in lines {
+            // Once a line fails the rest wait behind it, so the file keeps their order.
+            if failure.is_some() {
+                failed.push(line);
+                continue;
+            }
+            match self.sinks.write(line.as_bytes()) {
+                Ok(()) => buffered.push(line),
+                Err(e) => {
+                    failure = Some(e);
+                    failed.push(line);
+                }
+            }
         }
-        self.written.inc_by(written);
-        self.feed.dropped(dropped);
+        let written = match self.sinks.flush() {
+            Ok(()) => buffered.len(),
+            Err(e) => {
+                // What was buffered did not reach the sink: it failed with the rest.
+                failure = Some(e);
+                failed.splice(0..0, buffered);
+                0
+            }
+        };
+        let dropped = self.keep_or_drop(failed);
+        self.written.inc_by(written as u64);
+        self.feed.dropped(dropped as u64);
         let ok = failure.is_none();
         self.feed.set_healthy(ok);
         if let Some(e) = failure {
@@ -199,5 +219,17 @@ impl Writer {
             }
         }
         ok
+    }
+
+    /// Lines that failed: kept for another try with `audit.required` (up to the queue's size),
+    /// else dropped. How many were dropped.
+    fn keep_or_drop(&mut self, failed: Vec<String>) -> usize {
+        if !self.feed.required() {
+            return failed.len();
+        }
+        let room = self.feed.capacity().saturating_sub(self.kept.len());
+        let dropped = failed.len().saturating_sub(room);
+        self.kept.extend(failed.into_iter().take(room));
+        dropped
     }
 }

@@ -150,14 +150,7 @@ impl Stateless {
                 return None;
             }
         };
-        match stateless_session_for(
-            &self.deps,
-            &self.tables,
-            Transport::Stdio,
-            &msg,
-            meta,
-            &mcp_gen_ui_actors::who::Who::anonymous(),
-        ) {
+        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta, &mcp_gen_ui_actors::who::Who::anonymous()) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {
                     self.calls.retain(|_, s| s.connected());

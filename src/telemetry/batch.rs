@@ -153,7 +153,13 @@ impl SpanProcessor for BoundedBatch {
 
 fn export_loop<T>(rx: Receiver<Item<T>>, exporter: Otlp, encode: Encode<T>, bounds: Bounds, drops: Drops) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        tracing::error!(component = "tracing", event = "export_unavailable", what = drops.what, "the export runtime did not start; {} are dropped", drops.what);
+        tracing::error!(
+            component = "tracing",
+            event = "export_unavailable",
+            what = drops.what,
+            "the export runtime did not start; {} are dropped",
+            drops.what
+        );
         for item in rx {
             if let Item::One(_) = item {
                 drops.failed.inc();

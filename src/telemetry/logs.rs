@@ -8,8 +8,8 @@ use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, Instrumentatio
 use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
 use opentelemetry_proto::tonic::resource::v1::Resource as ProtoResource;
 use opentelemetry_sdk::Resource;
-use prost::Message as _;
 use prometheus::IntCounterVec;
+use prost::Message as _;
 
 use super::batch::{Bounds, Drops, Queue};
 use super::otlp::Otlp;
@@ -55,7 +55,8 @@ fn text(k: &str, v: &str) -> KeyValue {
 pub fn record(entry: &Entry, line: &str) -> LogRecord {
     let nanos = entry.time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let event = serde_json::to_value(entry.event).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let mut attributes = vec![text("mcp_gen_ui.audit.event", &event), text("enduser.id", &entry.principal), text("mcp_gen_ui.audit.outcome", entry.outcome)];
+    let mut attributes =
+        vec![text("mcp_gen_ui.audit.event", &event), text("enduser.id", &entry.principal), text("mcp_gen_ui.audit.outcome", entry.outcome)];
     if let Some(t) = &entry.tool {
         attributes.push(text("gen_ai.tool.name", t));
     }

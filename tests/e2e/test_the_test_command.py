@@ -3,7 +3,6 @@ real (tests/run.sh) on a PATH where every package it would install is already th
 `docker` answers that no engine runs: with CI=true it stops, non-zero, naming the engine;
 skipping those tests takes asking for it by name."""
 
-import os
 import subprocess
 from pathlib import Path
 

@@ -3,7 +3,7 @@
 //! can be decided before a call's arguments are known is cached; a call pays a hash and a
 //! lookup, and evaluates only the rules from the first that reads its arguments on.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -114,9 +114,7 @@ fn key(s: &Subject) -> u128 {
     static HASHERS: LazyLock<(std::collections::hash_map::RandomState, std::collections::hash_map::RandomState)> =
         LazyLock::new(|| (Default::default(), Default::default()));
     let half = |b: &std::collections::hash_map::RandomState| {
-        let mut h = b.build_hasher();
-        (&*s.who.key, &*s.who.name, s.who.claims_digest, s.who.admin, s.kind, s.name, s.server, s.transport).hash(&mut h);
-        h.finish()
+        b.hash_one((&*s.who.key, &*s.who.name, s.who.claims_digest, s.who.admin, s.kind, s.name, s.server, s.transport))
     };
     (u128::from(half(&HASHERS.0)) << 64) | u128::from(half(&HASHERS.1))
 }
@@ -182,7 +180,13 @@ mod tests {
     use crate::who::Who;
 
     fn policies(when: &str) -> (Policies, Arc<Metrics>) {
-        let spec = RuleSpec { name: Some("ops only".into()), tools: Some(vec!["*".into()]), effect: Some(Effect::Allow), when: Some(when.into()), ..Default::default() };
+        let spec = RuleSpec {
+            name: Some("ops only".into()),
+            tools: Some(vec!["*".into()]),
+            effect: Some(Effect::Allow),
+            when: Some(when.into()),
+            ..Default::default()
+        };
         let metrics = Arc::new(Metrics::new());
         (Policies::new(Some(Arc::new(Policy::compile(Effect::Deny, &[spec]).unwrap())), metrics.clone()), metrics)
     }

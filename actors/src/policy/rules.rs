@@ -145,7 +145,11 @@ impl Condition {
     pub fn compile(text: &str) -> Result<Condition, ConditionError> {
         const MAX: usize = 4096;
         if text.len() > MAX {
-            return Err(ConditionError { line: 1, column: 1, message: format!("is {} bytes long; a condition may have at most {MAX}", text.len()) });
+            return Err(ConditionError {
+                line: 1,
+                column: 1,
+                message: format!("is {} bytes long; a condition may have at most {MAX}", text.len()),
+            });
         }
         let program = cel::Program::compile(text).map_err(|e| match e.errors.first() {
             Some(first) => ConditionError { line: first.pos.0, column: first.pos.1, message: first.msg.clone() },
@@ -239,7 +243,9 @@ impl Rule {
             Names::Resources => resources.is_some(),
         };
         let kinds = match &spec.kinds {
-            Some(list) if list.is_empty() => return Err(err("kinds".into(), "is empty: it would match nothing; remove it to match every kind".into())),
+            Some(list) if list.is_empty() => {
+                return Err(err("kinds".into(), "is empty: it would match nothing; remove it to match every kind".into()))
+            }
             Some(list) => {
                 if let Some((i, k)) = list.iter().enumerate().find(|(_, k)| named && !has(k.names())) {
                     let list = match k.names() {

@@ -58,7 +58,9 @@ impl HostSession {
                 if let Some(t) = listed.get(next) {
                     if !filtered || access.sees_tool(t) {
                         tools.push(match dialect {
-                            Some(d) if act.deps.gets_page(t) && (!filtered || access.sees_page(t)) => ui_meta::decorate_tool(&t.def, &t.page, d),
+                            Some(d) if act.deps.gets_page(t) && (!filtered || access.sees_page(t)) => {
+                                ui_meta::decorate_tool(&t.def, &t.page, d)
+                            }
                             _ => (*t.def).clone(),
                         });
                     }

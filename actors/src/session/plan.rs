@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
-use crate::servers::catalog::{Catalog, ExposedTool, Route};
 use crate::policy::Kind;
+use crate::servers::catalog::{Catalog, ExposedTool, Route};
 use crate::servers::fleet::{Fleet, Server};
 use crate::session::access::{Access, Denied};
 use crate::session::deps::NoPage;

@@ -47,7 +47,7 @@ impl HostSession {
             }
             Plan::UiTool => {
                 let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
-                let target = args.and_then(|a| a.get("tool")).and_then(Value::as_str);
+                let target = args.and_then(|a| a.get("toolName")).and_then(Value::as_str);
                 let (event, tool) = match name {
                     "_ui_refine" => (Event::Refinement, target.unwrap_or(name)),
                     "_ui_regenerate" => (Event::Regenerate, target.unwrap_or(name)),

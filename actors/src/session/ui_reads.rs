@@ -11,17 +11,17 @@ use std::sync::Arc;
 
 use super::access::Access;
 use super::deps::SessionDeps;
-use crate::audit::{Entry, Event};
-use crate::policy::Kind;
-use crate::who::Who;
 use super::HostSession;
+use crate::audit::{Entry, Event};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::messages::{History, ReadUi, ReadWait, Subscribe};
+use crate::policy::Kind;
 use crate::servers::catalog::ExposedTool;
 use crate::servers::fleet::Server;
 use crate::store::ready_pages::Hit;
 use crate::store::refinements::personal_key;
+use crate::who::Who;
 
 /// Who reads a page at the edge, for the rules and the audit trail.
 pub struct EdgeReader<'a> {
@@ -44,8 +44,9 @@ pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<H
     }
     let (tool, server, hit) = shared_ready_page(deps, uri)?;
     if deps.policies.is_on() {
+        // Not visible: the session decides (and counts) the refusal; visible: decided here.
         let access = Access { policies: deps.policies.clone(), who: reader.who.clone(), transport: reader.transport };
-        if !access.check(Kind::Pages, &tool, &server, None).allowed {
+        if !access.visible(Kind::Pages, &tool, &server) || !access.check(Kind::Pages, &tool, &server, None).allowed {
             return None;
         }
     }

@@ -92,6 +92,14 @@ pub struct AuditConfig {
 
 impl Default for AuditConfig {
     fn default() -> Self {
-        AuditConfig { file: None, stdout: false, arguments: false, required: false, max_file_bytes: 100 * 1024 * 1024, keep_files: 5, queue: 10_000 }
+        AuditConfig {
+            file: None,
+            stdout: false,
+            arguments: false,
+            required: false,
+            max_file_bytes: 100 * 1024 * 1024,
+            keep_files: 5,
+            queue: 10_000,
+        }
     }
 }

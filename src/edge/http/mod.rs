@@ -30,8 +30,8 @@ use mcp_gen_ui_actors::messages::SessionRef;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::session::deps::SessionDeps;
 use mcp_gen_ui_actors::session::table::{log_name, Lookup, SessionTable};
-use mcp_gen_ui_actors::who::Who;
 use mcp_gen_ui_actors::session::{HostSession, Transport};
+use mcp_gen_ui_actors::who::Who;
 use serde_json::Value;
 use tokio::sync::mpsc;
 

@@ -46,8 +46,12 @@ impl Principal {
             Principal::Anonymous => return (*Who::anonymous()).clone(),
             // A labelled token is its label; another its digest (`#0707...`), never where it
             // was configured.
-            Principal::Token(_, key) => (key.strip_prefix("token ").unwrap_or(key).to_string(), Arc::new(Value::Object(Default::default()))),
-            Principal::Jwt(subject, _, claims) => (subject.split_once('=').map_or(subject.as_str(), |(_, v)| v).to_string(), claims.clone()),
+            Principal::Token(_, key) => {
+                (key.strip_prefix("token ").unwrap_or(key).to_string(), Arc::new(Value::Object(Default::default())))
+            }
+            Principal::Jwt(subject, _, claims) => {
+                (subject.split_once('=').map_or(subject.as_str(), |(_, v)| v).to_string(), claims.clone())
+            }
         };
         Who::new(Arc::from(self.key()), Arc::from(name), claims, admin)
     }

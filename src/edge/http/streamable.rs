@@ -232,17 +232,11 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
-    let session = match stateless_session_for(
-        &edge.session,
-        &edge.stateless,
-        Transport::StreamableHttp,
-        &msg,
-        meta,
-        &super::auth::caller_who(req),
-    ) {
-        Ok(s) => s,
-        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
-    };
+    let session =
+        match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &super::auth::caller_who(req)) {
+            Ok(s) => s,
+            Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+        };
     let (tx, mut rx) = sink_channel();
     session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req), trace: super::traces::cx(req) });
     if !wants_stream {

@@ -55,7 +55,8 @@ fn the_first_rule_that_matches_and_holds_decides() {
 
 #[test]
 fn globs_name_servers_and_kinds_narrow() {
-    let rule = RuleSpec { servers: Some(vec!["mem*".into()]), kinds: Some(vec![Kind::Pages]), effect: Some(Effect::Deny), ..Default::default() };
+    let rule =
+        RuleSpec { servers: Some(vec!["mem*".into()]), kinds: Some(vec![Kind::Pages]), effect: Some(Effect::Deny), ..Default::default() };
     let p = Policy::compile(Effect::Allow, &[rule]).unwrap();
     let w = who("x", json!({}));
     let page = Subject { kind: Kind::Pages, server: "memory", ..call(&w, "memory__read", None) };

@@ -7,14 +7,14 @@ use actix::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::policy::Kind;
-use crate::session::access::Access;
 use crate::messages::{RefreshTools, Shutdown, Subscribe as SubscribeMsg, ToolsDiff, Unregister, UpstreamPort};
 use crate::metrics::Metrics;
+use crate::policy::Kind;
 use crate::proxy::hosts::Hosts;
 use crate::proxy::router::Router;
 use crate::servers::catalog::{Curation, Naming};
 use crate::servers::registry::Registry;
+use crate::session::access::Access;
 use crate::upstream::UpstreamError;
 
 /// An upstream port nobody listens on: the plan never sends anything.
@@ -94,7 +94,11 @@ fn prefixed() -> Arc<Fleet> {
 }
 
 fn open() -> Access {
-    Access { policies: Arc::new(crate::policy::Policies::off(Arc::new(Metrics::new()))), who: crate::who::Who::anonymous(), transport: "stdio" }
+    Access {
+        policies: Arc::new(crate::policy::Policies::off(Arc::new(Metrics::new()))),
+        who: crate::who::Who::anonymous(),
+        transport: "stdio",
+    }
 }
 
 fn run(fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
@@ -249,11 +253,26 @@ async fn the_rules_are_asked_with_the_names_hosts_see() {
     let deny = |spec: RuleSpec| RuleSpec { effect: Some(Effect::Deny), ..spec };
     let globs = |g: &[&str]| Some(g.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     let rules = [
-        RuleSpec { name: Some("no memory calls".into()), tools: globs(&["memory__*"]), kinds: Some(vec![Kind::Tools]), ..deny(Default::default()) },
-        RuleSpec { name: Some("no weather pages".into()), tools: globs(&["weather__*"]), kinds: Some(vec![Kind::Pages]), ..deny(Default::default()) },
+        RuleSpec {
+            name: Some("no memory calls".into()),
+            tools: globs(&["memory__*"]),
+            kinds: Some(vec![Kind::Tools]),
+            ..deny(Default::default())
+        },
+        RuleSpec {
+            name: Some("no weather pages".into()),
+            tools: globs(&["weather__*"]),
+            kinds: Some(vec![Kind::Pages]),
+            ..deny(Default::default())
+        },
         RuleSpec { name: Some("no graph".into()), resources: globs(&["memory://memory+*"]), ..deny(Default::default()) },
         RuleSpec { name: Some("no _ui_list".into()), tools: globs(&["_ui_list"]), ..deny(Default::default()) },
-        RuleSpec { name: Some("no secret city".into()), tools: globs(&["*"]), when: Some("has(args.city) && args.city == 'Secret'".into()), ..deny(Default::default()) },
+        RuleSpec {
+            name: Some("no secret city".into()),
+            tools: globs(&["*"]),
+            when: Some("has(args.city) && args.city == 'Secret'".into()),
+            ..deny(Default::default())
+        },
     ];
     let metrics = Arc::new(Metrics::new());
     let access = Access {

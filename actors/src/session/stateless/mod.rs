@@ -265,9 +265,7 @@ pub fn session_for(
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
     let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
-    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
-        .owned_by(who.clone())
-        .start_session();
+    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).owned_by(who.clone()).start_session();
     tables.live.insert(session_id, session.clone(), principal.clone());
     Ok(session)
 }

@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::mcp::jsonrpc;
-use crate::policy::Kind;
-use crate::session::access::Denied;
 use crate::messages::HostEvent;
+use crate::policy::Kind;
 use crate::rate_window;
+use crate::session::access::Denied;
 use crate::session::ui_tools::{self, commands};
 use crate::session::HostSession;
 

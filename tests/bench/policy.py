@@ -1,0 +1,93 @@
+"""Benchmark (prints figures, asserts nothing): issue 31's cost of rules and of the audit trail,
+in one run on loopback (wrk, tools/call echo into one Streamable HTTP session, server-everything
+over stdio behind the proxy), rounds interleaved so drift hits every mode alike, medians
+compared with the no-rules baseline of the same run:
+
+- no rules (the baseline);
+- 50 rules whose conditions read only the principal (decided once per principal and tool,
+  then a cache lookup per call);
+- the same 50 with a first rule whose condition reads the arguments (evaluated on every call);
+- no rules, the audit trail on (a line per call to a file).
+
+    tests/.venv/bin/python tests/bench/policy.py [--seconds 5] [--connections 8] [--rounds 3] [--no-build]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+from benchlib import EVERYTHING_STDIO, UI_CAPS, Wrk, conftest, http_session, summary, use_release
+
+
+def fifty_rules(reads_args: bool) -> dict:
+    rules = [{"name": f"team {i}", "tools": [f"team{i}_*"], "effect": "allow", "when": f"principal.name == 'team{i}'"} for i in range(48)]
+    rules.append({"name": "nobody", "tools": ["*"], "effect": "deny", "when": "principal.name == 'mallory'"})
+    rules.append({"name": "the rest", "effect": "allow"})
+    if reads_args:
+        rules.insert(0, {"name": "no secrets", "tools": ["*"], "effect": "deny", "when": "has(args.message) && args.message == 'secret'"})
+        rules.pop(-3)  # still 50
+    return {"default": "deny", "rules": rules}
+
+
+def run(w: Wrk, a, name: str, config: dict, tmp: Path) -> dict:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(config))
+    args = ["--upstream", EVERYTHING_STDIO, "--log-level", "warn", "--config", str(path)]
+    with conftest.proxy_http(args, name=f"bench-policy-{name}") as (base, _proc):
+        url = base + "/mcp"
+        sid = http_session(url, UI_CAPS)
+        w.run(url, sid, a.connections, 1)  # warm-up
+        r = w.run(url, sid, a.connections, a.seconds)
+        samples = conftest.scrape(base)
+        r["decisions"] = sum(v for (n, _), v in samples.items() if n == "mcp_gen_ui_policy_decisions_total")
+        r["lines"] = sum(v for (n, lab), v in samples.items() if n == "mcp_gen_ui_audit_lines_total" and dict(lab).get("outcome") == "written")
+        r["dropped"] = sum(v for (n, lab), v in samples.items() if n == "mcp_gen_ui_audit_lines_total" and dict(lab).get("outcome") == "dropped")
+    return r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--connections", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-build", action="store_true", help="use the release binary as it is")
+    a = ap.parse_args()
+    binary = use_release(not a.no_build)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-policy-"))
+    modes = {
+        "no rules": {},
+        "50 rules": {"policy": fifty_rules(False)},
+        "50 rules, args": {"policy": fifty_rules(True)},
+        "audit on": {"audit": {"file": str(tmp / "audit.jsonl")}},
+    }
+    w = Wrk()
+    print(f"{binary}; {os.cpu_count()} CPUs; wrk, {a.connections} connections, {a.seconds:g} s windows, {a.rounds} rounds, interleaved", flush=True)
+    runs = {k: [] for k in modes}
+    try:
+        for _ in range(a.rounds):
+            for k, cfg in modes.items():
+                runs[k].append(run(w, a, k.replace(" ", "-").replace(",", ""), cfg, tmp))
+    finally:
+        w.close()
+    print()
+    print(f"{'':16} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'decided':>9} {'lines':>9} {'dropped':>8}")
+    median = {}
+    for k, rs in runs.items():
+        for r in rs:
+            print(f"{k:16} {r['rps']:9.0f} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} {r['decisions']:9.0f} {r['lines']:9.0f} {r['dropped']:8.0f}")
+        median[k] = statistics.median(r["rps"] for r in rs)
+    base = median["no rules"]
+    rows = [
+        ("no rules, calls/s (median)", f"{base:.0f}", "-", None),
+        ("50 rules / no rules", f"{median['50 rules'] / base:.2f}x", ">= 0.95x", median["50 rules"] / base >= 0.95),
+        ("50 rules, one reading args / no rules", f"{median['50 rules, args'] / base:.2f}x", "-", None),
+        ("audit trail on / off", f"{median['audit on'] / base:.2f}x", "-", None),
+    ]
+    summary("policy.py (issue 31: tools/call throughput with rules and the audit trail, against none, same run)", rows)
+
+
+if __name__ == "__main__":
+    main()
