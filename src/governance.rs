@@ -1,4 +1,5 @@
-//! Who may do what, and the trail of who did: the policy in force and the audit trail, made
+//! What the config file may change while the service runs: who may do what (the policy), the
+//! trail of who did (the audit trail), and what each kind of client sees (the profiles). Made
 //! from the settings at start and read again from the config file on SIGHUP and when it
 //! changes. A new version that does not check out keeps the running one, and says why (in the
 //! log and in the trail).
@@ -9,15 +10,17 @@ use std::sync::Arc;
 use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::policy::{Policies, Policy};
+use mcp_gen_ui_actors::servers::profiles::Profiles;
 
 use crate::audit::Trail;
-use crate::config::settings::policy::{self, AuditSettings};
+use crate::config::settings::policy::{self, Live};
 use crate::config::settings::Settings;
 use crate::telemetry::Tracing;
 
 pub struct Governance {
     pub policies: Arc<Policies>,
     pub trail: Trail,
+    pub profiles: Arc<Profiles>,
 }
 
 impl Governance {
@@ -38,27 +41,25 @@ impl Governance {
             _ => None,
         };
         let trail = Trail::start(&settings.audit, &metrics.audit_lines, otlp);
-        Arc::new(Governance { policies, trail })
+        let profiles = Arc::new(Profiles::new(settings.profiles.clone()));
+        Arc::new(Governance { policies, trail, profiles })
     }
 
     pub fn audit(&self) -> Audit {
         self.trail.handle()
     }
 
-    fn apply(&self, policy: Option<Arc<Policy>>, audit: &AuditSettings, why: &str) {
-        let said = policy.as_deref().map_or_else(|| "no rules (everything allowed)".to_string(), describe);
-        self.policies.replace(policy);
-        self.trail.reconfigure(audit);
-        tracing::info!(
-            component = "policy",
-            event = "policy_reloaded",
-            reason = why,
-            audit = audit.on(),
-            "{why}: policy and audit read again: {said}; the rest of the config file takes a restart"
-        );
+    fn apply(&self, live: Live, why: &str) {
+        let said = live.policy.as_deref().map_or_else(|| "no rules (everything allowed)".to_string(), describe);
+        let profiles = live.profiles.len();
+        self.policies.replace(live.policy);
+        self.trail.reconfigure(&live.audit);
+        self.profiles.replace(live.profiles.into_iter().map(Arc::new).collect());
+        let audit = if live.audit.on() { "on" } else { "off" };
+        tracing::info!(component = "policy", event = "policy_reloaded", reason = why, audit, profiles, "{why}: policy, audit and profiles read again: {said}; audit {audit}; {profiles} profiles; the rest of the config file takes a restart");
         self.audit().record(Entry::system(
             Event::ConfigReload,
-            format!("policy and audit ({why}): {said}; audit {}", if audit.on() { "on" } else { "off" }),
+            format!("policy, audit and profiles ({why}): {said}; audit {audit}; {profiles} profiles"),
         ));
     }
 }
@@ -72,13 +73,13 @@ fn describe(p: &Policy) -> String {
 pub fn watch(file: PathBuf, gov: Arc<Governance>, changed: impl Fn() + 'static) -> std::io::Result<()> {
     let path = file.clone();
     crate::reload::watch(file, move |why| match policy::reread(&path) {
-        Ok((policy, audit)) => {
-            gov.apply(policy, &audit, why);
+        Ok(live) => {
+            gov.apply(live, why);
             changed();
         }
         Err(e) => {
-            tracing::error!(component = "policy", event = "policy_reload_failed", reason = why, field = %e.field, error = %e, "{why}: the config file's policy and audit were not reloaded (the running ones stay): {e}");
-            let mut line = Entry::system(Event::ConfigReload, format!("policy and audit ({why}) not reloaded: {e}"));
+            tracing::error!(component = "policy", event = "policy_reload_failed", reason = why, field = %e.field, error = %e, "{why}: the config file's policy, audit and profiles were not reloaded (the running ones stay): {e}");
+            let mut line = Entry::system(Event::ConfigReload, format!("policy, audit and profiles ({why}) not reloaded: {e}"));
             line.outcome = "error";
             gov.audit().record(line);
         }

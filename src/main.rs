@@ -146,7 +146,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
             eprintln!("mcp-gen-ui {}: host transport stdio; upstream {}", env!("CARGO_PKG_VERSION"), settings.upstreams.describe());
             // stdin closing ends the session; SIGTERM/SIGINT end it too.
             tokio::select! {
-                _ = edge::stdio::run(deps, settings.max_body_bytes) => {}
+                _ = edge::stdio::run(deps, settings.max_body_bytes, settings.profile.clone()) => {}
                 _ = shutdown_signal() => tracing::info!(component = "main", event = "signal", "signal received; shutting down"),
             }
             Ok(())

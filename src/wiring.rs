@@ -196,6 +196,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         llm_windows: Default::default(),
         policies: gov.policies.clone(),
         audit: gov.audit(),
+        profiles: gov.profiles.clone(),
         warm: warm.map(|(_, progress)| progress),
         personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
         limits: SessionLimits {

@@ -98,6 +98,8 @@ pub struct SessionRef {
     pub attach: Recipient<AttachStream>,
     pub close: Recipient<Close>,
     pub flags: Arc<SessionFlags>,
+    /// The profile the session serves: a request on another profile's path does not find it.
+    pub profile: Option<Arc<str>>,
 }
 
 /// What an edge may know of a session without asking it (the session sets them).

@@ -74,6 +74,11 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_TRANSPORT", value_enum)]
     pub transport: Option<HostTransportArg>,
 
+    /// With --transport stdio: serve the profile NAME of the config file's `profiles` (over
+    /// HTTP each profile is at /mcp/NAME).
+    #[arg(long, env = "MCP_GEN_UI_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
     /// ADDR:PORT for the HTTP transport [default: 127.0.0.1:8080].
     #[arg(long, env = "MCP_GEN_UI_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<String>,

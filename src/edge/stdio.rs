@@ -3,6 +3,7 @@
 //! error, a line over the size limit gets a 413-style error, and reading goes on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
@@ -13,10 +14,13 @@ use mcp_gen_ui_actors::session::{stateless_session_for, HostSession, StatelessTa
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-pub async fn run(deps: SessionDeps, max_line: usize) {
-    let session =
-        HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps.clone() }).start_session();
-    let mut stateless = Stateless { deps, tables: StatelessTables::default(), calls: HashMap::new() };
+/// One host over stdin/stdout; `profile`: the one `--profile` names (checked at start).
+pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
+    let profile: Option<Arc<str>> = profile.map(Arc::from);
+    let session = HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps.clone() })
+        .in_profile(profile.clone())
+        .start_session();
+    let mut stateless = Stateless { deps, tables: StatelessTables::default(), calls: HashMap::new(), profile };
     let (tx, mut rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
@@ -109,6 +113,7 @@ struct Stateless {
     tables: StatelessTables,
     /// The stateless calls in flight, by the host's request id: where a cancellation goes.
     calls: HashMap<String, SessionRef>,
+    profile: Option<Arc<str>>,
 }
 
 impl Stateless {
@@ -150,7 +155,8 @@ impl Stateless {
                 return None;
             }
         };
-        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta, &mcp_gen_ui_actors::who::Who::anonymous()) {
+        let who = mcp_gen_ui_actors::who::Who::anonymous();
+        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta, &who, self.profile.clone()) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {
                     self.calls.retain(|_, s| s.connected());

@@ -24,6 +24,22 @@ const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
 pub const PROVISIONAL_JS: &str = include_str!("../../../templates/provisional.js");
 /// How long each of the provisional page's status calls waits for the page (ms).
 const PROVISIONAL_WAIT_MS: u64 = 2_500;
+const CALL_TOOL: &str = include_str!("../../../templates/call_tool.html");
+/// The call_tool page's script: opens the called tool's page in its place.
+pub const CALL_TOOL_JS: &str = include_str!("../../../templates/call_tool.js");
+
+/// The page of search mode's `call_tool` (static: made once).
+pub fn call_tool_page() -> &'static str {
+    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PAGE.get_or_init(|| {
+        let cfg = json!({"statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL, "waitMs": PROVISIONAL_WAIT_MS, "version": TEMPLATE_VERSION});
+        CALL_TOOL
+            .replace("__TEMPLATE_VERSION__", TEMPLATE_VERSION)
+            .replace("__CONFIG_JSON__", &script_safe_json(&cfg))
+            .replace("__RUNTIME__", RUNTIME_JS)
+            .replace("__CALL_TOOL_JS__", CALL_TOOL_JS)
+    })
+}
 
 pub struct UiPages {
     hb: Handlebars<'static>,
@@ -154,7 +170,12 @@ mod tests {
 
     #[test]
     fn inlined_scripts_cannot_end_their_script_element() {
-        for (name, js) in [("runtime.js + apps_sdk.js", RUNTIME_JS), ("minimal.js", MINIMAL_JS), ("provisional.js", PROVISIONAL_JS)] {
+        for (name, js) in [
+            ("runtime.js + apps_sdk.js", RUNTIME_JS),
+            ("minimal.js", MINIMAL_JS),
+            ("provisional.js", PROVISIONAL_JS),
+            ("call_tool.js", CALL_TOOL_JS),
+        ] {
             let lower = js.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");
             assert!(!js.contains("innerHTML") && !js.contains("insertAdjacentHTML"), "{name} must not build HTML from strings");

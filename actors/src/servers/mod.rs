@@ -6,6 +6,8 @@ pub mod fleet;
 pub mod glob;
 pub mod listing;
 pub mod names;
+pub mod profiles;
 pub mod registry;
+pub mod search;
 pub mod supervisor;
 pub mod tool_refresh;

@@ -51,6 +51,8 @@ pub struct SessionDeps {
     pub policies: Arc<crate::policy::Policies>,
     /// `audit`: where calls, reads, refinements and denials are recorded (off: nowhere).
     pub audit: crate::audit::Audit,
+    /// `profiles`: the named views of the fleet (swapped whole on a reload).
+    pub profiles: Arc<crate::servers::profiles::Profiles>,
 }
 
 impl SessionDeps {

@@ -107,7 +107,14 @@ impl HostSession {
     }
 
     fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog) {
-        let facts = Facts { ui: self.ui() };
+        let profile = match self.profile_now() {
+            Ok(p) => p,
+            Err(why) => {
+                let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+                return self.answer(jsonrpc::error(id, code::INVALID_REQUEST, why));
+            }
+        };
+        let facts = Facts { ui: self.ui(), profile: profile.as_deref() };
         let deps = self.deps.clone();
         let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t), &self.access());
         self.carry_out(ctx, msg, planned);
@@ -137,6 +144,8 @@ impl HostSession {
             // auto mode fall back to initialize, which this proxy speaks.
             Plan::Discover => self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize")),
             Plan::Listen => self.listen(msg),
+            Plan::Search(call) => self.search_call(ctx, id, call),
+            Plan::ReadCallToolPage => self.read_call_tool_page(id),
             Plan::Refuse(err) => self.answer(err),
             Plan::Denied(denied) => {
                 self.audit_denied(&msg, &denied);

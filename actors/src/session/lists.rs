@@ -15,9 +15,11 @@ use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
 use crate::proxy::router::Router;
-use crate::servers::catalog::{Catalog, Naming};
+use crate::servers::catalog::{Catalog, ExposedTool, Naming};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
+use crate::servers::profiles::{Discovery, Profile};
+use crate::session::deps::SessionDeps;
 use crate::session::tools_cursor;
 use crate::session::ui_tools;
 
@@ -40,32 +42,40 @@ impl HostSession {
         };
         let per_page = self.deps.limits.tools_per_page.max(1);
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
+            let profile = match act.profile_now() {
+                Ok(p) => p,
+                Err(why) => return act.answer(jsonrpc::error(id, code::INVALID_REQUEST, why)),
+            };
             let dialect = act.dialect();
-            let ours = if dialect.is_some() { ui_tools::definitions() } else { Vec::new() };
+            // After the upstream's tools: search mode's tools, then ours (UI hosts).
+            let mut extra = match profile.as_deref() {
+                Some(p) if p.discovery == Discovery::Search => super::discovery_calls::search_definitions(dialect),
+                _ => Vec::new(),
+            };
+            if dialect.is_some() {
+                extra.extend(ui_tools::definitions());
+            }
             let listed = catalog.tools();
-            let total = listed.len() + ours.len();
+            let total = listed.len() + extra.len();
             if offset > total {
                 let why = "Invalid params: the cursor is past the end of the list (it changed): list again from the start";
                 return act.answer(jsonrpc::error(id, code::INVALID_PARAMS, why));
             }
-            // With rules, a principal's page holds only what it may see (the cursor is a place
-            // in the whole list, so paging stays stable).
+            // With rules or a profile, a page holds only what this host may see (the cursor is
+            // a place in the whole list, so paging stays stable).
             let access = act.access();
             let filtered = access.policies.is_on();
             let mut tools = Vec::with_capacity(per_page.min(total - offset));
             let mut next = offset;
             while next < total && tools.len() < per_page {
                 if let Some(t) = listed.get(next) {
-                    if !filtered || access.sees_tool(t) {
-                        tools.push(match dialect {
-                            Some(d) if act.deps.gets_page(t) && (!filtered || access.sees_page(t)) => {
-                                ui_meta::decorate_tool(&t.def, &t.page, d)
-                            }
-                            _ => (*t.def).clone(),
-                        });
+                    let shown = profile.as_deref().is_none_or(|p| p.listed(t));
+                    if shown && (!filtered || access.sees_tool(t)) {
+                        let page = !filtered || access.sees_page(t);
+                        tools.push(shown_tool(&act.deps, t, profile.as_deref(), dialect.filter(|_| page)));
                     }
                 } else {
-                    let def = &ours[next - listed.len()];
+                    let def = &extra[next - listed.len()];
                     let name = def.get("name").and_then(Value::as_str).unwrap_or_default();
                     if !filtered || access.visible(Kind::Tools, name, "") {
                         tools.push(def.clone());
@@ -84,13 +94,20 @@ impl HostSession {
     /// The `resources/list` entries of the pages made here (UI hosts only).
     fn our_resources(&self, catalog: &Catalog) -> Vec<Value> {
         let Some(dialect) = self.dialect() else { return Vec::new() };
+        let Ok(profile) = self.profile_now() else { return Vec::new() };
         let domain = self.deps.ui_domain.clone();
-        catalog
+        let access = self.access();
+        let mut out: Vec<Value> = catalog
             .tools()
             .iter()
-            .filter(|t| self.deps.gets_page(t) && self.access().sees_page(t))
+            .filter(|t| profile.as_deref().is_none_or(|p| p.includes(t)))
+            .filter(|t| self.deps.gets_page(t) && access.sees_page(t))
             .filter_map(|t| ui_meta::ui_resource(&t.def, &t.page, domain.as_deref(), dialect))
-            .collect()
+            .collect();
+        if profile.as_deref().is_some_and(|p| p.discovery == Discovery::Search) {
+            out.push(super::discovery_calls::call_tool_resource(domain.as_deref(), dialect));
+        }
+        out
     }
 
     pub(super) fn resources_list(&mut self, ctx: &mut Context<Self>, msg: Value, from: ListFrom) {
@@ -187,6 +204,35 @@ impl HostSession {
         };
         ctx.spawn(fetch.into_actor(self).map(move |items, act, _| act.answer(jsonrpc::result(id, json!({key: items})))));
     }
+}
+
+/// A tool as a host is shown it: with its page for a host of `dialect` (None: no page), under
+/// the profile's name and description.
+fn shown_tool(deps: &SessionDeps, t: &ExposedTool, profile: Option<&Profile>, dialect: Option<ui_meta::Dialect>) -> Value {
+    let def = match dialect {
+        Some(d) if deps.gets_page(t) => ui_meta::decorate_tool(&t.def, &t.page, d),
+        _ => (*t.def).clone(),
+    };
+    match profile {
+        Some(p) => p.present(t, def),
+        None => def,
+    }
+}
+
+/// What a profile's `tools/list` holds for a host that renders pages, with no rules: how many
+/// tools and how many bytes of JSON (`/readyz` shows it for each profile).
+/// None: `/mcp` itself, every tool.
+pub fn profile_list_size(deps: &SessionDeps, profile: Option<&Profile>) -> (usize, usize) {
+    let catalog = deps.fleet.catalog();
+    let dialect = Some(ui_meta::Dialect::McpApps);
+    let mut tools: Vec<Value> =
+        catalog.tools().iter().filter(|t| profile.is_none_or(|p| p.listed(t))).map(|t| shown_tool(deps, t, profile, dialect)).collect();
+    if profile.is_some_and(|p| p.discovery == Discovery::Search) {
+        tools.extend(super::discovery_calls::search_definitions(dialect));
+    }
+    tools.extend(ui_tools::definitions());
+    let bytes = json!({"tools": tools}).to_string().len();
+    (tools.len(), bytes)
 }
 
 /// Whether a prompt, resource or template (as hosts see it) is listed to this principal.

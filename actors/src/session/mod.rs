@@ -13,9 +13,11 @@
 pub mod access;
 mod delivery;
 pub mod deps;
+pub mod discovery;
+mod discovery_calls;
 mod dispatch;
 mod forward;
-mod lists;
+pub mod lists;
 pub mod outlet;
 pub mod plan;
 mod recording;
@@ -125,6 +127,8 @@ pub struct HostSession {
     /// refinements are everyone's with `refinements.scope: principal`; rules and the audit
     /// trail name it.
     who: Arc<crate::who::Who>,
+    /// The profile it connected to (`/mcp/<profile>`, `--profile`); None: every tool.
+    profile: Option<Arc<str>>,
     /// The id as logs show it: a short hash, never the id itself.
     log_id: String,
     /// What the edge may know without asking (see `SessionFlags`).
@@ -150,6 +154,7 @@ impl HostSession {
             owed: HashMap::new(),
             last_seen: Instant::now(),
             who: crate::who::Who::anonymous(),
+            profile: None,
             log_id: table::log_name(&id),
             flags: Arc::default(),
             id,
@@ -160,6 +165,22 @@ impl HostSession {
     pub fn owned_by(mut self, who: Arc<crate::who::Who>) -> Self {
         self.who = who;
         self
+    }
+
+    /// The session serves the profile `name` (one the edge found).
+    pub fn in_profile(mut self, name: Option<Arc<str>>) -> Self {
+        self.profile = name;
+        self
+    }
+
+    /// The profile this session serves as it is now; Err: it went in a reload (the error to
+    /// answer with says so).
+    fn profile_now(&self) -> Result<Option<Arc<crate::servers::profiles::Profile>>, String> {
+        let Some(name) = &self.profile else { return Ok(None) };
+        match self.deps.profiles.get(name) {
+            Some(p) => Ok(Some(p)),
+            None => Err(format!("the profile {name:?} no longer exists (the config file changed); connect to another profile")),
+        }
     }
 
     /// What the rules allow this session's principal.
@@ -177,8 +198,9 @@ impl HostSession {
     /// an edge reaches it.
     pub fn start_session(self) -> SessionRef {
         let flags = self.flags.clone();
+        let profile = self.profile.clone();
         let addr = self.start();
-        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags }
+        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags, profile }
     }
 
     /// The stateless call this session serves, if it serves one.

@@ -18,8 +18,10 @@ use crate::mcp::ui_meta;
 use crate::policy::Kind;
 use crate::servers::catalog::{Catalog, ExposedTool, Route};
 use crate::servers::fleet::{Fleet, Server};
+use crate::servers::profiles::{Discovery, Profile};
 use crate::session::access::{Access, Denied};
 use crate::session::deps::NoPage;
+use crate::session::discovery::{self, SearchCall};
 use crate::session::ui_tools;
 
 /// The methods a host may send, as the service decides on them.
@@ -74,9 +76,12 @@ impl Method {
 
 /// What the host's session knows of the host, as far as routing goes.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts {
+pub struct Facts<'a> {
     /// It renders pages (it is given them, and the `_ui_*` tools).
     pub ui: bool,
+    /// The profile it connected to (`/mcp/<profile>`, `--profile`): only its tools, under its
+    /// names; None: every tool.
+    pub profile: Option<&'a Profile>,
 }
 
 /// Where a list's items come from.
@@ -145,6 +150,10 @@ pub enum Plan {
     /// `server/discover` to a session-era host, `subscriptions/listen`: their own handlers.
     Discover,
     Listen,
+    /// `search_tools` or `describe_tools` of a profile in search mode.
+    Search(SearchCall),
+    /// The page of search mode's `call_tool`.
+    ReadCallToolPage,
     Refuse(Value),
     /// The rules do not allow it (answered with an error that says only that; recorded).
     Denied(Denied),
@@ -179,7 +188,10 @@ fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_r
         Method::Listen => Plan::Listen,
         Method::ToolsList => Plan::ToolsList,
         Method::ToolsCall if facts.ui && param(msg, "/params/name").starts_with(ui_tools::PREFIX) => Plan::UiTool,
-        Method::ToolsCall => tool_call(msg, id, fleet, catalog),
+        Method::ToolsCall => match facts.profile {
+            Some(profile) => profile_call(msg, id, fleet, catalog, profile),
+            None => tool_call(msg, id, fleet, catalog),
+        },
         Method::ResourcesList => Plan::ResourcesList { from: list_from(fleet, "resources") },
         Method::TemplatesList => Plan::List {
             method: "resources/templates/list",
@@ -210,7 +222,7 @@ fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_r
 fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, access: &Access) -> Option<Denied> {
     let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default().to_string();
     let (kind, name, server, args) = match planned {
-        Plan::UiTool => (Kind::Tools, shown("/params/name"), String::new(), None),
+        Plan::UiTool | Plan::Search(_) => (Kind::Tools, shown("/params/name"), String::new(), None),
         Plan::Forward { server, after: After::ToolResult { exposed } } => {
             (Kind::Tools, exposed.clone(), server.name.to_string(), msg.pointer("/params/arguments"))
         }
@@ -263,6 +275,37 @@ pub fn unknown(id: Value, what: &str, name: &str) -> Value {
     )
 }
 
+/// `tools/call` in a profile: its search tools, or one of its tools (by the name the profile
+/// shows, or the catalog's, which its page's calls use); nothing outside it.
+fn profile_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, profile: &Profile) -> Plan {
+    let name = param(msg, "/params/name").to_string();
+    if profile.discovery == Discovery::Search {
+        match name.as_str() {
+            "search_tools" | "describe_tools" => {
+                let args = msg.pointer("/params/arguments").cloned().unwrap_or(Value::Null);
+                return match discovery::parse(&name, &args) {
+                    Ok(call) => Plan::Search(call),
+                    Err(why) => Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why)),
+                };
+            }
+            "call_tool" => {
+                if let Err(refused) = discovery::unwrap_call_tool(msg, profile, catalog) {
+                    return Plan::Refuse(refused);
+                }
+                return tool_call(msg, id, fleet, catalog);
+            }
+            _ => {}
+        }
+    }
+    let own = profile.resolve(&name).to_string();
+    if !catalog.tool(&own).is_some_and(|t| profile.includes(t)) {
+        let why = format!("no tool named {name:?} in profile {:?}; tools/list shows its tools", &*profile.name);
+        return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why));
+    }
+    msg["params"]["name"] = json!(own);
+    tool_call(msg, id, fleet, catalog)
+}
+
 /// `tools/call`: to the server the catalog says, under the tool's own name.
 fn tool_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog) -> Plan {
     let name = param(msg, "/params/name").to_string();
@@ -300,7 +343,13 @@ fn read(
     page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
 ) -> Plan {
     let uri = param(msg, "/params/uri").to_string();
-    let tool = catalog.by_page(&uri);
+    if let Some(p) = facts.profile {
+        if facts.ui && p.discovery == Discovery::Search && uri == discovery::CALL_TOOL_PAGE {
+            return Plan::ReadCallToolPage;
+        }
+    }
+    // A profile's hosts read only its tools' pages.
+    let tool = catalog.by_page(&uri).filter(|t| facts.profile.is_none_or(|p| p.includes(t)));
     match tool {
         Some(t) if facts.ui && page_rule(t).is_ok() => return Plan::ReadPage(t.clone()),
         Some(t) if !facts.ui => return Plan::Refuse(no_ui_extension(id, &uri, &t.name)),

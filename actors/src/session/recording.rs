@@ -60,6 +60,10 @@ impl HostSession {
                 }
                 e
             }
+            Plan::Search(_) => {
+                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                self.request_entry(Event::ToolCall, &id).tool(name).args(args, whole)
+            }
             Plan::ReadPage(t) => {
                 let mut e = self.request_entry(Event::PageRead, &id).tool(&t.name);
                 e.server = Some(t.server.clone());

@@ -298,6 +298,7 @@ impl Fixture {
             apps_sdk: Default::default(),
             policies: Arc::new(crate::policy::Policies::off(Arc::new(Metrics::new()))),
             audit: crate::audit::Audit::off(),
+            profiles: Default::default(),
         };
         Fixture { deps, router, pages, log, gate }
     }
@@ -666,7 +667,7 @@ async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_requ
 /// A stateless session for `msg` from the anonymous principal (auth off), its host declaring
 /// `caps`.
 fn anonymous_call(deps: &SessionDeps, tables: &StatelessTables, msg: &Value, caps: Value) -> SessionRef {
-    stateless_session_for(deps, tables, Transport::StreamableHttp, msg, stateless_meta(caps), &crate::who::Who::anonymous()).unwrap()
+    stateless_session_for(deps, tables, Transport::StreamableHttp, msg, stateless_meta(caps), &crate::who::Who::anonymous(), None).unwrap()
 }
 
 /// A stateless call parked in its first input round: (session, upstream call, state, the

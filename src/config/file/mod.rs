@@ -6,6 +6,7 @@ mod generation;
 mod llm;
 mod logging;
 mod policy;
+mod profiles;
 mod server;
 mod servers;
 mod traces;
@@ -23,6 +24,7 @@ pub use generation::{
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use policy::{AuditConfig, EffectConfig, KindConfig, PolicyConfig};
+pub use profiles::{DiscoveryConfig, ProfileConfig};
 pub use server::{HostTransport, LimitsConfig, ServerConfig};
 pub use servers::ServerEntryConfig;
 pub use traces::TracingConfig;
@@ -78,6 +80,9 @@ pub struct Config {
     /// The audit trail; read again with `policy`.
     #[serde(default)]
     pub audit: AuditConfig,
+    /// Named views of the servers, each at `/mcp/<name>`; read again with `policy`.
+    #[serde(default)]
+    pub profiles: std::collections::BTreeMap<String, ProfileConfig>,
     /// Several upstream servers behind one endpoint, by name (instead of `upstream`). Each is a
     /// Claude Desktop or VS Code entry as it is, plus fields of mcp-gen-ui's own.
     #[schemars(with = "Option<std::collections::BTreeMap<String, ServerEntryConfig>>")]

@@ -91,6 +91,10 @@ pub struct Settings {
     pub policy: Option<std::sync::Arc<mcp_gen_ui_actors::policy::Policy>>,
     /// `audit`: the trail's settings.
     pub audit: policy::AuditSettings,
+    /// `profiles`: compiled, in force at start.
+    pub profiles: Vec<std::sync::Arc<mcp_gen_ui_actors::servers::profiles::Profile>>,
+    /// `--profile`: the profile served on stdio.
+    pub profile: Option<String>,
     /// `--config`: read again for `policy` and `audit` on SIGHUP and when it changes.
     pub config_file: Option<PathBuf>,
     pub config: Config,
@@ -141,7 +145,24 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     logging::resolve(args, &mut cfg)?;
     generation::resolve(args, &mut cfg)?;
     let tracing = traces::resolve(env, &cfg)?;
-    let (policy, audit) = policy::resolve(&cfg)?;
+    let policy::Live { policy, audit, profiles } = policy::resolve(&cfg)?;
+    let profile = match &args.profile {
+        None => None,
+        Some(_) if cfg.server.transport != HostTransport::Stdio => {
+            return Err(ConfigError::new("--profile", "serves a profile on --transport stdio; over HTTP each profile is at /mcp/<name>"))
+        }
+        Some(name) if profiles.iter().any(|p| &*p.name == name.as_str()) => Some(name.clone()),
+        Some(name) => {
+            let known: Vec<&str> = profiles.iter().map(|p| &*p.name).collect();
+            return Err(ConfigError::new(
+                "--profile",
+                format!(
+                    "{name:?} is not a profile of the config file (profiles: {})",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ),
+            ));
+        }
+    };
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
     Ok(Settings {
@@ -180,6 +201,8 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         sandbox_origin,
         policy,
         audit,
+        profiles: profiles.into_iter().map(std::sync::Arc::new).collect(),
+        profile,
         config_file: args.config.clone(),
         config: cfg,
     })

@@ -1,13 +1,17 @@
-//! `policy` and `audit`: the rules compiled (a rule that does not compile is named with its
-//! field and the position in its condition) and the audit trail's settings checked. Read at
-//! start and again on a reload ([`reread`]), where an error keeps what runs.
+//! The parts of the config file read again while the service runs: `policy` (the rules
+//! compiled; a rule that does not compile is named with its field and the position in its
+//! condition), `audit` (the trail's settings checked) and `profiles` (compiled). Read at start
+//! and again on a reload ([`reread`]), where an error keeps what runs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mcp_gen_ui_actors::policy::{Effect, Kind, Policy, RuleSpec};
+use mcp_gen_ui_actors::servers::profiles::{Discovery, Override, Profile, ProfileSpec};
 
-use crate::config::file::{self as config, AuditConfig, Config, ConfigError, EffectConfig, HostTransport, KindConfig, PolicyConfig};
+use crate::config::file::{
+    self as config, AuditConfig, Config, ConfigError, DiscoveryConfig, EffectConfig, HostTransport, KindConfig, PolicyConfig, ProfileConfig,
+};
 
 /// The audit trail's settings (off: neither a file nor stdout).
 #[derive(Debug, Clone, PartialEq)]
@@ -108,14 +112,54 @@ pub fn audit(cfg: &AuditConfig, transport: HostTransport) -> Result<AuditSetting
     })
 }
 
-/// Both sections of a config, checked.
-pub fn resolve(cfg: &Config) -> Result<(Option<Arc<Policy>>, AuditSettings), ConfigError> {
-    Ok((policy(&cfg.policy)?, audit(&cfg.audit, cfg.server.transport)?))
+/// The profiles, compiled; an error names `profiles.<name>.<field>`.
+pub fn profiles(list: &std::collections::BTreeMap<String, ProfileConfig>) -> Result<Vec<Profile>, ConfigError> {
+    const MAX_PROFILES: usize = 1000;
+    if list.len() > MAX_PROFILES {
+        return Err(ConfigError::new("profiles", format!("has {} profiles; at most {MAX_PROFILES} are accepted", list.len())));
+    }
+    list.iter()
+        .map(|(name, p)| {
+            let spec = ProfileSpec {
+                name: name.clone(),
+                servers: p.servers.clone(),
+                tools: p.tools.clone(),
+                overrides: p
+                    .overrides
+                    .iter()
+                    .map(|(k, o)| {
+                        (
+                            k.clone(),
+                            Override { name: o.name.clone(), description: o.description.clone(), annotations: o.annotations.clone() },
+                        )
+                    })
+                    .collect(),
+                discovery: match p.discovery {
+                    DiscoveryConfig::List => Discovery::List,
+                    DiscoveryConfig::Search => Discovery::Search,
+                },
+                pin: p.pin.clone(),
+            };
+            Profile::compile(&spec).map_err(|e| ConfigError::new(format!("profiles.{}.{}", e.profile, e.field), e.message))
+        })
+        .collect()
 }
 
-/// The config file read again for a reload: its `policy` and `audit` only (the rest takes a
-/// restart).
-pub fn reread(file: &Path) -> Result<(Option<Arc<Policy>>, AuditSettings), ConfigError> {
+/// What the config file changes while the service runs, checked.
+pub struct Live {
+    pub policy: Option<Arc<Policy>>,
+    pub audit: AuditSettings,
+    pub profiles: Vec<Profile>,
+}
+
+/// The sections of a config read again on a reload, checked.
+pub fn resolve(cfg: &Config) -> Result<Live, ConfigError> {
+    Ok(Live { policy: policy(&cfg.policy)?, audit: audit(&cfg.audit, cfg.server.transport)?, profiles: profiles(&cfg.profiles)? })
+}
+
+/// The config file read again for a reload: its `policy`, `audit` and `profiles` only (the
+/// rest takes a restart).
+pub fn reread(file: &Path) -> Result<Live, ConfigError> {
     resolve(&config::load(file)?)
 }
 
@@ -129,28 +173,39 @@ mod tests {
             r#"{"policy": {"rules": [{"tools": ["*"], "effect": "allow"}, {"name": "x", "tools": ["*"], "effect": "deny", "when": "args.city == "}]}}"#,
         )
         .unwrap();
-        let e = resolve(&c).unwrap_err();
+        let e = resolve(&c).err().unwrap();
         assert_eq!(e.field, "policy.rules[1].when");
         assert!(e.message.starts_with("line 1, column 14:") && e.message.contains("rule \"x\""), "{e}");
     }
 
     #[test]
     fn no_rules_and_allow_is_nothing_to_decide() {
-        assert!(resolve(&Config::default()).unwrap().0.is_none());
+        assert!(resolve(&Config::default()).ok().unwrap().policy.is_none());
         let c = config::parse(r#"{"policy": {"default": "deny"}}"#).unwrap();
-        assert!(resolve(&c).unwrap().0.is_some(), "deny everything is a policy");
+        assert!(resolve(&c).ok().unwrap().policy.is_some(), "deny everything is a policy");
     }
 
     #[test]
     fn audit_settings_are_checked() {
         let c = config::parse(r#"{"server": {"transport": "stdio"}, "audit": {"stdout": true}}"#).unwrap();
-        assert_eq!(resolve(&c).unwrap_err().field, "audit.stdout");
+        let field = |c: &Config| resolve(c).err().unwrap().field;
+        assert_eq!(field(&c), "audit.stdout");
         let c = config::parse(r#"{"audit": {"file": "/nonexistent-folder/audit.jsonl"}}"#).unwrap();
-        assert_eq!(resolve(&c).unwrap_err().field, "audit.file");
+        assert_eq!(field(&c), "audit.file");
         let c = config::parse(r#"{"audit": {"file": "/tmp"}}"#).unwrap();
-        assert_eq!(resolve(&c).unwrap_err().field, "audit.file");
+        assert_eq!(field(&c), "audit.file");
         let c = config::parse(r#"{"audit": {"stdout": true, "maxFileBytes": 10}}"#).unwrap();
-        assert_eq!(resolve(&c).unwrap_err().field, "audit.maxFileBytes");
-        assert!(!resolve(&Config::default()).unwrap().1.on());
+        assert_eq!(field(&c), "audit.maxFileBytes");
+        assert!(!resolve(&Config::default()).ok().unwrap().audit.on());
+    }
+
+    #[test]
+    fn profile_errors_name_the_profile_and_field() {
+        let c = config::parse(r#"{"profiles": {"small": {"tools": ["memory__*", ""]}}}"#).unwrap();
+        assert_eq!(resolve(&c).err().unwrap().field, "profiles.small.tools[1]");
+        let c = config::parse(r#"{"profiles": {"Small": {"tools": ["*"]}}}"#).unwrap();
+        assert_eq!(resolve(&c).err().unwrap().field, "profiles.Small.(name)");
+        let c = config::parse(r#"{"profiles": {"all": {"tools": ["*"], "discovery": "search", "pin": ["weather__*"]}}}"#).unwrap();
+        assert_eq!(resolve(&c).ok().unwrap().profiles.len(), 1);
     }
 }

@@ -19,7 +19,11 @@ pub async fn open(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Err(r) = edge.session_room(&owner) {
         return r;
     }
-    let (session_id, session) = edge.open_session(Transport::Sse, super::auth::caller_who(&req));
+    let profile = match edge.path_profile(&req) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let (session_id, session) = edge.open_session(Transport::Sse, super::auth::caller_who(&req), profile);
     let (tx, rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx });
     let endpoint = sse::format(Some("endpoint"), None, &format!("/messages?sessionId={session_id}"));

@@ -69,11 +69,31 @@ pub struct Edge {
 }
 
 impl Edge {
+    /// The profile of the path (`/mcp/<profile>`, `/sse/<profile>`), checked to exist; None:
+    /// the path has none.
+    pub fn path_profile(&self, req: &HttpRequest) -> Result<Option<Arc<str>>, HttpResponse> {
+        let Some(name) = req.match_info().get("profile") else { return Ok(None) };
+        if let Some(p) = self.session.profiles.get(name) {
+            return Ok(Some(p.name.clone()));
+        }
+        let names = self.session.profiles.names();
+        let known = match names.is_empty() {
+            true => "none (the config file has no profiles)".to_string(),
+            false => names.iter().map(|n| format!("/mcp/{n}")).collect::<Vec<_>>().join(", "),
+        };
+        let shown: String = name.chars().take(64).collect();
+        Err(json_error(
+            actix_web::http::StatusCode::NOT_FOUND,
+            code::INVALID_REQUEST,
+            format!("no profile named {shown:?} here: the profiles are {known}"),
+        ))
+    }
+
     /// Starts a host session for `who` on this worker's arbiter and files it in the table.
-    pub fn open_session(&self, transport: Transport, who: Arc<Who>) -> (String, SessionRef) {
+    pub fn open_session(&self, transport: Transport, who: Arc<Who>, profile: Option<Arc<str>>) -> (String, SessionRef) {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let owner = who.key.clone();
-        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(who).start_session();
+        let session = HostSession::new(id.clone(), transport, self.session.clone()).owned_by(who).in_profile(profile).start_session();
         self.sessions.insert(id.clone(), session.clone(), owner);
         (id, session)
     }
@@ -248,7 +268,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(limits::per_client))
             // CORS outermost: preflights are answered before auth, refusals readable by pages.
             .service(
-                web::resource("/mcp")
+                web::resource(["/mcp", "/mcp/{profile}"])
                     .wrap(from_fn(auth::require))
                     .wrap(from_fn(cors::browser_hosts))
                     .wrap(from_fn(traces::http_span))
@@ -257,7 +277,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     .route(web::delete().to(streamable::delete)),
             )
             .service(
-                web::resource("/sse")
+                web::resource(["/sse", "/sse/{profile}"])
                     .wrap(from_fn(auth::require))
                     .wrap(from_fn(cors::browser_hosts))
                     .wrap(from_fn(traces::http_span))

@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::servers::fleet::Server;
+use mcp_gen_ui_actors::servers::profiles::Discovery;
 use serde_json::{json, Value};
 
 use super::Edge;
@@ -61,6 +62,24 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     if let Some(w) = &edge.session.warm {
         let (done, total) = w.get();
         body["warm"] = json!({"done": done, "total": total, "templates": w.templates()});
+    }
+    // Each profile's tools/list, in tools and bytes (serializing lists is CPU: off the worker).
+    let profiles = edge.session.profiles.all();
+    if !profiles.is_empty() {
+        let deps = edge.session.clone();
+        let sizes = web::block(move || {
+            let one = |p: Option<&mcp_gen_ui_actors::servers::profiles::Profile>| {
+                let (tools, bytes) = mcp_gen_ui_actors::session::lists::profile_list_size(&deps, p);
+                let (path, discovery) = match p {
+                    Some(p) => (format!("/mcp/{}", p.name), if p.discovery == Discovery::Search { "search" } else { "list" }),
+                    None => ("/mcp".to_string(), "list"),
+                };
+                json!({"path": path, "discovery": discovery, "tools": tools, "listBytes": bytes})
+            };
+            std::iter::once(one(None)).chain(profiles.iter().map(|p| one(Some(p)))).collect::<Vec<Value>>()
+        })
+        .await;
+        body["profiles"] = json!(sizes.unwrap_or_default());
     }
     if ready {
         HttpResponse::Ok().json(body)

@@ -55,7 +55,9 @@ fn accepts(req: &HttpRequest, what: &str) -> bool {
     req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
 
+/// The session named by the request's header, if it is this principal's and this path's.
 async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, SessionRef), HttpResponse> {
+    let profile = edge.path_profile(req)?;
     let Some(id) = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
         return Err(json_error(
             StatusCode::BAD_REQUEST,
@@ -63,7 +65,8 @@ async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, Session
             "Mcp-Session-Id header is required: send initialize first and echo the session id it returns",
         ));
     };
-    match edge.owned_session(&id, &super::auth::caller(req)) {
+    // A session of another profile's path is not found here, as a foreign one is not.
+    match edge.owned_session(&id, &super::auth::caller(req)).filter(|s| s.profile == profile) {
         Some(s) => Ok((id, s)),
         None => Err(json_error(
             StatusCode::NOT_FOUND,
@@ -109,7 +112,11 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         if let Err(r) = edge.session_room(&owner) {
             return r;
         }
-        edge.open_session(Transport::StreamableHttp, super::auth::caller_who(&req))
+        let profile = match edge.path_profile(&req) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        edge.open_session(Transport::StreamableHttp, super::auth::caller_who(&req), profile)
     } else {
         match find_session(&edge, &req).await {
             Ok(s) => s,
@@ -232,11 +239,15 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
-    let session =
-        match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &super::auth::caller_who(req)) {
-            Ok(s) => s,
-            Err(err) => return reply(StatusCode::BAD_REQUEST, err),
-        };
+    let profile = match edge.path_profile(req) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let who = super::auth::caller_who(req);
+    let session = match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &who, profile) {
+        Ok(s) => s,
+        Err(err) => return reply(StatusCode::BAD_REQUEST, err),
+    };
     let (tx, mut rx) = sink_channel();
     session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req), trace: super::traces::cx(req) });
     if !wants_stream {

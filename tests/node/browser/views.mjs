@@ -40,9 +40,10 @@ export async function startProxy(args, name) {
   return { base, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} }, stderr: () => stderr };
 }
 
-export async function connectClient(base) {
+/** A client that renders pages, on `/mcp` or a profile's path (`/mcp/<profile>`). */
+export async function connectClient(base, path = "/mcp") {
   const client = new Client({ name: "mcp-gen-ui-browser-test", version: "1.0.0" }, { capabilities: { extensions: UI_EXT } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(base + "/mcp")));
+  await client.connect(new StreamableHTTPClientTransport(new URL(base + path)));
   return client;
 }
 

@@ -108,7 +108,7 @@ fn run(fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
 fn run_as(access: &Access, fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
     let mut msg = jsonrpc::request(json!(1), method, params);
     let catalog = fleet.catalog();
-    let p = plan(&mut msg, fleet, &catalog, Facts { ui }, &|_| Ok(()), access);
+    let p = plan(&mut msg, fleet, &catalog, Facts { ui, profile: None }, &|_| Ok(()), access);
     (p, msg)
 }
 
@@ -189,7 +189,7 @@ async fn a_page_is_read_here_only_by_hosts_that_render_pages() {
     assert!(why.contains("served only to sessions that declare"), "{why}");
     // Left out by a setting: the refusal names it.
     let mut msg = jsonrpc::request(json!(1), "resources/read", json!({"uri": "ui://weather/get_forecast"}));
-    let p = plan(&mut msg, &f, &f.catalog(), Facts { ui: true }, &|_| Err(NoPage::Server(Arc::from("weather"))), &open());
+    let p = plan(&mut msg, &f, &f.catalog(), Facts { ui: true, profile: None }, &|_| Err(NoPage::Server(Arc::from("weather"))), &open());
     assert!(refusal(&p).1.contains("enabledTools of server \"weather\""), "{p:?}");
 }
 

@@ -218,7 +218,7 @@ impl Call {
 
 pub(in crate::session) fn self_ref(ctx: &mut Context<HostSession>, flags: Arc<crate::messages::SessionFlags>) -> SessionRef {
     let addr = ctx.address();
-    SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags }
+    SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags, profile: None }
 }
 
 /// Where stateless calls are kept track of.
@@ -240,6 +240,7 @@ pub fn session_for(
     msg: &Value,
     meta: RequestMeta,
     who: &Arc<crate::who::Who>,
+    profile: Option<Arc<str>>,
 ) -> Result<SessionRef, Value> {
     let principal = &who.key;
     let parked = &tables.parked;
@@ -265,7 +266,10 @@ pub fn session_for(
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
     let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
-    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone()).owned_by(who.clone()).start_session();
+    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
+        .owned_by(who.clone())
+        .in_profile(profile)
+        .start_session();
     tables.live.insert(session_id, session.clone(), principal.clone());
     Ok(session)
 }

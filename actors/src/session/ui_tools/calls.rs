@@ -22,11 +22,20 @@ impl HostSession {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let params = jsonrpc::params(&msg).clone();
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let mut args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let profile = match self.profile_now() {
+            Ok(p) => p,
+            Err(why) => return self.answer(jsonrpc::error(id, jsonrpc::code::INVALID_REQUEST, why)),
+        };
         let progress = params.pointer("/_meta/progressToken").cloned();
         let deps = self.deps.clone();
         self.with_catalog(ctx, id.clone(), move |act, ctx, catalog| {
-            let known: Vec<String> = catalog.tools().iter().map(|t| t.name.clone()).collect();
+            // In a profile: its tools, named as it shows them or as the catalog does.
+            let known: Vec<String> =
+                catalog.tools().iter().filter(|t| profile.as_deref().is_none_or(|p| p.includes(t))).map(|t| t.name.clone()).collect();
+            if let (Some(p), Some(t)) = (profile.as_deref(), args.get("toolName").and_then(Value::as_str)) {
+                args["toolName"] = json!(p.resolve(t));
+            }
             let call = match ui_tools::parse(&name, &args, &known) {
                 Ok(c) => c,
                 Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
@@ -64,6 +73,7 @@ impl HostSession {
             let cx = commands::Ctx {
                 deps,
                 access: act.access(),
+                profile,
                 catalog,
                 own: act.own(),
                 origin: commands::Origin { request_id: act.request_id_of(&id), trace: act.trace_of(&id) },

@@ -25,11 +25,13 @@ pub enum UiCall {
         tool: String,
         feedback: String,
     },
-    /// A provisional page asking how far its page has got (app-only).
+    /// A provisional page asking how far its page has got (app-only); `make`: a page that is
+    /// not made or being made is started (the call_tool page opening a tool's page).
     PageStatus {
         tool: String,
         wait_ms: u64,
         html: bool,
+        make: bool,
     },
 }
 
@@ -52,7 +54,8 @@ pub fn definitions() -> Vec<Value> {
         json!({"name": PAGE_STATUS_TOOL, "title": "Page status", "description": "For a tool's provisional page: how far the page being written for it has got, and the page once written. Called by the page, not the model.",
             "inputSchema": {"type": "object", "properties": {"toolName": tool_name,
                 "waitMs": {"type": "integer", "minimum": 0, "maximum": PAGE_STATUS_MAX_WAIT_MS, "default": 0, "description": "Wait at most this long for the page to be done"},
-                "html": {"type": "boolean", "default": false, "description": "Include the written page"}}, "required": ["toolName"]},
+                "html": {"type": "boolean", "default": false, "description": "Include the written page"},
+                "make": {"type": "boolean", "default": false, "description": "Start the page when it is not made or being made"}}, "required": ["toolName"]},
             "annotations": {"readOnlyHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
     ]
 }
@@ -107,12 +110,12 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
                     format!("waitMs must be a whole number of milliseconds from 0 to {PAGE_STATUS_MAX_WAIT_MS}, not {v}")
                 })?,
             };
-            let html = match args.get("html") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(other) => return Err(format!("html must be true or false, not {other}")),
+            let flag = |key: &str| match args.get(key) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(other) => Err(format!("{key} must be true or false, not {other}")),
             };
-            Ok(UiCall::PageStatus { tool: t, wait_ms, html })
+            Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")? })
         }
         other => Err(format!(
             "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine and {PAGE_STATUS_TOOL}"
@@ -172,7 +175,7 @@ mod tests {
     fn page_status_bounds_its_wait() {
         assert_eq!(
             parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": 2500, "html": true}), &known()),
-            Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true })
+            Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true, make: false })
         );
         for bad in [json!(10_001), json!(-1), json!(1.5), json!("soon")] {
             let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known()).unwrap_err();

@@ -9,7 +9,8 @@ use crate::session::ui_tools::ok_result;
 
 pub(super) async fn run(cx: &Ctx) -> Value {
     let mut out = Vec::new();
-    for t in cx.catalog.tools().iter().filter(|t| cx.access.sees_tool(t) && cx.access.sees_page(t)) {
+    let in_profile = |t: &&crate::servers::catalog::ExposedTool| cx.profile.as_deref().is_none_or(|p| p.includes(t));
+    for t in cx.catalog.tools().iter().filter(in_profile).filter(|t| cx.access.sees_tool(t) && cx.access.sees_page(t)) {
         let on = cx.deps.gets_page(t);
         let refinements = cx.feedback_of(&t.name).await.len();
         let entry = match on {

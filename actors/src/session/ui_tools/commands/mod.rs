@@ -32,6 +32,8 @@ pub struct Ctx {
     pub deps: SessionDeps,
     /// What the caller may see (`_ui_list` shows only pages it may read).
     pub access: crate::session::access::Access,
+    /// The profile the caller connected to (`_ui_list` shows its tools only).
+    pub profile: Option<Arc<crate::servers::profiles::Profile>>,
     pub catalog: Arc<Catalog>,
     /// With `refinements.scope: principal`, the caller when they are not an admin (their
     /// refinements are theirs alone); None otherwise (refinements are everyone's).
@@ -73,6 +75,6 @@ pub async fn run(call: UiCall, cx: Ctx) -> Value {
         UiCall::RefreshTools => refresh_tools::run(&cx).await,
         UiCall::Regenerate { tool, clear_refinements } => regenerate::run(cx, &tool, clear_refinements).await,
         UiCall::Refine { tool, feedback } => refine::run(cx, &tool, feedback).await,
-        UiCall::PageStatus { tool, wait_ms, html } => page_status::run(&cx, &tool, wait_ms, html).await,
+        UiCall::PageStatus { tool, wait_ms, html, make } => page_status::run(&cx, &tool, wait_ms, html, make).await,
     }
 }

@@ -1,0 +1,99 @@
+"""Benchmark (prints figures, asserts nothing): issue 32's tool search, in one run:
+
+- the bytes of tools/list for a UI host, the whole fleet (/mcp) against a search profile
+  (/mcp/all: the four pinned weather tools and the three search tools), with five real servers
+  and a generated one making the fleet 300 tools (from /readyz, which serializes each list);
+- the ranking's top-3 hit rate on the plain-language tasks of tests/e2e/search_tasks.json,
+  through search_tools on that fleet (the generated tools are noise);
+- search latency in-process at 5,000 tools (actors/examples/search_bench.rs, release build):
+  p50 and p99 of 2,000 queries, against a linear scan for one word in the same process.
+
+    tests/.venv/bin/python tests/bench/search.py [--tools 300] [--no-build]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from benchlib import ROOT, conftest, summary, use_release
+
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from test_profiles import five_servers  # noqa: E402
+
+HOSTILE = ROOT / "tests" / "e2e" / "hostile_upstream.py"
+TASKS = json.loads((ROOT / "tests" / "e2e" / "search_tasks.json").read_text())["tasks"]
+
+
+def post(url: str, body: dict, sid: str | None = None) -> tuple[dict, str | None]:
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers=h)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read().decode() or "null"), r.headers.get("Mcp-Session-Id")
+
+
+def fleet(a, folder: Path) -> dict:
+    servers = five_servers(folder)
+    cfg = json.loads(servers.read_text())
+    extra = a.tools - 45
+    cfg["mcpServers"]["generated"] = {"command": sys.executable, "args": [str(HOSTILE), "--tools", str(extra), "--pad", "160"]}
+    servers.write_text(json.dumps(cfg))
+    config = folder / "config.json"
+    config.write_text(json.dumps({"profiles": {"all": {"tools": ["*"], "discovery": "search", "pin": ["weather__*"]}}}))
+    with conftest.proxy_http(["--servers-file", str(servers), "--config", str(config), "--no-auth", "--log-level", "warn"], name="bench-search") as (base, _):
+        state = json.loads(urllib.request.urlopen(base + "/readyz", timeout=30).read())
+        sizes = {p["path"]: p for p in state["profiles"]}
+        url = base + "/mcp/all"
+        _, sid = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+        hits, misses = 0, []
+        for i, t in enumerate(TASKS):
+            ans, _ = post(url, {"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                                "params": {"name": "search_tools", "arguments": {"query": t["task"], "limit": 3}}}, sid)
+            names = [x["name"] for x in ans["result"]["structuredContent"]["tools"]]
+            if any(n in t["tools"] for n in names):
+                hits += 1
+            else:
+                misses.append(f"{t['task']!r} -> {names}")
+        return {"sizes": sizes, "hits": hits, "misses": misses}
+
+
+def in_process(tools: int) -> dict:
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "mcp-gen-ui-actors", "--example", "search_bench"], cwd=ROOT, check=True)
+    out = subprocess.run([str(ROOT / "target" / "release" / "examples" / "search_bench"), str(tools)], capture_output=True, text=True, check=True).stdout
+    print(out, flush=True)
+    return json.loads(next(line[7:] for line in out.splitlines() if line.startswith("RESULT ")))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tools", type=int, default=300)
+    ap.add_argument("--no-build", action="store_true")
+    a = ap.parse_args()
+    use_release(not a.no_build)
+    folder = Path(tempfile.mkdtemp(prefix="mcp-bench-search-"))
+    f = fleet(a, folder)
+    for m in f["misses"]:
+        print("missed:", m)
+    r = in_process(5000)
+    full, search = f["sizes"]["/mcp"], f["sizes"]["/mcp/all"]
+    ratio = search["listBytes"] / full["listBytes"]
+    rate = f["hits"] / len(TASKS)
+    rows = [
+        (f"tools/list, whole fleet ({full['tools']} tools)", f"{full['listBytes']:,} bytes", "baseline", None),
+        (f"tools/list, search profile ({search['tools']} tools)", f"{search['listBytes']:,} bytes ({ratio:.1%})", "< 10%", ratio < 0.10),
+        (f"top-3 hit rate, {len(TASKS)} tasks", f"{f['hits']}/{len(TASKS)} ({rate:.0%})", ">= 90%", rate >= 0.90),
+        ("search p50 at 5,000 tools, in-process", f"{r['p50_ms']:.3f} ms", "-", None),
+        ("search p99 at 5,000 tools, in-process", f"{r['p99_ms']:.3f} ms (scan baseline {r['scan_p99_ms']:.3f} ms)", "< 1 ms", r["p99_ms"] < 1.0),
+        ("index build at 5,000 tools (once per catalog change)", f"{r['build_ms']:.0f} ms", "-", None),
+    ]
+    summary("search.py (issue 32: a search profile's list against the whole fleet, the ranking, search latency)", rows)
+
+
+if __name__ == "__main__":
+    main()

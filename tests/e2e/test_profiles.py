@@ -1,0 +1,269 @@
+"""Issue 32: profiles (named views of the fleet at /mcp/<profile>, --profile on stdio) and search
+mode (search_tools, describe_tools, call_tool), on a Claude Desktop file of five real servers:
+server-everything, server-memory, mcp-server-time, server-filesystem and the demo weather
+server. The browser side (a tool called through search showing its own page in the official
+AppBridge) is tests/node/browser/search.test.mjs."""
+
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import BIN, NODE, NODE_MODULES, UI_EXT, metric, proxy_http
+from test_auth import request
+from test_many_servers import EVERYTHING, MEMORY, TIME
+from test_policy import sse_answers
+
+FILESYSTEM = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+TASKS = json.loads((Path(__file__).parent / "search_tasks.json").read_text())["tasks"]
+IDS = itertools.count(100)
+
+PROFILES = {
+    "small": {"tools": ["memory__*", "time__*"],
+              "overrides": {"memory__read_graph": {"name": "graph", "description": "The whole knowledge graph",
+                                                   "annotations": {"title": "Graph"}}}},
+    "all": {"tools": ["*"], "discovery": "search", "pin": ["weather__*"]},
+    "readonly": {"servers": ["files"], "tools": ["files__read_*", "files__list_*", "files__get_*"]},
+}
+
+
+def five_servers(tmp_path) -> Path:
+    (tmp_path / "files").mkdir(exist_ok=True)
+    (tmp_path / "files" / "notes.txt").write_text("hello from the files server\n")
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "everything": {"command": NODE, "args": [str(EVERYTHING), "stdio"]},
+        "memory": {"command": NODE, "args": [str(MEMORY)], "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}},
+        "time": {"command": str(TIME), "args": ["--local-timezone", "UTC"]},
+        "files": {"command": NODE, "args": [str(FILESYSTEM), str(tmp_path / "files")]},
+        "weather": {"command": str(BIN), "args": ["demo-upstream"]},
+    }}))
+    return path
+
+
+def session(base, path="/mcp", ui=True):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"extensions": UI_EXT} if ui else {}, "clientInfo": {"name": "profiles", "version": "1"}}}
+    code, headers, text = request(base + path, "POST", body)
+    assert code == 200, (code, text)
+    sid = headers["Mcp-Session-Id"]
+    request(base + path, "POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers={"Mcp-Session-Id": sid})
+    return sid
+
+
+def rpc(base, path, sid, method, params=None):
+    code, _, text = request(base + path, "POST", {"jsonrpc": "2.0", "id": next(IDS), "method": method, "params": params or {}},
+                            headers={"Mcp-Session-Id": sid})
+    assert code == 200, (code, text)
+    return json.loads(text)
+
+
+def tools(base, path, sid):
+    return {t["name"]: t for t in rpc(base, path, sid, "tools/list")["result"]["tools"]}
+
+
+@contextlib.contextmanager
+def proxy(tmp_path, name, config=None):
+    """The five servers behind one endpoint with PROFILES; yields (base, Proc, service log)."""
+    cfg = {"profiles": PROFILES, "logging": {"file": str(tmp_path / "service.log")}, "server": {"sseKeepaliveSecs": 1}, **(config or {})}
+    path = tmp_path / "auth.json"
+    path.write_text(json.dumps(cfg))
+    args = ["--servers-file", str(five_servers(tmp_path)), "--no-auth", "--log-format", "json", "--config", str(path)]
+    with proxy_http(args, name=name) as (base, proc):
+        yield base, proc, tmp_path / "service.log"
+
+
+def test_each_profile_lists_what_its_globs_select_with_its_overrides(tmp_path):
+    with proxy(tmp_path, "proxy-profiles") as (base, _proc, _log):
+        small = session(base, "/mcp/small")
+        listed = tools(base, "/mcp/small", small)
+        mine = {n for n in listed if not n.startswith("_ui_")}
+        assert mine == {"memory__create_entities", "memory__create_relations", "memory__add_observations", "memory__delete_entities",
+                        "memory__delete_observations", "memory__delete_relations", "graph", "memory__search_nodes", "memory__open_nodes",
+                        "time__get_current_time", "time__convert_time"}, mine
+        graph = listed["graph"]
+        assert graph["description"] == "The whole knowledge graph" and graph["annotations"]["title"] == "Graph"
+        assert graph["_meta"]["ui"]["resourceUri"] == "ui://memory/read_graph", "a renamed tool keeps its page"
+
+        readonly = session(base, "/mcp/readonly")
+        names = {n for n in tools(base, "/mcp/readonly", readonly) if not n.startswith("_ui_")}
+        assert names and all(n.startswith(("files__read_", "files__list_", "files__get_")) for n in names), names
+        assert "files__write_file" not in names
+        refused = rpc(base, "/mcp/readonly", readonly, "tools/call", {"name": "files__write_file", "arguments": {"path": "x", "content": "y"}})
+        assert "no tool named \"files__write_file\" in profile \"readonly\"" in refused["error"]["message"], refused
+
+        everything = session(base, "/mcp")
+        assert len([n for n in tools(base, "/mcp", everything) if not n.startswith("_ui_")]) == 45, "/mcp has every tool"
+
+        # The sizes of each profile's list, on /readyz.
+        state = json.loads(request(base + "/readyz")[2])
+        sizes = {p["path"]: p for p in state["profiles"]}
+        assert sizes["/mcp"]["tools"] == 51 and sizes["/mcp/all"]["discovery"] == "search"
+        assert sizes["/mcp/all"]["listBytes"] < sizes["/mcp"]["listBytes"] / 4, sizes
+
+        # An unknown profile, and a session used on another profile's path: not found.
+        code, _, text = request(base + "/mcp/nope", "POST", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert code == 404 and "/mcp/small" in text, text
+        code, _, _ = request(base + "/mcp/all", "POST", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={"Mcp-Session-Id": small})
+        assert code == 404, "a session belongs to its profile's path"
+
+
+def test_a_renamed_tool_works_by_both_names_and_its_page_too(tmp_path):
+    with proxy(tmp_path, "proxy-profiles-rename") as (base, _proc, _log):
+        sid = session(base, "/mcp/small")
+        rpc(base, "/mcp/small", sid, "tools/call", {"name": "memory__create_entities", "arguments": {
+            "entities": [{"name": "Alice", "entityType": "person", "observations": ["likes tea"]}]}})
+        by_profile_name = rpc(base, "/mcp/small", sid, "tools/call", {"name": "graph", "arguments": {}})
+        assert "Alice" in json.dumps(by_profile_name["result"]), by_profile_name
+        # Its page calls it by the catalog's name: that works in the profile too.
+        by_page_name = rpc(base, "/mcp/small", sid, "tools/call", {"name": "memory__read_graph", "arguments": {}})
+        assert by_page_name["result"] == by_profile_name["result"]
+        page = rpc(base, "/mcp/small", sid, "resources/read", {"uri": "ui://memory/read_graph"})
+        html = page["result"]["contents"][0]["text"]
+        assert html.startswith("<!doctype html>") and "memory__read_graph" in html, "the page is the catalog's, shared"
+        inspect = rpc(base, "/mcp/small", sid, "tools/call", {"name": "_ui_inspect", "arguments": {"toolName": "graph"}})
+        assert "isError" not in inspect["result"] or not inspect["result"]["isError"], inspect
+        # A page of a tool outside the profile is not this profile's.
+        outside = rpc(base, "/mcp/small", sid, "resources/read", {"uri": "ui://weather/get_forecast"})
+        assert "error" in outside, outside
+
+
+def test_search_finds_the_tool_for_plain_language_tasks(tmp_path):
+    with proxy(tmp_path, "proxy-profiles-search") as (base, _proc, _log):
+        sid = session(base, "/mcp/all")
+        listed = tools(base, "/mcp/all", sid)
+        assert {n for n in listed if not n.startswith("_ui_")} == {
+            "weather__get_current_weather", "weather__get_forecast", "weather__get_weather_map", "weather__set_units",
+            "search_tools", "describe_tools", "call_tool"}
+        assert listed["call_tool"]["_meta"]["ui"]["resourceUri"] == "ui://_ui/call_tool", "call_tool has a page of its own"
+        hits, misses = 0, []
+        for t in TASKS:
+            found = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": t["task"], "limit": 3}})
+            names = [x["name"] for x in found["result"]["structuredContent"]["tools"]]
+            if any(n in t["tools"] for n in names):
+                hits += 1
+            else:
+                misses.append((t["task"], names))
+        assert hits >= 0.9 * len(TASKS), f"top-3 hits {hits}/{len(TASKS)}; missed {misses}"
+        one = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": "what time is it in Tokyo", "limit": 1}})
+        first = one["result"]["structuredContent"]["tools"][0]
+        assert first["name"].startswith("time__") and first["description"] and first["score"] > 0
+        described = rpc(base, "/mcp/all", sid, "tools/call", {"name": "describe_tools", "arguments": {"names": ["time__convert_time", "nope"]}})
+        d = described["result"]["structuredContent"]
+        assert d["tools"][0]["inputSchema"]["required"] and d["unknown"] == ["nope"]
+        bad = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": "x", "limit": 500}})
+        assert bad["error"]["code"] == -32602 and "limit" in bad["error"]["message"]
+
+
+def test_call_tool_routes_validates_and_refuses_like_a_direct_call(tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    rules = {"default": "allow", "rules": [{"name": "no maps", "tools": ["weather__get_weather_map"], "effect": "deny"}]}
+    with proxy(tmp_path, "proxy-profiles-call", config={"policy": rules, "audit": {"file": str(audit)}}) as (base, _proc, _log):
+        sid, direct = session(base, "/mcp/all"), session(base, "/mcp")
+        via = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {
+            "name": "files__read_text_file", "arguments": {"path": str(tmp_path / "files" / "notes.txt")}}})
+        same = rpc(base, "/mcp", direct, "tools/call", {"name": "files__read_text_file", "arguments": {"path": str(tmp_path / "files" / "notes.txt")}})
+        assert via["result"] == same["result"] and "hello from the files server" in json.dumps(via["result"])
+        # The schema is checked before anything is sent: what is wrong, where.
+        bad = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {"name": "time__convert_time", "arguments": {"source_timezone": 3}}})
+        msg = bad["error"]["message"]
+        assert bad["error"]["code"] == -32602 and "/source_timezone" in msg and "required property" in msg, msg
+        unknown = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {"name": "nope__x"}})
+        assert "search_tools finds" in unknown["error"]["message"]
+        # The rules decide a call through call_tool as they decide a direct one.
+        denied = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {"name": "weather__get_weather_map", "arguments": {"city": "Oslo"}}})
+        assert denied["error"]["code"] == -32003, denied
+        # A server's own error comes back as it does directly.
+        upstream_err = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {"name": "files__read_text_file", "arguments": {"path": "/etc/passwd"}}})
+        direct_err = rpc(base, "/mcp", direct, "tools/call", {"name": "files__read_text_file", "arguments": {"path": "/etc/passwd"}})
+        assert upstream_err == {**direct_err, "id": upstream_err["id"]}
+        time.sleep(0.5)
+        lines = [json.loads(x) for x in audit.read_text().splitlines()]
+        tools_called = [(x["event"], x.get("tool")) for x in lines if x["event"] in ("tool_call", "denied")]
+        assert ("tool_call", "files__read_text_file") in tools_called and ("denied", "weather__get_weather_map") in tools_called, tools_called
+        assert metric(scrape(base), "mcp_gen_ui_policy_decisions_total", rule="no maps", outcome="deny") == 1
+
+
+def scrape(base):
+    from conftest import scrape as s
+    return s(base)
+
+
+def test_profiles_reload_and_hosts_hear_of_it(tmp_path):
+    with proxy(tmp_path, "proxy-profiles-reload") as (base, proc, log):
+        port = int(base.rsplit(":", 1)[1])
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        conn.request("GET", "/sse/small", headers={"Accept": "text/event-stream"})
+        resp = conn.getresponse()
+        assert resp.status == 200
+        endpoint = next(line for line in iter(lambda: resp.fp.readline().decode(), "") if line.startswith("data:"))[5:].strip()
+        try:
+            request(base + endpoint, "POST", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sse", "version": "1"}}})
+            request(base + endpoint, "POST", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            first = sse_answers(resp, {1, 2})
+            assert "graph" in {t["name"] for t in first[2]["result"]["tools"]}, "legacy SSE serves profiles too (/sse/<profile>)"
+            cfg_path = tmp_path / "auth.json"
+            cfg = json.loads(cfg_path.read_text())
+            cfg["profiles"]["small"]["tools"] = ["time__*"]
+            cfg["profiles"]["tiny"] = {"tools": ["weather__get_forecast"]}
+            cfg_path.write_text(json.dumps(cfg))
+            os.kill(proc.p.pid, 1)
+            deadline = time.time() + 15
+            heard = False
+            while time.time() < deadline and not heard:
+                line = resp.fp.readline().decode()
+                heard = "notifications/tools/list_changed" in line
+            assert heard, "hosts hear list_changed when the profiles change"
+            request(base + endpoint, "POST", {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            names = {t["name"] for t in sse_answers(resp, {3})[3]["result"]["tools"] if not t["name"].startswith("_ui_")}
+            assert names == {"time__get_current_time", "time__convert_time"}, names
+        finally:
+            conn.close()
+        sid = session(base, "/mcp/tiny")
+        assert {n for n in tools(base, "/mcp/tiny", sid) if not n.startswith("_ui_")} == {"weather__get_forecast"}
+        # A profile that does not check out keeps the running ones.
+        cfg["profiles"]["tiny"]["tools"] = []
+        cfg_path.write_text(json.dumps(cfg))
+        os.kill(proc.p.pid, 1)
+        time.sleep(1.5)
+        assert "profiles.tiny.tools" in log.read_text()
+        assert {n for n in tools(base, "/mcp/tiny", sid) if not n.startswith("_ui_")} == {"weather__get_forecast"}
+
+
+def test_a_profile_on_stdio_and_errors_at_start(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"profiles": PROFILES}))
+    servers = five_servers(tmp_path)
+    p = subprocess.Popen([str(BIN), "--transport", "stdio", "--servers-file", str(servers), "--config", str(cfg), "--profile", "small"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        def ask(msg):
+            p.stdin.write(json.dumps(msg) + "\n")
+            p.stdin.flush()
+            while True:
+                line = json.loads(p.stdout.readline())
+                if line.get("id") == msg.get("id"):
+                    return line
+
+        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "s", "version": "1"}}})
+        deadline = time.time() + 30
+        names = set()
+        while time.time() < deadline and "graph" not in names:
+            names = {t["name"] for t in ask({"jsonrpc": "2.0", "id": next(IDS), "method": "tools/list"})["result"]["tools"]}
+            time.sleep(0.3)
+        assert "graph" in names and "weather__get_forecast" not in names, names
+    finally:
+        p.kill()
+        p.wait()
+    r = subprocess.run([str(BIN), "--transport", "stdio", "--config", str(cfg), "--profile", "nope", "--demo"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--profile" in r.stderr and "small" in r.stderr, r.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"profiles": {"x": {"tools": ["*"], "overrides": {"a__b": {"name": "_ui_refine"}}}}}))
+    r = subprocess.run([str(BIN), "--demo", "--config", str(bad), "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "profiles.x.overrides.a__b.name" in r.stderr, r.stderr
+
