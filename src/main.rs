@@ -7,6 +7,7 @@ mod edge;
 mod export;
 mod governance;
 mod logging;
+mod principals;
 mod reload;
 mod telemetry;
 mod upstreams;

@@ -12,13 +12,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Addr, Arbiter, Recipient, Supervisor};
+use actix::{Actor, Addr, Arbiter, Recipient, Supervisor};
 use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
-use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated};
+use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated, UpstreamPort};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::router::Router;
 use mcp_gen_ui_actors::servers::catalog::Naming;
 use mcp_gen_ui_actors::servers::fleet::{Fleet, Server};
+use mcp_gen_ui_actors::servers::principals::{PrincipalPool, Total};
 use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
 use mcp_gen_ui_actors::upstream::LinkLimits;
 use tokio::sync::Mutex;
@@ -37,11 +38,23 @@ pub struct ServerSet {
     arbiters: Vec<Arbiter>,
     next_arbiter: usize,
     running: Vec<Running>,
+    /// Each person's credentials and the cap over every per-principal server.
+    principals: Principals,
+}
+
+/// What per-principal servers share.
+#[derive(Clone)]
+pub struct Principals {
+    pub secrets: Arc<crate::principals::Secrets>,
+    pub total: Arc<Total>,
+    pub idle: Duration,
 }
 
 struct Running {
     settings: ServerSettings,
-    addr: Addr<ServerSupervisor>,
+    /// The server's supervisor; None for a per-principal server (each person's connection
+    /// has its own, in the pool).
+    addr: Option<Addr<ServerSupervisor>>,
 }
 
 impl ServerSet {
@@ -51,8 +64,9 @@ impl ServerSet {
         bare: bool,
         listeners: Vec<Recipient<ToolsUpdated>>,
         refresh: Option<Duration>,
+        principals: Principals,
     ) -> Self {
-        ServerSet { fleet, metrics, bare, listeners, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new() }
+        ServerSet { fleet, metrics, bare, listeners, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new(), principals }
     }
 
     /// Starts every server (at start: a few arbiters are made for them).
@@ -73,7 +87,16 @@ impl ServerSet {
         }
     }
 
+    fn next_arbiter(&mut self) -> actix::ArbiterHandle {
+        let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
+        self.next_arbiter += 1;
+        arbiter
+    }
+
     fn start(&mut self, s: ServerSettings, position: usize) {
+        if s.per_principal.is_some() {
+            return self.start_per_principal(s, position);
+        }
         let name: Arc<str> = Arc::from(s.name.as_str());
         let naming = self.naming(&s);
         self.metrics.preinit_server(&s.name);
@@ -90,12 +113,49 @@ impl ServerSet {
             .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })
             .with_list_bounds(s.max_tools, s.max_tool_list_bytes)
             .with_refresh_interval(self.refresh);
-        let arbiter = &self.arbiters[self.next_arbiter % self.arbiters.len()];
-        self.next_arbiter += 1;
-        let addr = Supervisor::start_in_arbiter(&arbiter.handle(), move |_| supervisor);
+        let addr = Supervisor::start_in_arbiter(&self.next_arbiter(), move |_| supervisor);
         let port = ServerSupervisor::port(&addr);
-        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required, transport: s.spec.transport() }));
-        self.running.push(Running { settings: s, addr });
+        let transport = s.spec.transport();
+        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required, transport, pool: None }));
+        self.running.push(Running { settings: s, addr: Some(addr) });
+    }
+
+    /// A server that acts as each person: no connection of its own, a pool of each person's,
+    /// started on first use. It stands ready (on demand); its tools come with the first.
+    fn start_per_principal(&mut self, s: ServerSettings, position: usize) {
+        let name: Arc<str> = Arc::from(s.name.as_str());
+        let naming = self.naming(&s);
+        self.metrics.preinit_server(&s.name);
+        let named = matches!(naming, Naming::Prefixed(_));
+        let describe = format!("per principal: {}", s.spec.describe());
+        let router =
+            Router::new(name.clone(), named, s.request_timeout, describe.clone(), self.fleet.hosts().clone(), self.metrics.clone());
+        router.publish(mcp_gen_ui_actors::messages::Status { ready: true, describe, ..Default::default() });
+        let registry = self.fleet.registry().clone();
+        registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
+        let starter = crate::principals::Starter {
+            settings: s.clone(),
+            naming: naming.clone(),
+            hosts: self.fleet.hosts().clone(),
+            registry,
+            metrics: self.metrics.clone(),
+            listeners: self.listeners.clone(),
+            arbiter: self.next_arbiter(),
+            secrets: self.principals.secrets.clone(),
+        };
+        let max = s.per_principal.as_ref().map_or(1, |p| p.max);
+        let pool =
+            PrincipalPool::new(name.clone(), max, self.principals.idle, self.principals.total.clone(), Arc::new(starter), &self.metrics);
+        let on_demand = crate::principals::OnDemand { server: name.clone() }.start();
+        let port = UpstreamPort {
+            refresh: on_demand.clone().recipient(),
+            unregister: on_demand.clone().recipient(),
+            subscribe: on_demand.clone().recipient(),
+            shutdown: on_demand.recipient(),
+        };
+        let transport = s.spec.transport();
+        self.fleet.insert(Arc::new(Server { name, naming, router, port, required: s.required, transport, pool: Some(Arc::new(pool)) }));
+        self.running.push(Running { settings: s, addr: None });
     }
 
     /// Stops a server: its calls in flight are answered with `why`, its tools leave the list.
@@ -105,9 +165,14 @@ impl ServerSet {
         let diff = self.fleet.registry().remove_server(name);
         if let Some(server) = self.fleet.remove(name) {
             server.router.fail_all(why);
+            if let Some(pool) = &server.pool {
+                futures::future::join_all(pool.take_all(why).iter().map(|s| s.send(Shutdown))).await;
+            }
         }
         self.announce(diff);
-        let _ = r.addr.send(Shutdown).await;
+        if let Some(addr) = r.addr {
+            let _ = addr.send(Shutdown).await;
+        }
         self.metrics.forget_server(name);
     }
 
@@ -163,7 +228,10 @@ impl ServerSet {
 
     /// Stops every server (shutdown): children get their stdin closed, then are killed.
     pub async fn shutdown(&mut self) {
-        let all: Vec<Addr<ServerSupervisor>> = self.running.drain(..).map(|r| r.addr).collect();
+        let all: Vec<Addr<ServerSupervisor>> = self.running.drain(..).filter_map(|r| r.addr).collect();
+        let people: Vec<Recipient<Shutdown>> =
+            self.fleet.servers().iter().filter_map(|s| s.pool.as_ref()).flat_map(|p| p.take_all("the service is stopping")).collect();
+        futures::future::join_all(people.iter().map(|s| s.send(Shutdown))).await;
         futures::future::join_all(all.iter().map(|a| a.send(Shutdown))).await;
     }
 }

@@ -169,12 +169,31 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     if let Some((addr, _)) = &warm {
         listeners.push(addr.clone().recipient());
     }
-    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh);
+    let ps = &settings.principal_secrets;
+    let secrets = crate::principals::Secrets::new(match &ps.file {
+        // Checked when the settings were read; a file that changed since is read as it is now.
+        Some(f) => crate::principals::load_secrets(f).unwrap_or_default(),
+        None => Default::default(),
+    });
+    let principals = crate::upstreams::Principals {
+        secrets: secrets.clone(),
+        total: mcp_gen_ui_actors::servers::principals::Total::new(ps.max_processes),
+        idle: ps.idle,
+    };
+    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh, principals);
     servers.start_all(settings.upstreams.servers.clone());
     if let Some(s) = &shared {
         // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
         let targets = replica_sync::Targets { pages: pages.clone(), forget: cache.clone().recipient(), page_changed };
         replica_sync::start(s, targets);
+    }
+    if settings.upstreams.servers.iter().any(|s| s.per_principal.is_some()) {
+        crate::principals::reap_idle(fleet.clone());
+        if let Some(f) = ps.file.clone() {
+            if let Err(e) = crate::principals::watch(f, secrets, fleet.clone()) {
+                tracing::error!(component = "principals", event = "watch_failed", error = %e, "the principal secrets file will not be read again: {e}");
+            }
+        }
     }
     let deps = SessionDeps {
         fleet,

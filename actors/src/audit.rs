@@ -62,6 +62,9 @@ pub struct Entry {
     /// The rule that denied (or `default`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Arc<str>>,
+    /// Whose credentials a call to a per-principal server went with (never the credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<Arc<str>>,
     pub outcome: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -96,6 +99,7 @@ impl Entry {
             tool: None,
             kind: None,
             rule: None,
+            credentials: None,
             outcome: "ok",
             duration_ms: None,
             request_id: None,

@@ -71,6 +71,15 @@ pub struct Metrics {
     pub policy_condition_errors: IntCounterVec,
     /// Audit trail lines written or dropped.
     pub audit_lines: IntCounterVec,
+    /// Per-principal connections running, by server and principal (principal values bounded).
+    pub principal_connections: IntGaugeVec,
+    /// Per-principal connections asked for, by server and outcome (started, missing_secret, ...).
+    pub principal_starts: IntCounterVec,
+    /// RFC 8693 token exchanges by server and outcome (ok, cached, refused, error).
+    pub token_exchanges: IntCounterVec,
+    /// A person's connection listed tools other than the server's learned list (reported,
+    /// not mixed in).
+    pub principal_tool_lists_differ: IntCounterVec,
     build_info: IntGaugeVec,
 }
 
@@ -297,6 +306,26 @@ impl Metrics {
                 "audit_lines_total",
                 "Audit trail lines by outcome: written, or dropped (the sink could not keep up or failed)",
                 &["outcome"],
+            ),
+            principal_connections: r.gauges(
+                "principal_connections",
+                "Per-principal upstream connections running, by server and principal (the first 100 principals by name, the rest _other)",
+                &["server", "principal"],
+            ),
+            principal_starts: r.counters(
+                "principal_starts_total",
+                "Per-principal upstream connections asked for, by server and outcome",
+                &["server", "outcome"],
+            ),
+            token_exchanges: r.counters(
+                "token_exchanges_total",
+                "RFC 8693 token exchanges for per-principal connections, by server and outcome",
+                &["server", "outcome"],
+            ),
+            principal_tool_lists_differ: r.counters(
+                "principal_tool_lists_differ_total",
+                "A person's connection listed other tools than the server's learned list (not mixed in)",
+                &["server"],
             ),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
             registry: r.0,

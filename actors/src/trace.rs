@@ -54,6 +54,8 @@ pub mod attr {
     pub const ERA: &str = "mcp_gen_ui.era";
     pub const CACHE_HIT: &str = "mcp_gen_ui.cache.hit";
     pub const OUTCOME: &str = "mcp_gen_ui.outcome";
+    /// Whose credentials a call to a per-principal server went with (a principal's name).
+    pub const CREDENTIALS: &str = "mcp_gen_ui.credentials.principal";
     pub const FALLBACK_REASON: &str = "mcp_gen_ui.fallback.reason";
     pub const REPAIRS: &str = "mcp_gen_ui.repairs";
     pub const ATTEMPT: &str = "mcp_gen_ui.attempt";

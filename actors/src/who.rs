@@ -22,12 +22,31 @@ pub struct Who {
     /// A digest of the claims: decisions cached per principal are cached per these claims
     /// too, so a new token with other groups is decided again.
     pub claims_digest: u64,
+    /// The OAuth access token the request came with (for RFC 8693 token exchange only; never
+    /// logged, never passed on as it came in).
+    pub token: Option<SubjectToken>,
+}
+
+/// A caller's access token: printed as `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SubjectToken(pub Arc<str>);
+
+impl std::fmt::Debug for SubjectToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
 }
 
 impl Who {
     pub fn new(key: Arc<str>, name: Arc<str>, claims: Arc<Value>, admin: bool) -> Who {
         let claims_digest = digest(&claims);
-        Who { key, name, claims, admin, claims_digest }
+        Who { key, name, claims, admin, claims_digest, token: None }
+    }
+
+    /// The principal, with the access token it presented (a JWT).
+    pub fn with_token(mut self, token: &str) -> Who {
+        self.token = Some(SubjectToken(Arc::from(token)));
+        self
     }
 
     /// Authentication is off: everyone is one principal, who is an admin.

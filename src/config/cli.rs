@@ -74,6 +74,11 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_TRANSPORT", value_enum)]
     pub transport: Option<HostTransportArg>,
 
+    /// Each person's credentials for servers marked perPrincipal: a JSON file
+    /// {"alice": {"GITHUB_TOKEN": "..."}} readable by this user only (0600).
+    #[arg(long, env = "MCP_GEN_UI_PRINCIPAL_SECRETS", value_name = "FILE")]
+    pub principal_secrets: Option<PathBuf>,
+
     /// With --transport stdio: serve the profile NAME of the config file's `profiles` (over
     /// HTTP each profile is at /mcp/NAME).
     #[arg(long, env = "MCP_GEN_UI_PROFILE", value_name = "NAME")]

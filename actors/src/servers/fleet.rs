@@ -31,6 +31,9 @@ pub struct Server {
     pub required: bool,
     /// stdio, streamable-http or sse (see `UpstreamSpec::transport`).
     pub transport: &'static str,
+    /// `perPrincipal`: each person's calls go to their own connection, kept here; `router` then
+    /// only stands for the server (its tool list, its readiness: on demand).
+    pub pool: Option<Arc<super::principals::PrincipalPool>>,
 }
 
 impl std::fmt::Debug for Server {

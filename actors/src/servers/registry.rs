@@ -53,6 +53,19 @@ impl Registry {
         self.rebuild(&servers)
     }
 
+    /// A per-principal connection's list (see `supervisor::Role`): the server's list when it
+    /// has none yet (learned from the first); else kept as it is. Whether `tools` differs
+    /// from the server's list, and the change made.
+    pub fn learn_tools(&self, server: &str, tools: Arc<Vec<Value>>) -> (bool, ToolsDiff) {
+        let mut servers = self.servers.guard();
+        let Some(s) = servers.iter_mut().find(|s| &*s.server == server) else { return (false, ToolsDiff::default()) };
+        if s.tools.is_empty() {
+            s.tools = tools;
+            return (false, self.rebuild(&servers));
+        }
+        (*s.tools != *tools, ToolsDiff::default())
+    }
+
     /// A server left the configuration: its tools leave the catalog.
     pub fn remove_server(&self, server: &str) -> ToolsDiff {
         let mut servers = self.servers.guard();

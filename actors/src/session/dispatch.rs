@@ -75,7 +75,7 @@ impl HostSession {
                 sink: sink.map(Outlet::new),
                 request_id,
                 started: Instant::now(),
-                server: None,
+                route: None,
                 span,
                 audit: None,
             },
@@ -187,8 +187,8 @@ impl HostSession {
                     line.finish("cancelled");
                 }
                 // Only the server the request went to has heard of it.
-                if let Some(server) = f.server {
-                    server.router.forward_notification(&self.id, msg);
+                if let Some(router) = f.route {
+                    router.forward_notification(&self.id, msg);
                 }
             }
             // The host's roots and the like concern every server.

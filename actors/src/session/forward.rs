@@ -32,10 +32,23 @@ impl HostSession {
         then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static,
     ) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        // A per-principal server: this person's own connection (started on first use).
+        let router = match &server.pool {
+            None => server.router.clone(),
+            Some(pool) => match pool.router_for(&self.who) {
+                Ok(r) => r,
+                Err(refused) => return self.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, refused.to_string())),
+            },
+        };
         if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&id)) {
-            f.server = Some(server.clone());
+            f.route = Some(router.clone());
+            if server.pool.is_some() {
+                if let Some(line) = f.audit.as_mut() {
+                    line.entry_mut().credentials = Some(self.who.name.clone());
+                }
+            }
         }
-        if server.router.upstream_is_2026() {
+        if router.upstream_is_2026() {
             // A 2026 upstream asks only what this host can answer.
             let caps = self.negotiated.as_ref().map(|n| revision_2026::answerable(&n.client_caps)).unwrap_or(json!({}));
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);
@@ -50,8 +63,11 @@ impl HostSession {
             }
             false => crate::trace::Span::none(),
         };
+        if server.pool.is_some() {
+            span.set(crate::trace::attr::CREDENTIALS, self.who.name.to_string());
+        }
         span.cx().inject_meta(&mut msg);
-        match server.router.try_forward(&self.id, msg) {
+        match router.try_forward(&self.id, msg) {
             Ok(rx) => {
                 ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| match answer {
                     Ok(answer) => {
@@ -63,7 +79,6 @@ impl HostSession {
             }
             Err(msg) => {
                 span.set(crate::trace::attr::OUTCOME, "server_starting");
-                let router = server.router.clone();
                 ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| {
                     if !act.in_flight.contains_key(&jsonrpc::id_key(&id)) {
                         return; // cancelled while the server was starting

@@ -41,6 +41,7 @@ impl HostSession {
             Err(why) => return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, why)),
         };
         let per_page = self.deps.limits.tools_per_page.max(1);
+        self.learn_per_principal_servers();
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
             let profile = match act.profile_now() {
                 Ok(p) => p,
@@ -89,6 +90,21 @@ impl HostSession {
             }
             act.answer(jsonrpc::result(id, result));
         });
+    }
+
+    /// A per-principal server's tools are learned from its first connection: a person listing
+    /// tools starts theirs (if they have the credentials) while nobody's runs yet; the list
+    /// gains its tools when it is known, and hosts hear `list_changed`.
+    fn learn_per_principal_servers(&self) {
+        let catalog = self.deps.fleet.catalog();
+        for s in self.deps.fleet.servers().iter() {
+            let Some(pool) = &s.pool else { continue };
+            if pool.running().0 == 0 && !catalog.tools().iter().any(|t| t.server == s.name) {
+                if let Err(why) = pool.router_for(&self.who) {
+                    tracing::debug!(component = "principals", event = "not_learned", server = %s.name, principal = %self.who.name, error = %why, "no connection to learn the server's tools from");
+                }
+            }
+        }
     }
 
     /// The `resources/list` entries of the pages made here (UI hosts only).

@@ -45,7 +45,6 @@ use crate::mcp::{jsonrpc, ui_meta};
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
 use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef};
 use crate::metrics::Metrics;
-use crate::servers::fleet::Server;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
 pub use stateless::{session_for as stateless_session_for, StatelessTables};
@@ -94,8 +93,9 @@ struct InFlight {
     sink: Option<Outlet>,
     request_id: String,
     started: Instant,
-    /// The server it went to (its cancellation goes there too).
-    server: Option<Arc<Server>>,
+    /// The connection it went to (its cancellation goes there too): the server's, or with a
+    /// per-principal server this person's.
+    route: Option<Arc<crate::proxy::router::Router>>,
     /// Its server span (ended with the answer); the parent of the work it starts.
     span: crate::trace::Span,
     /// Its line in the audit trail, written with the answer (calls, page reads, `_ui_*`).

@@ -266,6 +266,7 @@ impl Fixture {
             port,
             required: true,
             transport: "stdio",
+            pool: None,
         }));
         let deps = SessionDeps {
             fleet,

@@ -9,6 +9,7 @@ pub mod pipe_writer;
 mod sse_client;
 mod stdio;
 mod streamable_http;
+pub mod token_exchange;
 
 use std::path::PathBuf;
 
@@ -21,9 +22,23 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// Where and how to reach the upstream MCP server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpstreamSpec {
-    Stdio { command: String, args: Vec<String>, env: Vec<(String, String)>, cwd: Option<PathBuf> },
-    StreamableHttp { url: url::Url, headers: Vec<(String, String)> },
-    Sse { url: url::Url, headers: Vec<(String, String)> },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+    },
+    /// `bearer`: each request's `Authorization` from a token source (a person's exchanged
+    /// token); None: `headers` only.
+    StreamableHttp {
+        url: url::Url,
+        headers: Vec<(String, String)>,
+        bearer: Option<token_exchange::Bearer>,
+    },
+    Sse {
+        url: url::Url,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl UpstreamSpec {
@@ -198,7 +213,9 @@ impl Link {
 pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits, fast: Option<FastPath>) -> Result<Link, UpstreamError> {
     let link = match spec {
         UpstreamSpec::Stdio { command, args, env, cwd } => stdio::connect(command, args, env, cwd.as_deref(), limits, fast).await,
-        UpstreamSpec::StreamableHttp { url, headers } => streamable_http::connect(url.clone(), headers.clone(), limits).await,
+        UpstreamSpec::StreamableHttp { url, headers, bearer } => {
+            streamable_http::connect(url.clone(), headers.clone(), bearer.clone(), limits).await
+        }
         UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone(), limits).await,
     };
     link.map_err(UpstreamError::Connect)

@@ -44,15 +44,33 @@ struct Shared {
     /// The arguments each of the upstream's tools marks for `Mcp-Param-*` headers (found once,
     /// from its tools/list entry; tools that mark none are not kept).
     tool_params: Mutex<HashMap<String, param_headers::Marked>>,
+    /// Where each request's bearer token comes from (a person's exchanged token), and the last
+    /// one it gave (for the GET stream and the DELETE, which follow a POST).
+    bearer: Option<super::token_exchange::Bearer>,
+    last_token: Mutex<Option<String>>,
 }
 
-pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
+pub async fn connect(
+    url: url::Url,
+    headers: Vec<(String, String)>,
+    bearer: Option<super::token_exchange::Bearer>,
+    limits: LinkLimits,
+) -> Result<Link, String> {
     let client = http_client(&headers)?;
     let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
-    let shared =
-        Arc::new(Shared { client, url, state: Mutex::default(), events, cancel: cancel.clone(), limits, tool_params: Mutex::default() });
+    let shared = Arc::new(Shared {
+        client,
+        url,
+        state: Mutex::default(),
+        events,
+        cancel: cancel.clone(),
+        limits,
+        tool_params: Mutex::default(),
+        bearer,
+        last_token: Mutex::default(),
+    });
 
     let s = shared.clone();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -135,7 +153,19 @@ impl Shared {
         if let Some(v) = &st.protocol_version {
             rb = rb.header(VERSION_HEADER, v);
         }
+        drop(st);
+        if let Some(t) = self.last_token.guard().as_deref() {
+            rb = rb.bearer_auth(t);
+        }
         rb
+    }
+
+    /// The bearer token for the next request (None: the connection has no token source).
+    async fn token(&self) -> Result<Option<String>, String> {
+        let Some(b) = &self.bearer else { return Ok(None) };
+        let t = b.0.bearer().await?;
+        *self.last_token.guard() = Some(t.clone());
+        Ok(Some(t))
     }
 
     /// Sends one message; `sent` fires once its body has been handed to the connection (or the
@@ -149,6 +179,27 @@ impl Shared {
         sent: tokio::sync::oneshot::Sender<()>,
         responded: tokio::sync::watch::Sender<bool>,
     ) {
+        // With a token source, a 401 asks it for a new token and sends the message once more.
+        let again = self.bearer.as_ref().map(|_| (msg.clone(), bytes.clone()));
+        if self.clone().post_once(msg, bytes, sent, responded.clone(), again.is_some()).await == Some(StatusCode::UNAUTHORIZED) {
+            if let (Some(b), Some((msg, bytes))) = (&self.bearer, again) {
+                b.0.invalidate();
+                let (sent, _) = tokio::sync::oneshot::channel();
+                self.post_once(msg, bytes, sent, responded, false).await;
+            }
+        }
+    }
+
+    /// One attempt; the status when it was 401 and the message could be sent again (the
+    /// answer was then not delivered).
+    async fn post_once(
+        self: Arc<Self>,
+        msg: Value,
+        bytes: Vec<u8>,
+        sent: tokio::sync::oneshot::Sender<()>,
+        responded: tokio::sync::watch::Sender<bool>,
+        can_retry: bool,
+    ) -> Option<StatusCode> {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
         let is_initialize = jsonrpc::method(&msg) == Some("initialize");
         // What the answer is to: initialize and tools/list answers teach this link something.
@@ -158,7 +209,21 @@ impl Shared {
         let had_session = self.state.guard().session_id.is_some();
         let len = bytes.len();
         let (body, body_sent) = body_with_sent_signal(bytes);
+        let token = match self.token().await {
+            Ok(t) => t,
+            Err(why) => {
+                let _ = sent.send(());
+                responded.send_replace(true);
+                if let (true, Some(id)) = (is_request, id) {
+                    self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
+                }
+                return None;
+            }
+        };
         let mut rb = self.request(reqwest::Method::POST);
+        if let Some(t) = &token {
+            rb = rb.bearer_auth(t);
+        }
         // MCP 2026-07-28 routes by headers that repeat the body; older servers ignore them.
         if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(revision_2026::META_VERSION)).and_then(Value::as_str) {
             rb = rb.header(VERSION_HEADER, v);
@@ -207,7 +272,7 @@ impl Shared {
                 } else if let (true, Some(id)) = (is_request, id) {
                     self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
                 }
-                return;
+                return None;
             }
         };
         let status = resp.status();
@@ -217,7 +282,10 @@ impl Shared {
         }
         if status == StatusCode::NOT_FOUND && had_session {
             self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
-            return;
+            return None;
+        }
+        if status == StatusCode::UNAUTHORIZED && can_retry {
+            return Some(status); // the caller asks for a new token and sends it again
         }
         if !status.is_success() {
             // Error bodies are read within the message limit too, and only their start is quoted.
@@ -227,13 +295,13 @@ impl Shared {
             };
             if had_session && session_rejected(status, &body) {
                 self.emit(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing"))).await;
-                return;
+                return None;
             }
             // A JSON-RPC error body is the upstream's own answer: pass it through as is.
             if let Ok(v) = serde_json::from_str::<Value>(&body) {
                 if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
                     self.emit(LinkEvent::Message(v)).await;
-                    return;
+                    return None;
                 }
             }
             if let (true, Some(id)) = (is_request, id) {
@@ -247,7 +315,7 @@ impl Shared {
             } else {
                 tracing::warn!(component = "upstream", event = "post_rejected", status = %status, "upstream rejected a notification or response");
             }
-            return;
+            return None;
         }
         let ctype = resp.headers().get(CONTENT_TYPE).cloned().unwrap_or(HeaderValue::from_static(""));
         let ctype = ctype.to_str().unwrap_or("");
@@ -275,6 +343,7 @@ impl Shared {
         if is_initialized {
             self.clone().open_get_stream();
         }
+        None
     }
 
     /// Remembers the tools whose arguments travel in `Mcp-Param-*` headers too (from a

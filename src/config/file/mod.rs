@@ -30,6 +30,26 @@ pub use servers::ServerEntryConfig;
 pub use traces::TracingConfig;
 pub use upstream::{UpstreamConfig, UpstreamTransport};
 
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// Each person's credentials for servers marked `perPrincipal`.
+pub struct PrincipalSecretsConfig {
+    /// A JSON file `{"alice": {"GITHUB_TOKEN": "..."}}` keyed by principal (a token's label, a
+    /// JWT's subject), readable by this service's user only (0600); read again on SIGHUP and
+    /// when it changes (`--principal-secrets`).
+    pub file: Option<std::path::PathBuf>,
+    /// The most per-person processes and connections at once, over every server.
+    pub max_processes: usize,
+    /// A person's process or connection unused this long is stopped (seconds).
+    pub idle_secs: u64,
+}
+
+impl Default for PrincipalSecretsConfig {
+    fn default() -> Self {
+        PrincipalSecretsConfig { file: None, max_processes: 64, idle_secs: 600 }
+    }
+}
+
 /// A configuration error: the field and what to do about it. Exits with status 2.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("invalid configuration: {field}: {message}")]
@@ -83,6 +103,9 @@ pub struct Config {
     /// Named views of the servers, each at `/mcp/<name>`; read again with `policy`.
     #[serde(default)]
     pub profiles: std::collections::BTreeMap<String, ProfileConfig>,
+    /// Each person's credentials for the servers marked `perPrincipal`.
+    #[serde(default)]
+    pub principal_secrets: PrincipalSecretsConfig,
     /// Several upstream servers behind one endpoint, by name (instead of `upstream`). Each is a
     /// Claude Desktop or VS Code entry as it is, plus fields of mcp-gen-ui's own.
     #[schemars(with = "Option<std::collections::BTreeMap<String, ServerEntryConfig>>")]

@@ -58,6 +58,15 @@ pub struct ServerEntryConfig {
     pub required: Option<bool>,
     /// Left out of the running set (kept in the file).
     pub disabled: Option<bool>,
+    /// Each person's calls reach this server as that person: one process (stdio) or connection
+    /// per principal, with `${principal:NAME}` in `env` and `headers` taken from the principal
+    /// secrets file, or a token exchanged for theirs (`tokenExchange`).
+    pub per_principal: Option<bool>,
+    /// With `perPrincipal`: the most people with a connection of their own at once [default: 16].
+    pub per_principal_max: Option<usize>,
+    /// With `perPrincipal` and a remote server: each person's requests carry a token obtained
+    /// by RFC 8693 token exchange from the OAuth access token they signed in with.
+    pub token_exchange: Option<TokenExchangeConfig>,
     /// Other tools' keys (`alwaysAllow`, `autoApprove`, `timeout`, ...), honoured where they
     /// mean something here.
     #[serde(flatten)]
@@ -74,4 +83,23 @@ pub struct ToolFilterConfig {
     /// Globs of the tools to hide; wins over `allow`.
     #[serde(default)]
     pub deny: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// An RFC 8693 token exchange at the authorization server.
+pub struct TokenExchangeConfig {
+    /// The authorization server's token endpoint.
+    pub token_endpoint: String,
+    /// This service's client at the authorization server (sent with HTTP Basic).
+    pub client_id: String,
+    /// Its secret; `${env:NAME}` keeps it out of the file.
+    pub client_secret: String,
+    /// The `audience` asked for (the server's identifier at the authorization server).
+    pub audience: Option<String>,
+    /// The `resource` asked for (the server's URL, RFC 8707).
+    pub resource: Option<String>,
+    /// The scopes asked for.
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }

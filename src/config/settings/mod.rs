@@ -91,6 +91,8 @@ pub struct Settings {
     pub policy: Option<std::sync::Arc<mcp_gen_ui_actors::policy::Policy>>,
     /// `audit`: the trail's settings.
     pub audit: policy::AuditSettings,
+    /// `principalSecrets`: each person's credentials for `perPrincipal` servers.
+    pub principal_secrets: PrincipalSecrets,
     /// `profiles`: compiled, in force at start.
     pub profiles: Vec<std::sync::Arc<mcp_gen_ui_actors::servers::profiles::Profile>>,
     /// `--profile`: the profile served on stdio.
@@ -98,6 +100,57 @@ pub struct Settings {
     /// `--config`: read again for `policy` and `audit` on SIGHUP and when it changes.
     pub config_file: Option<PathBuf>,
     pub config: Config,
+}
+
+/// `principalSecrets` and what `perPrincipal` servers need of the rest.
+#[derive(Debug, Clone)]
+pub struct PrincipalSecrets {
+    pub file: Option<PathBuf>,
+    pub max_processes: usize,
+    pub idle: std::time::Duration,
+}
+
+fn principals(args: &Args, cfg: &Config, upstreams: &Upstreams, auth: &AuthSettings) -> Result<PrincipalSecrets, ConfigError> {
+    let p = &cfg.principal_secrets;
+    let (file, field) = match &args.principal_secrets {
+        Some(f) => (Some(f.clone()), "--principal-secrets"),
+        None => (p.file.clone(), "principalSecrets.file"),
+    };
+    if !(1..=10_000).contains(&p.max_processes) {
+        return Err(ConfigError::new("principalSecrets.maxProcesses", "must be 1 to 10000"));
+    }
+    if !(1..=86_400 * 7).contains(&p.idle_secs) {
+        return Err(ConfigError::new("principalSecrets.idleSecs", "must be 1 to 604800 (a week)"));
+    }
+    for s in upstreams.servers.iter() {
+        let Some(pp) = &s.per_principal else { continue };
+        let at = format!("servers.{}.perPrincipal", s.name);
+        if cfg.server.transport == HostTransport::Stdio || !auth.configured() {
+            return Err(ConfigError::new(
+                at,
+                "acts as each person, which needs to know who calls: serve HTTP with tokens (--auth-token alice:TOKEN) or OAuth",
+            ));
+        }
+        if !pp.secrets.is_empty() && file.is_none() {
+            return Err(ConfigError::new(
+                at,
+                format!(
+                    "names {} with ${{principal:...}}: give the principal secrets file (--principal-secrets FILE)",
+                    pp.secrets.join(", ")
+                ),
+            ));
+        }
+        if pp.exchange.is_some() && auth.oauth.is_none() {
+            return Err(ConfigError::new(
+                format!("servers.{}.tokenExchange", s.name),
+                "exchanges the caller's OAuth access token: configure OAuth (server.auth.oauth)",
+            ));
+        }
+    }
+    if let Some(f) = &file {
+        crate::principals::load_secrets(f).map_err(|why| ConfigError::new(field, why))?;
+    }
+    Ok(PrincipalSecrets { file, max_processes: p.max_processes, idle: std::time::Duration::from_secs(p.idle_secs) })
 }
 
 /// The longest timeout a setting may ask for (24 h, in milliseconds).
@@ -146,6 +199,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     generation::resolve(args, &mut cfg)?;
     let tracing = traces::resolve(env, &cfg)?;
     let policy::Live { policy, audit, profiles } = policy::resolve(&cfg)?;
+    let principal_secrets = principals(args, &cfg, &upstreams, &auth)?;
     let profile = match &args.profile {
         None => None,
         Some(_) if cfg.server.transport != HostTransport::Stdio => {
@@ -201,6 +255,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         sandbox_origin,
         policy,
         audit,
+        principal_secrets,
         profiles: profiles.into_iter().map(std::sync::Arc::new).collect(),
         profile,
         config_file: args.config.clone(),
@@ -253,6 +308,7 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,
             curation: Default::default(),
             required: true,
+            per_principal: None,
         };
         return Ok(Upstreams { servers: vec![one], bare: true, file: None, defaults });
     }

@@ -31,12 +31,41 @@ pub struct ServerSettings {
     pub max_tool_list_bytes: usize,
     pub curation: Curation,
     pub required: bool,
+    /// `perPrincipal`: a connection per person (None: one for everyone).
+    pub per_principal: Option<PerPrincipal>,
+}
+
+/// A server that acts as each person.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerPrincipal {
+    /// `perPrincipalMax`.
+    pub max: usize,
+    /// The secrets its `env` and `headers` name (`${principal:NAME}`).
+    pub secrets: Vec<String>,
+    pub exchange: Option<std::sync::Arc<mcp_gen_ui_actors::upstream::token_exchange::ExchangeConfig>>,
+}
+
+/// `${principal:NAME}`: filled in per person from the principal secrets file.
+pub const PRINCIPAL_VAR: &str = "${principal:";
+
+/// The secret names a value holds as `${principal:NAME}`.
+pub fn principal_vars(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(PRINCIPAL_VAR) {
+        let after = &rest[i + PRINCIPAL_VAR.len()..];
+        let Some(end) = after.find('}') else { break };
+        out.push(after[..end].to_string());
+        rest = &after[end + 1..];
+    }
+    out
 }
 
 impl ServerSettings {
     /// Whether a change from `self` to `new` needs the server restarted (not just shown anew).
     pub fn needs_restart(&self, new: &ServerSettings) -> bool {
         self.spec != new.spec
+            || self.per_principal != new.per_principal
             || self.request_timeout != new.request_timeout
             || self.max_message_bytes != new.max_message_bytes
             || (self.max_tools, self.max_tool_list_bytes) != (new.max_tools, new.max_tool_list_bytes)
@@ -206,7 +235,7 @@ fn server(
         if kind == "sse" {
             UpstreamSpec::Sse { url, headers }
         } else {
-            UpstreamSpec::StreamableHttp { url, headers }
+            UpstreamSpec::StreamableHttp { url, headers, bearer: None }
         }
     };
     let curation = Curation {
@@ -221,7 +250,9 @@ fn server(
             return Err(ConfigError::new(at(&format!("rename.{tool}")), "a new name is 1 to 128 characters"));
         }
     }
+    let per_principal = per_principal(e, &spec, at, env)?;
     Ok(ServerSettings {
+        per_principal,
         name: name.to_string(),
         prefix,
         spec,
@@ -232,6 +263,80 @@ fn server(
         curation,
         required: e.required.unwrap_or(true),
     })
+}
+
+/// `perPrincipal`, checked: `${principal:NAME}` only in such a server's `env` and `headers`,
+/// token exchange only for a remote one.
+fn per_principal(
+    e: &ServerEntryConfig,
+    spec: &UpstreamSpec,
+    at: &dyn Fn(&str) -> String,
+    env: EnvLookup,
+) -> Result<Option<PerPrincipal>, ConfigError> {
+    let (values, kind): (Vec<&String>, &str) = match spec {
+        UpstreamSpec::Stdio { env, args, command, .. } => {
+            if args.iter().chain(std::iter::once(command)).any(|a| a.contains(PRINCIPAL_VAR)) {
+                return Err(ConfigError::new(
+                    at("args"),
+                    "${principal:NAME} is filled in only in env (stdio) and headers (remote): arguments show in process lists",
+                ));
+            }
+            (env.iter().map(|(_, v)| v).collect(), "env")
+        }
+        UpstreamSpec::StreamableHttp { headers, .. } | UpstreamSpec::Sse { headers, .. } => {
+            (headers.iter().map(|(_, v)| v).collect(), "headers")
+        }
+    };
+    let secrets: Vec<String> = values.iter().flat_map(|v| principal_vars(v)).collect();
+    if e.per_principal != Some(true) {
+        if !secrets.is_empty() {
+            return Err(ConfigError::new(
+                at(kind),
+                "uses ${principal:NAME}, which only a server with \"perPrincipal\": true has (one connection per person)",
+            ));
+        }
+        if e.token_exchange.is_some() || e.per_principal_max.is_some() {
+            return Err(ConfigError::new(
+                at(if e.token_exchange.is_some() { "tokenExchange" } else { "perPrincipalMax" }),
+                "applies only with \"perPrincipal\": true",
+            ));
+        }
+        return Ok(None);
+    }
+    let max = e.per_principal_max.unwrap_or(16);
+    if !(1..=10_000).contains(&max) {
+        return Err(ConfigError::new(at("perPrincipalMax"), "must be 1 to 10000"));
+    }
+    let exchange = match &e.token_exchange {
+        None => None,
+        Some(_) if !matches!(spec, UpstreamSpec::StreamableHttp { .. }) => {
+            return Err(ConfigError::new(at("tokenExchange"), "is for a remote server over Streamable HTTP (\"type\": \"http\")"))
+        }
+        Some(x) => {
+            let expand = |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(&format!("tokenExchange.{f}")), why));
+            let endpoint = expand("tokenEndpoint", &x.token_endpoint)?;
+            let token_endpoint =
+                url::Url::parse(&endpoint).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some()).ok_or_else(
+                    || ConfigError::new(at("tokenExchange.tokenEndpoint"), "must be the authorization server's http(s) token endpoint"),
+                )?;
+            let client_secret = expand("clientSecret", &x.client_secret)?;
+            if x.client_id.trim().is_empty() || client_secret.is_empty() {
+                return Err(ConfigError::new(
+                    at("tokenExchange"),
+                    "clientId and clientSecret are required (this service's client at the authorization server)",
+                ));
+            }
+            Some(std::sync::Arc::new(mcp_gen_ui_actors::upstream::token_exchange::ExchangeConfig {
+                token_endpoint,
+                client_id: x.client_id.clone(),
+                client_secret,
+                audience: x.audience.clone(),
+                resource: x.resource.clone(),
+                scopes: x.scopes.clone(),
+            }))
+        }
+    };
+    Ok(Some(PerPrincipal { max, secrets, exchange }))
 }
 
 /// `${env:NAME}`, `${NAME}` and `${NAME:-default}` replaced by this service's environment (an
@@ -248,6 +353,18 @@ pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
             return Ok(out);
         };
         let var = &after[..end];
+        // A person's secret: kept as it is, filled in per person when their connection starts.
+        if let Some(secret) = var.strip_prefix("principal:") {
+            if secret.is_empty()
+                || secret.len() > 128
+                || !secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+            {
+                return Err(format!("${{{var}}}: a principal secret's name is 1 to 128 of A-Z, a-z, 0-9, _, - and ."));
+            }
+            out.push_str(&rest[start..start + 2 + end + 1]);
+            rest = &after[end + 1..];
+            continue;
+        }
         let (name, default) = match var.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
             None => (var.strip_prefix("env:").unwrap_or(var), None),

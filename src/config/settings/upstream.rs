@@ -138,7 +138,11 @@ fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
             };
             let url = http_url(raw, "upstream.url")?;
             let headers = up.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            Ok(if t == UpstreamTransport::Sse { UpstreamSpec::Sse { url, headers } } else { UpstreamSpec::StreamableHttp { url, headers } })
+            Ok(if t == UpstreamTransport::Sse {
+                UpstreamSpec::Sse { url, headers }
+            } else {
+                UpstreamSpec::StreamableHttp { url, headers, bearer: None }
+            })
         }
     }
 }

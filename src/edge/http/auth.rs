@@ -316,11 +316,20 @@ pub async fn require<B: MessageBody + 'static>(
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
-            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::new(who.who(admin))));
+            let mut caller = who.who(admin);
+            if matches!(who, Principal::Jwt(..)) {
+                // Kept for RFC 8693 token exchange toward servers that ask for it, nothing else.
+                let bearer = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.get(7..)).unwrap_or_default();
+                caller = caller.with_token(bearer.trim());
+            }
+            actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::new(caller)));
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"
-                || (path == "/mcp" && req.method() == actix_web::http::Method::POST && !req.headers().contains_key("mcp-session-id"));
+                || path.starts_with("/sse/")
+                || ((path == "/mcp" || path.starts_with("/mcp/"))
+                    && req.method() == actix_web::http::Method::POST
+                    && !req.headers().contains_key("mcp-session-id"));
             if opens {
                 tracing::info!(component = "auth", event = "authenticated", principal = %who, path = %path, "{who} authenticated on {path}");
             } else {

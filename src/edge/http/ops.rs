@@ -13,11 +13,21 @@ pub async fn healthz() -> HttpResponse {
 
 /// One server's state: what it is, the protocol revision it was found to speak (2026-07-28:
 /// stateless), its tools, its restarts and its last error.
-fn server_state(s: &Server) -> Value {
+fn server_state(s: &Server, catalog: &mcp_gen_ui_actors::servers::catalog::Catalog) -> Value {
     let status = s.router.status();
     let protocol = status.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(Value::Null);
     let mut v =
         json!({"name": &*s.name, "state": s.state(), "upstream": status.describe, "required": s.required, "restarts": status.restarts});
+    if let Some(pool) = &s.pool {
+        // Each person's connection, started on demand: how many run (names are in the metrics,
+        // whose principal labels are bounded; this endpoint does not name people).
+        let (running, max) = pool.running();
+        let tools = catalog.tools().iter().filter(|t| t.server == s.name).count();
+        v["state"] = json!("on demand");
+        v["tools"] = json!(tools);
+        v["perPrincipal"] = json!({"running": running, "max": max, "idleSecs": pool.idle_after().as_secs()});
+        return v;
+    }
     if status.ready {
         v["protocol"] = protocol;
         v["tools"] = json!(status.tools.len());
@@ -39,7 +49,8 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
     let fleet = &edge.session.fleet;
     let servers = fleet.servers();
     let ready = servers.iter().filter(|s| s.required).all(|s| s.router.status().ready) && !servers.is_empty();
-    let list: Vec<Value> = servers.iter().map(|s| server_state(s)).collect();
+    let catalog = fleet.catalog();
+    let list: Vec<Value> = servers.iter().map(|s| server_state(s, &catalog)).collect();
     let mut body = match fleet.bare() {
         Some(one) => {
             let s = one.router.status();

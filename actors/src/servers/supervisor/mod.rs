@@ -80,6 +80,18 @@ pub struct ServerSupervisor {
     refresh_interval: Option<Duration>,
     /// `upstream.maxTools`, `upstream.maxToolListBytes`: what its tool list may hold.
     list_bounds: ListBounds,
+    /// Whose connection this is: the server's, or one person's (see [`Role`]).
+    role: Role,
+}
+
+/// Whose connection a supervisor keeps.
+#[derive(Debug, Clone)]
+pub enum Role {
+    /// The server's one connection: its tool list is the server's.
+    Server,
+    /// One person's connection to a per-principal server: the first such list is the server's;
+    /// a later one that differs is reported, not mixed in (pages stay the team's).
+    Principal(Arc<str>),
 }
 
 impl ServerSupervisor {
@@ -107,6 +119,7 @@ impl ServerSupervisor {
             listeners: Vec::new(),
             refresh_interval: None,
             list_bounds: ListBounds { max_items: 10_000, max_bytes: 16 << 20, fields: ("upstream.maxTools", "upstream.maxToolListBytes") },
+            role: Role::Server,
         }
     }
 
@@ -118,6 +131,12 @@ impl ServerSupervisor {
     }
 
     /// Someone to tell about tool list changes.
+    /// This connection is one person's (`perPrincipal`).
+    pub fn for_principal(mut self, principal: Arc<str>) -> Self {
+        self.role = Role::Principal(principal);
+        self
+    }
+
     pub fn with_listener(mut self, r: Recipient<ToolsUpdated>) -> Self {
         self.listeners.push(r);
         self
@@ -162,7 +181,17 @@ impl ServerSupervisor {
     /// listeners hear what changed, by the names hosts know.
     pub(super) fn apply_tools(&mut self, tools: Vec<Value>, announce: bool) -> ToolsDiff {
         self.tools = Arc::new(tools);
-        let d = self.registry.set_tools(&self.name, self.tools.clone());
+        let d = match &self.role {
+            Role::Server => self.registry.set_tools(&self.name, self.tools.clone()),
+            Role::Principal(who) => {
+                let (differs, d) = self.registry.learn_tools(&self.name, self.tools.clone());
+                if differs {
+                    self.metrics.principal_tool_lists_differ.with_label_values(&[&self.name]).inc();
+                    tracing::warn!(component = "principals", event = "tool_list_differs", server = %self.name, principal = %who, "{who}'s connection to {} lists other tools than the server's list; the server's list stays (pages are the team's)", self.name);
+                }
+                d
+            }
+        };
         self.publish();
         if d.is_change() {
             tracing::info!(component = "upstream", event = "tools_changed", server = %self.name, added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");

@@ -77,7 +77,15 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
             subscribe: nobody.clone().recipient(),
             shutdown: nobody.clone().recipient(),
         };
-        fleet.insert(Arc::new(Server { name: Arc::from(*name), naming: naming.clone(), router, port, required: true, transport: "stdio" }));
+        fleet.insert(Arc::new(Server {
+            name: Arc::from(*name),
+            naming: naming.clone(),
+            router,
+            port,
+            required: true,
+            transport: "stdio",
+            pool: None,
+        }));
     }
     fleet
 }

@@ -85,8 +85,8 @@ impl HostSession {
         call.parked_since = None;
         call.hung_up = false;
         f.sink = sink.map(Outlet::new);
-        if let (Some(host_id), Some(server)) = (call.host_id.clone(), f.server.as_ref()) {
-            server.router.hold_route(&self.id, &host_id, false);
+        if let (Some(host_id), Some(router)) = (call.host_id.clone(), f.route.as_ref()) {
+            router.hold_route(&self.id, &host_id, false);
         }
         f.request_id = request_id.to_string();
         call.reply_id = Some(id);
@@ -183,8 +183,8 @@ impl HostSession {
         call.state = Some(state);
         call.parked_since = Some(Instant::now());
         // While the host answers, the upstream request's deadline does not run.
-        if let (Some(host_id), Some(server)) = (call.host_id.clone(), self.in_flight.get(&key).and_then(|f| f.server.as_ref())) {
-            server.router.hold_route(&self.id, &host_id, true);
+        if let (Some(host_id), Some(router)) = (call.host_id.clone(), self.in_flight.get(&key).and_then(|f| f.route.as_ref())) {
+            router.hold_route(&self.id, &host_id, true);
         }
         // The request's stream ends with this answer (the outlet is dropped once it is out).
         if self.push(&mut outlet, answer, "request").is_none() && outlet.backlogged() {

@@ -1,0 +1,168 @@
+//! RFC 8693 token exchange for a person's connection to a remote server: the caller's OAuth
+//! access token is exchanged at the authorization server for one minted for that server
+//! (`audience`, `resource`, `scope`), kept until shortly before it expires, asked for again
+//! after a 401 (once), never logged and never passed on as it came in. The Streamable HTTP
+//! transport asks its [`Bearer`] for the token of each request.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use prometheus::IntCounterVec;
+use serde_json::Value;
+
+use crate::who::SubjectToken;
+
+/// Where a request's bearer token comes from.
+pub trait BearerSource: Send + Sync {
+    fn bearer(&self) -> BoxFuture<'_, Result<String, String>>;
+    /// The token was refused (a 401): the next `bearer` asks anew.
+    fn invalidate(&self);
+}
+
+/// A transport's token source; equal only to itself, printed without the token.
+#[derive(Clone)]
+pub struct Bearer(pub Arc<dyn BearerSource>);
+
+impl PartialEq for Bearer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer([exchanged])")
+    }
+}
+
+/// How a server's tokens are exchanged (`tokenExchange` in the servers file).
+#[derive(Clone, PartialEq)]
+pub struct ExchangeConfig {
+    pub token_endpoint: url::Url,
+    pub client_id: String,
+    pub client_secret: String,
+    pub audience: Option<String>,
+    pub resource: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ExchangeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExchangeConfig")
+            .field("token_endpoint", &self.token_endpoint.origin().ascii_serialization())
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A token is asked for again this long before it expires.
+const EARLY: Duration = Duration::from_secs(30);
+/// Without `expires_in`, a token is kept this long.
+const DEFAULT_LIFE: Duration = Duration::from_secs(300);
+const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
+
+/// One person's exchanged token for one server.
+pub struct Exchanged {
+    cfg: Arc<ExchangeConfig>,
+    client: reqwest::Client,
+    subject: SubjectToken,
+    held: tokio::sync::Mutex<Option<(String, Instant)>>,
+    /// A 401 came with the held token: the next request exchanges again.
+    stale: std::sync::atomic::AtomicBool,
+    server: Arc<str>,
+    outcomes: IntCounterVec,
+}
+
+impl Exchanged {
+    pub fn new(cfg: Arc<ExchangeConfig>, subject: SubjectToken, server: Arc<str>, outcomes: IntCounterVec) -> Exchanged {
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("mcp-gen-ui/", env!("CARGO_PKG_VERSION"), " token-exchange"))
+            .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        Exchanged { cfg, client, subject, held: tokio::sync::Mutex::new(None), stale: Default::default(), server, outcomes }
+    }
+
+    fn count(&self, outcome: &str) {
+        self.outcomes.with_label_values(&[&self.server, outcome]).inc();
+    }
+
+    async fn exchange(&self) -> Result<(String, Instant), String> {
+        let scope = self.cfg.scopes.join(" ");
+        let mut form: Vec<(&str, &str)> = vec![
+            ("grant_type", GRANT),
+            ("subject_token", &self.subject.0),
+            ("subject_token_type", ACCESS_TOKEN),
+            ("requested_token_type", ACCESS_TOKEN),
+        ];
+        if let Some(a) = &self.cfg.audience {
+            form.push(("audience", a));
+        }
+        if let Some(r) = &self.cfg.resource {
+            form.push(("resource", r));
+        }
+        if !scope.is_empty() {
+            form.push(("scope", &scope));
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&form).finish();
+        let sent = self
+            .client
+            .post(self.cfg.token_endpoint.clone())
+            .basic_auth(&self.cfg.client_id, Some(&self.cfg.client_secret))
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await;
+        let resp = sent.map_err(|e| {
+            self.count("error");
+            format!("the authorization server could not be reached for a token exchange: {}", e.without_url())
+        })?;
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            self.count("refused");
+            // Only the OAuth error code: a description could echo what was sent.
+            let code: String = body.get("error").and_then(Value::as_str).unwrap_or("no error code").chars().take(64).collect();
+            return Err(format!("the authorization server refused the token exchange (HTTP {}: {code})", status.as_u16()));
+        }
+        let Some(token) = body.get("access_token").and_then(Value::as_str).filter(|t| !t.is_empty() && t.len() <= 16_384) else {
+            self.count("error");
+            return Err("the authorization server's token exchange answer has no access_token".into());
+        };
+        let life = body
+            .get("expires_in")
+            .and_then(Value::as_u64)
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_LIFE)
+            .min(Duration::from_secs(86_400));
+        self.count("ok");
+        Ok((token.to_string(), Instant::now() + life))
+    }
+}
+
+impl BearerSource for Exchanged {
+    fn bearer(&self) -> BoxFuture<'_, Result<String, String>> {
+        Box::pin(async move {
+            let mut held = self.held.lock().await;
+            if self.stale.swap(false, std::sync::atomic::Ordering::AcqRel) {
+                *held = None;
+            }
+            if let Some((t, until)) = held.as_ref() {
+                if Instant::now() + EARLY < *until {
+                    return Ok(t.clone());
+                }
+            }
+            let (t, until) = self.exchange().await?;
+            *held = Some((t.clone(), until));
+            Ok(t)
+        })
+    }
+
+    fn invalidate(&self) {
+        self.stale.store(true, std::sync::atomic::Ordering::Release);
+    }
+}

@@ -1,0 +1,247 @@
+"""Issue 33: each person's own credentials upstream. A stdio server marked perPrincipal runs one
+process per principal, started with that person's secrets from the principal secrets file
+(secret_upstream.py says which it got); a person without the secret is refused clearly; idle
+processes stop; the cap holds under a burst; the tool list is learned once and a person's
+differing list is reported, not mixed in. A remote server behind a local authorization server
+that implements RFC 8693 (exchange_peers.py) receives, for each person, a token minted for its
+audience, never the one they signed in with; a revoked exchange is refused without leaking."""
+
+import contextlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from conftest import BIN, metric, proxy_http
+from exchange_peers import CLIENT_ID, CLIENT_SECRET, AuthServer, RemoteServer
+from test_auth import JwksServer, public_jwk, request
+from test_teams import scrape_with
+
+SECRET = Path(__file__).parent / "secret_upstream.py"
+PEOPLE = {"alice": "alice-token-5f2e9c1b7a", "bob": "bob-token-0d8e4b6a2c", "carol": "carol-token-11aa22bb33", "dan": "dan-token-99cc88dd77"}
+SECRETS = {"alice": {"SECRET_TOKEN": "ghp-alice-0001", "EXTRA_TOOLS": "0"},
+           "bob": {"SECRET_TOKEN": "ghp-bob-0002", "EXTRA_TOOLS": "1"},
+           "dan": {"SECRET_TOKEN": "ghp-dan-0004", "EXTRA_TOOLS": "0"}}
+AUDIENCE = "http://mcp.test/mcp"
+IDS = itertools.count(10)
+
+
+def write_secrets(path: Path, secrets: dict, mode=0o600):
+    path.write_text(json.dumps(secrets))
+    os.chmod(path, mode)
+
+
+@contextlib.contextmanager
+def proxy(tmp_path, name, servers: dict, config: dict | None = None, args=()):
+    servers_file = tmp_path / "servers.json"
+    servers_file.write_text(json.dumps({"mcpServers": servers}))
+    secrets = tmp_path / "secrets.json"
+    if not secrets.exists():
+        write_secrets(secrets, SECRETS)
+    cfg = {"logging": {"file": str(tmp_path / "service.log")}, "audit": {"file": str(tmp_path / "audit.jsonl")}, **(config or {})}
+    cfg_path = tmp_path / "config.json"
+    cfg_path.write_text(json.dumps(cfg))
+    tokens = [a for p, t in PEOPLE.items() for a in ("--auth-token", f"{p}:{t}")]
+    argv = ["--servers-file", str(servers_file), "--config", str(cfg_path), "--principal-secrets", str(secrets), "--log-format", "json", *tokens, *args]
+    with proxy_http(argv, name=name) as (base, proc):
+        yield base, proc, tmp_path / "service.log"
+
+
+def secret_server(**extra):
+    return {"command": sys.executable, "args": [str(SECRET)], "perPrincipal": True,
+            "env": {"SECRET_TOKEN": "${principal:SECRET_TOKEN}", "EXTRA_TOOLS": "${principal:EXTRA_TOOLS}"}, **extra}
+
+
+def session(base, token):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "p", "version": "1"}}}
+    code, headers, text = request(base + "/mcp", "POST", body, token=token)
+    assert code == 200, text
+    sid = headers["Mcp-Session-Id"]
+    request(base + "/mcp", "POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}, token=token, headers={"Mcp-Session-Id": sid})
+    return sid
+
+
+def rpc(base, token, sid, method, params=None, timeout=30):
+    code, _, text = request(base + "/mcp", "POST", {"jsonrpc": "2.0", "id": next(IDS), "method": method, "params": params or {}},
+                            token=token, headers={"Mcp-Session-Id": sid}, timeout=timeout)
+    assert code == 200, (code, text)
+    return json.loads(text)
+
+
+def listed_once_learned(base, token, sid, tool, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        names = {t["name"] for t in rpc(base, token, sid, "tools/list")["result"]["tools"]}
+        if tool in names:
+            return names
+        time.sleep(0.3)
+    raise AssertionError(f"{tool} never listed")
+
+
+def whoami(base, token, sid, tool="secret__whoami"):
+    return rpc(base, token, sid, "tools/call", {"name": tool, "arguments": {}})
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def test_each_person_reaches_the_server_as_themselves(tmp_path):
+    with proxy(tmp_path, "proxy-principals", {"secret": secret_server(), "other": secret_server()},
+               config={"principalSecrets": {"idleSecs": 3}}) as (base, _proc, log):
+        a, b, c = session(base, PEOPLE["alice"]), session(base, PEOPLE["bob"]), session(base, PEOPLE["carol"])
+        state = json.loads(request(base + "/readyz")[2])
+        assert {s["name"]: s["state"] for s in state["servers"]} == {"secret": "on demand", "other": "on demand"}
+        # Listing starts alice's process, which teaches the service the server's tools.
+        names = listed_once_learned(base, PEOPLE["alice"], a, "secret__whoami")
+        assert "secret__extra" not in names
+        mine, bobs = whoami(base, PEOPLE["alice"], a), whoami(base, PEOPLE["bob"], b)
+        assert mine["result"]["structuredContent"]["secret"] == "ghp-alice-0001"
+        assert bobs["result"]["structuredContent"]["secret"] == "ghp-bob-0002"
+        assert mine["result"]["structuredContent"]["pid"] != bobs["result"]["structuredContent"]["pid"], "one process each"
+        # Carol has no entry: a clear refusal, never someone else's credentials.
+        refused = whoami(base, PEOPLE["carol"], c)
+        msg = refused["error"]["message"]
+        assert "SECRET_TOKEN" in msg and "carol" in msg and "--principal-secrets" in msg, msg
+        assert "ghp-" not in json.dumps(refused)
+        # Bob's server lists a tool the team's does not: reported, not mixed in.
+        assert "secret__extra" not in {t["name"] for t in rpc(base, PEOPLE["bob"], b, "tools/list")["result"]["tools"]}
+        samples = scrape_with(base, PEOPLE["alice"])
+        assert metric(samples, "mcp_gen_ui_principal_tool_lists_differ_total", server="secret") >= 1
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice") == 1
+        assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="missing_secret") >= 1
+        state = json.loads(request(base + "/readyz")[2])
+        secret = next(s for s in state["servers"] if s["name"] == "secret")
+        assert secret["perPrincipal"]["running"] == 2 and secret["tools"] == 1, secret
+        assert "alice" not in json.dumps(state), "/readyz does not name people"
+        # The trail says whose credentials each call went with, never the credentials.
+        time.sleep(0.5)
+        audit = (tmp_path / "audit.jsonl").read_text()
+        calls = [json.loads(x) for x in audit.splitlines() if '"tool_call"' in x]
+        assert {(c["principal"], c.get("credentials")) for c in calls} >= {("alice", "alice"), ("bob", "bob")}
+        text = audit + log.read_text()
+        for s in ("ghp-alice-0001", "ghp-bob-0002", *PEOPLE.values()):
+            assert s not in text, f"{s} reached the log or the trail"
+        # Idle processes stop (idleSecs 3): the process is gone, the next call starts another.
+        pid = mine["result"]["structuredContent"]["pid"]
+        deadline = time.time() + 15
+        while time.time() < deadline and alive(pid):
+            time.sleep(0.3)
+        assert not alive(pid), "an idle person's process is stopped"
+        again = whoami(base, PEOPLE["alice"], a)
+        assert again["result"]["structuredContent"]["secret"] == "ghp-alice-0001"
+        assert again["result"]["structuredContent"]["pid"] != pid
+
+
+def test_the_caps_hold_under_a_burst(tmp_path):
+    with proxy(tmp_path, "proxy-principals-cap", {"secret": secret_server(perPrincipalMax=2)},
+               config={"principalSecrets": {"maxProcesses": 5}}) as (base, _proc, _log):
+        people = ["alice", "bob", "dan"]
+        sids = {p: session(base, PEOPLE[p]) for p in people}
+        listed_once_learned(base, PEOPLE["alice"], sids["alice"], "secret__whoami")
+
+        def call(p):
+            return p, whoami(base, PEOPLE[p], sids[p])
+
+        with ThreadPoolExecutor(6) as pool:
+            results = list(pool.map(call, people * 4))
+        ok = {p for p, r in results if "result" in r}
+        full = [r["error"]["message"] for p, r in results if "error" in r]
+        assert len(ok) == 2, ok
+        assert full and all("already runs 2 connections" in m and "perPrincipalMax" in m for m in full), full
+        state = json.loads(request(base + "/readyz")[2])
+        assert state["servers"][0]["perPrincipal"]["running"] == 2
+        assert metric(scrape_with(base, PEOPLE["alice"]), "mcp_gen_ui_principal_starts_total", server="secret", outcome="server_full") >= 1
+
+
+def test_a_changed_secret_takes_effect_and_a_readable_file_is_refused(tmp_path):
+    with proxy(tmp_path, "proxy-principals-reload", {"secret": secret_server()}) as (base, proc, log):
+        a = session(base, PEOPLE["alice"])
+        listed_once_learned(base, PEOPLE["alice"], a, "secret__whoami")
+        assert whoami(base, PEOPLE["alice"], a)["result"]["structuredContent"]["secret"] == "ghp-alice-0001"
+        write_secrets(tmp_path / "secrets.json", {**SECRETS, "alice": {"SECRET_TOKEN": "ghp-alice-rotated", "EXTRA_TOOLS": "0"}})
+        os.kill(proc.p.pid, 1)
+        deadline = time.time() + 15
+        got = None
+        while time.time() < deadline:
+            got = whoami(base, PEOPLE["alice"], a)
+            if got.get("result", {}).get("structuredContent", {}).get("secret") == "ghp-alice-rotated":
+                break
+            time.sleep(0.3)
+        assert got["result"]["structuredContent"]["secret"] == "ghp-alice-rotated", got
+        assert "ghp-alice-rotated" not in log.read_text()
+    bad = tmp_path / "open.json"
+    write_secrets(bad, SECRETS, mode=0o644)
+    servers = tmp_path / "s2.json"
+    servers.write_text(json.dumps({"mcpServers": {"secret": secret_server()}}))
+    r = subprocess.run([str(BIN), "--servers-file", str(servers), "--principal-secrets", str(bad), "--auth-token", "a:tttttttttttttttttttt", "--listen", "127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--principal-secrets" in r.stderr and "chmod 600" in r.stderr, r.stderr
+    r = subprocess.run([str(BIN), "--servers-file", str(servers), "--listen", "127.0.0.1:0", "--no-auth"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "servers.secret.perPrincipal" in r.stderr and "--auth-token" in r.stderr, r.stderr
+
+
+def test_a_remote_server_gets_a_token_exchanged_for_each_person(tmp_path):
+    users = JwksServer()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    users.keys = [public_jwk(key, "k1", "RS256")]
+    auth = AuthServer(key.public_key())
+    remote = RemoteServer(auth, audience="https://remote.test")
+
+    def sign_in(sub):
+        now = int(time.time())
+        return jwt.encode({"iss": users.url, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 600}, key, algorithm="RS256", headers={"kid": "k1"})
+
+    try:
+        servers = {"remote": {"type": "http", "url": remote.url, "perPrincipal": True, "tokenExchange": {
+            "tokenEndpoint": auth.url + "/token", "clientId": CLIENT_ID, "clientSecret": "${env:EXCHANGE_SECRET}",
+            "audience": "https://remote.test", "scopes": ["tools:call"]}}}
+        args = ["--oauth-issuer", users.url, "--oauth-audience", AUDIENCE, "--oauth-jwks-url", users.url + "/jwks"]
+        os.environ["EXCHANGE_SECRET"] = CLIENT_SECRET
+        with proxy(tmp_path, "proxy-principals-exchange", servers, args=args) as (base, _proc, log):
+            erin, frank = sign_in("erin@example.com"), sign_in("frank@example.com")
+            se, sf = session(base, erin), session(base, frank)
+            listed_once_learned(base, erin, se, "remote__whoami")
+            for token, sid, sub in [(erin, se, "erin@example.com"), (frank, sf, "frank@example.com")]:
+                who = whoami(base, token, sid, "remote__whoami")["result"]["structuredContent"]
+                assert who == {"sub": sub, "aud": "https://remote.test", "act": CLIENT_ID}, who
+            assert all(erin not in s and frank not in s for s in remote.seen), "the token they signed in with never reaches the server"
+            grants = [r for r in auth.requests if r.get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange"]
+            assert grants and all(g["audience"] == "https://remote.test" and g["scope"] == "tools:call" and g["subject_token_seen"] for g in grants)
+            exchanges = len(grants)
+            for _ in range(3):
+                whoami(base, erin, se, "remote__whoami")
+            assert len([r for r in auth.requests if r.get("grant_type")]) == exchanges, "the token is kept until shortly before it expires"
+            # A revoked person: refused by the authorization server, refused here, nothing leaked.
+            auth.revoked.add("gina@example.com")
+            gina = sign_in("gina@example.com")
+            sg = session(base, gina)
+            refused = whoami(base, gina, sg, "remote__whoami")
+            text = json.dumps(refused)
+            assert "error" in refused and "invalid_grant" in text, refused
+            assert gina not in text and "client-secret" not in text and "revoked" not in text, "only the OAuth error code is said"
+            # A static token cannot be exchanged.
+            sa = session(base, PEOPLE["alice"])
+            refused = whoami(base, PEOPLE["alice"], sa, "remote__whoami")
+            assert "did not sign in with one" in refused["error"]["message"], refused
+            samples = scrape_with(base, erin)
+            assert metric(samples, "mcp_gen_ui_token_exchanges_total", server="remote", outcome="ok") >= 2
+            assert metric(samples, "mcp_gen_ui_token_exchanges_total", server="remote", outcome="refused") >= 1
+            logged = log.read_text()
+            assert CLIENT_SECRET not in logged and erin not in logged and "eyJ" not in logged, "no token or secret in the log"
+    finally:
+        os.environ.pop("EXCHANGE_SECRET", None)
+        users.stop()
+        auth.stop()
+        remote.stop()
