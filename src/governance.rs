@@ -37,10 +37,10 @@ impl Governance {
             );
         }
         let otlp = match (traces, &settings.tracing) {
-            (Some(t), Some(s)) if settings.audit.on() => t.audit_logs(s, &metrics.audit_lines),
+            (Some(t), Some(s)) if settings.audit.on() => t.audit_logs(s, &metrics.access.audit_lines),
             _ => None,
         };
-        let trail = Trail::start(&settings.audit, &metrics.audit_lines, otlp);
+        let trail = Trail::start(&settings.audit, &metrics.access.audit_lines, otlp);
         let profiles = Arc::new(Profiles::new(settings.profiles.clone()));
         Arc::new(Governance { policies, trail, profiles })
     }

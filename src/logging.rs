@@ -1,6 +1,6 @@
 //! Logging: text or JSON lines, to stderr, stdout (not with the stdio transport) or a file.
 //!
-//! The JSON form is the seed design's structured entry: `timestamp`, `level`, `component`,
+//! The JSON form is one structured entry per line: `timestamp`, `level`, `component`,
 //! `event`, `requestId`, `duration_ms`, `tool_name`, `cache_key`, `error`, `message`, plus any
 //! other field. Fields of the spans an event is in (the request span carries `requestId`) are
 //! merged in, so one request id can be followed from the edge to the LLM call with `grep`.

@@ -122,7 +122,7 @@ impl Starter {
             let Some(token) = who.token.clone() else {
                 return Err(PrincipalRefusal::NeedsAccessToken { server, principal: who.name.clone() });
             };
-            *bearer = Some(Bearer(Arc::new(Exchanged::new(cfg, token, server, self.metrics.token_exchanges.clone()))));
+            *bearer = Some(Bearer(Arc::new(Exchanged::new(cfg, token, server, self.metrics.access.token_exchanges.clone()))));
         }
         Ok(spec)
     }

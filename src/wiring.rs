@@ -16,7 +16,7 @@ use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
 use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
 use mcp_gen_ui_actors::mcp::jsonrpc;
 use mcp_gen_ui_actors::mcp::ui_meta::AppsSdk;
-use mcp_gen_ui_actors::messages::HostEvent;
+use mcp_gen_ui_actors::messages::{HostEvent, ToolsUpdated};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
@@ -97,15 +97,95 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         temperature: cfg.llm.temperature,
         style_guide: cfg.generation.style_guide.clone().unwrap_or_default(),
     };
-    let cache_dir = settings.cache_dir().map(std::path::Path::to_path_buf);
     let shared = shared_store(settings, &metrics);
+    let stores = stores(settings, &metrics, &shared);
+    let registry = Registry::new(stores.pages.clone());
+    let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    // Hosts hear of a page written after they were shown the provisional one, here and (through
+    // replica_sync) on the other replicas.
+    let page_changed = announcer(&fleet);
+    let queue = GenerationQueue::new(
+        UiCache::port(&stores.cache),
+        Refinements::port(&stores.refinements),
+        generation_deps(settings, llm, prompts, &metrics),
+        fingerprint.hash(),
+        cfg.cache.enabled,
+        cfg.generation.max_concurrent_generations,
+        settings.export_dir.clone(),
+    )
+    .with_state_dir(stores.dir.as_deref())
+    .with_pages(stores.pages.clone())
+    .with_shapes(stores.shapes.clone())
+    .with_shared(shared.clone())
+    .with_written(Some(page_changed.clone()));
+    let queue = Supervisor::start(move |_| queue);
+    let mut listeners = vec![queue.clone().recipient()];
+    let enabled_tools: Option<Arc<std::collections::HashSet<String>>> =
+        cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
+    let warm = warmer(settings, &fleet, &queue, &metrics, enabled_tools.clone());
+    if let Some((addr, _)) = &warm {
+        listeners.push(addr.clone().recipient());
+    }
+    let servers = start_servers(settings, &fleet, &metrics, listeners);
+    if let Some(s) = &shared {
+        // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
+        let targets = replica_sync::Targets { pages: stores.pages.clone(), forget: stores.cache.clone().recipient(), page_changed };
+        replica_sync::start(s, targets);
+    }
+    let deps = SessionDeps {
+        fleet,
+        queue: GenerationQueue::port(&queue),
+        refinements: Refinements::port(&stores.refinements),
+        sessions: None,
+        metrics,
+        idle_limit: settings.session_idle_timeout,
+        enabled_tools,
+        pages: stores.pages,
+        shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
+        shapes: stores.shapes,
+        ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
+        apps_sdk: match cfg.ui.apps_sdk {
+            config::file::AppsSdkMode::Off => AppsSdk::Off,
+            config::file::AppsSdkMode::Declared => AppsSdk::Declared,
+            config::file::AppsSdkMode::Undeclared => AppsSdk::Undeclared,
+        },
+        llm_windows: Default::default(),
+        policies: gov.policies.clone(),
+        audit: gov.audit(),
+        profiles: gov.profiles.clone(),
+        warm: warm.map(|(_, progress)| progress),
+        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
+        limits: SessionLimits {
+            max_in_flight: cfg.limits.max_in_flight_per_session,
+            llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
+            tools_per_page: cfg.limits.tools_per_page,
+        },
+    };
+    (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// Where pages and what shapes them are kept.
+struct Stores {
+    /// The cache folder (`cache.type: filesystem`).
+    dir: Option<std::path::PathBuf>,
+    cache: Addr<UiCache>,
+    refinements: Addr<Refinements>,
+    /// Ready ui:// read results, shared by every session (none with the cache off).
+    pages: Option<Arc<ReadyPages>>,
+    /// What tools' results look like, learnt from hosts' calls (generation.learnResultShape).
+    shapes: Option<Arc<LearnedShapes>>,
+}
+
+fn stores(settings: &Settings, metrics: &Arc<Metrics>, shared: &Option<RedisStore>) -> Stores {
+    let cfg = &settings.config;
+    let dir = settings.cache_dir().map(std::path::Path::to_path_buf);
     let cache = UiCache::new(
         CacheSettings {
             max_entries: cfg.cache.max_entries,
             max_entry_bytes: cfg.cache.max_entry_size_bytes,
             max_total_bytes: cfg.cache.max_total_size_bytes,
             ttl: cfg.cache.ttl_seconds.map(Duration::from_secs),
-            dir: cache_dir.clone(),
+            dir: dir.clone(),
         },
         metrics.clone(),
     )
@@ -113,13 +193,17 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     // Singletons run under a supervisor: one that stops (a contained panic) starts again with
     // the same address, so nobody holding it notices beyond the answer that failed.
     let cache = Supervisor::start(move |_| cache);
-    // What tools' results look like, learnt from hosts' calls (generation.learnResultShape).
-    let shapes = cfg.generation.learn_result_shape.then(|| LearnedShapes::new(cache_dir.as_deref()));
-    // Ready ui:// read results, shared by every session (none with the cache off).
+    let shapes = cfg.generation.learn_result_shape.then(|| LearnedShapes::new(dir.as_deref()));
     let pages = cfg.cache.enabled.then(|| ReadyPages::with_ttl(cfg.cache.ttl_seconds.map(Duration::from_secs)));
-    let refinements_actor = Refinements::new(cache_dir.clone(), metrics.clone()).with_pages(pages.clone()).with_shared(shared.clone());
+    let refinements_actor = Refinements::new(dir.clone(), metrics.clone()).with_pages(pages.clone()).with_shared(shared.clone());
     let refinements = Supervisor::start(move |_| refinements_actor);
-    let deps = Deps {
+    Stores { dir, cache, refinements, pages, shapes }
+}
+
+/// What one generation needs: the provider, the prompts, the templates, the settings.
+fn generation_deps(settings: &Settings, llm: Option<SharedLlm>, prompts: Arc<Prompts>, metrics: &Arc<Metrics>) -> Deps {
+    let cfg = &settings.config;
+    Deps {
         llm,
         prompts,
         pages: Arc::new(UiPages::new()),
@@ -140,35 +224,19 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             fallback_ttl: Duration::from_secs(cfg.cache.fallback_ttl_secs),
             style_guide: cfg.generation.style_guide.clone(),
         },
-    };
-    let registry = Registry::new(pages.clone());
-    let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
-    // Hosts hear of a page written after they were shown the provisional one, here and (through
-    // replica_sync) on the other replicas.
-    let page_changed = announcer(&fleet);
-    let queue = GenerationQueue::new(
-        UiCache::port(&cache),
-        Refinements::port(&refinements),
-        deps,
-        fingerprint.hash(),
-        cfg.cache.enabled,
-        cfg.generation.max_concurrent_generations,
-        settings.export_dir.clone(),
-    )
-    .with_state_dir(cache_dir.as_deref())
-    .with_pages(pages.clone())
-    .with_shapes(shapes.clone())
-    .with_shared(shared.clone())
-    .with_written(Some(page_changed.clone()));
-    let queue = Supervisor::start(move |_| queue);
-    let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
-    let mut listeners = vec![queue.clone().recipient()];
-    let enabled_tools: Option<Arc<std::collections::HashSet<String>>> =
-        cfg.generation.enabled_tools.as_ref().map(|t| Arc::new(t.iter().cloned().collect()));
-    let warm = warmer(settings, &fleet, &queue, &metrics, enabled_tools.clone());
-    if let Some((addr, _)) = &warm {
-        listeners.push(addr.clone().recipient());
     }
+}
+
+/// The upstream servers, started; with per-principal servers, each person's credentials (read
+/// again as their file changes) and the reaper of idle connections.
+fn start_servers(
+    settings: &Settings,
+    fleet: &Arc<Fleet>,
+    metrics: &Arc<Metrics>,
+    listeners: Vec<actix::Recipient<ToolsUpdated>>,
+) -> ServerSet {
+    let cfg = &settings.config;
+    let refresh = cfg.tool_refresh.enabled.then(|| Duration::from_millis(cfg.tool_refresh.interval_ms));
     let ps = &settings.principal_secrets;
     let secrets = crate::principals::Secrets::new(match &ps.file {
         // Checked when the settings were read; a file that changed since is read as it is now.
@@ -182,11 +250,6 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     };
     let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh, principals);
     servers.start_all(settings.upstreams.servers.clone());
-    if let Some(s) = &shared {
-        // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
-        let targets = replica_sync::Targets { pages: pages.clone(), forget: cache.clone().recipient(), page_changed };
-        replica_sync::start(s, targets);
-    }
     if settings.upstreams.servers.iter().any(|s| s.per_principal.is_some()) {
         crate::principals::reap_idle(fleet.clone());
         if let Some(f) = ps.file.clone() {
@@ -195,36 +258,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             }
         }
     }
-    let deps = SessionDeps {
-        fleet,
-        queue: GenerationQueue::port(&queue),
-        refinements: Refinements::port(&refinements),
-        sessions: None,
-        metrics,
-        idle_limit: settings.session_idle_timeout,
-        enabled_tools,
-        pages,
-        shape_artifacts: cfg.results.shaping == config::file::Shaping::Artifacts,
-        shapes: shapes.clone(),
-        ui_domain: cfg.ui.domain.as_deref().map(Arc::from),
-        apps_sdk: match cfg.ui.apps_sdk {
-            config::file::AppsSdkMode::Off => AppsSdk::Off,
-            config::file::AppsSdkMode::Declared => AppsSdk::Declared,
-            config::file::AppsSdkMode::Undeclared => AppsSdk::Undeclared,
-        },
-        llm_windows: Default::default(),
-        policies: gov.policies.clone(),
-        audit: gov.audit(),
-        profiles: gov.profiles.clone(),
-        warm: warm.map(|(_, progress)| progress),
-        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
-        limits: SessionLimits {
-            max_in_flight: cfg.limits.max_in_flight_per_session,
-            llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
-            tools_per_page: cfg.limits.tools_per_page,
-        },
-    };
-    (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+    servers
 }
 
 /// Tells every connected host that the page of the tool it names changed: `resources/updated`

@@ -64,22 +64,8 @@ pub struct Metrics {
     pub warm_pages: IntGaugeVec,
     /// Finished spans not delivered to the trace collector (queue full, export failed), by why.
     pub trace_spans_dropped: IntCounterVec,
-    /// Policy decisions on calls, reads and refinements by rule (its name, or `default`) and
-    /// outcome (allow, deny); lists are filtered by the same rules but not counted.
-    pub policy_decisions: IntCounterVec,
-    /// Rule conditions that failed on a request (a missing key, a wrong type), by rule.
-    pub policy_condition_errors: IntCounterVec,
-    /// Audit trail lines written or dropped.
-    pub audit_lines: IntCounterVec,
-    /// Per-principal connections running, by server and principal (principal values bounded).
-    pub principal_connections: IntGaugeVec,
-    /// Per-principal connections asked for, by server and outcome (started, missing_secret, ...).
-    pub principal_starts: IntCounterVec,
-    /// RFC 8693 token exchanges by server and outcome (ok, cached, refused, error).
-    pub token_exchanges: IntCounterVec,
-    /// A person's connection listed tools other than the server's learned list (reported,
-    /// not mixed in).
-    pub principal_tool_lists_differ: IntCounterVec,
+    /// Who may do what and who did: rules, the audit trail, each person's connections.
+    pub access: AccessMetrics,
     build_info: IntGaugeVec,
 }
 
@@ -292,41 +278,7 @@ impl Metrics {
                 "Finished spans not delivered to the trace collector: queue_full or export_failed",
                 &["reason"],
             ),
-            policy_decisions: r.counters(
-                "policy_decisions_total",
-                "Calls, reads and refinements decided by the policy, by rule (or default) and outcome",
-                &["rule", "outcome"],
-            ),
-            policy_condition_errors: r.counters(
-                "policy_condition_errors_total",
-                "Rule conditions that could not be evaluated on a request (they never grant), by rule",
-                &["rule"],
-            ),
-            audit_lines: r.counters(
-                "audit_lines_total",
-                "Audit trail lines by outcome: written, or dropped (the sink could not keep up or failed)",
-                &["outcome"],
-            ),
-            principal_connections: r.gauges(
-                "principal_connections",
-                "Per-principal upstream connections running, by server and principal (the first 100 principals by name, the rest _other)",
-                &["server", "principal"],
-            ),
-            principal_starts: r.counters(
-                "principal_starts_total",
-                "Per-principal upstream connections asked for, by server and outcome",
-                &["server", "outcome"],
-            ),
-            token_exchanges: r.counters(
-                "token_exchanges_total",
-                "RFC 8693 token exchanges for per-principal connections, by server and outcome",
-                &["server", "outcome"],
-            ),
-            principal_tool_lists_differ: r.counters(
-                "principal_tool_lists_differ_total",
-                "A person's connection listed other tools than the server's learned list (not mixed in)",
-                &["server"],
-            ),
+            access: AccessMetrics::new(&r),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
             registry: r.0,
         };
@@ -347,7 +299,7 @@ impl Metrics {
         each(&self.refusals, REFUSAL_REASONS);
         each(&self.redis_errors, REDIS_OPS);
         each(&self.lease_waits, LEASE_WAIT_OUTCOMES);
-        each(&self.audit_lines, &["written", "dropped"]);
+        each(&self.access.audit_lines, &["written", "dropped"]);
         if !self.per_server {
             // One unlabelled series each, present from the start.
             let none: &[&str] = &[];
@@ -386,6 +338,68 @@ impl Metrics {
         let mut buf = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding cannot fail");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
+    }
+}
+
+/// The families of rules, the audit trail and per-person connections.
+pub struct AccessMetrics {
+    /// Policy decisions on calls, reads and refinements by rule (its name, or `default`) and
+    /// outcome (allow, deny); lists are filtered by the same rules but not counted.
+    pub policy_decisions: IntCounterVec,
+    /// Rule conditions that failed on a request (a missing key, a wrong type), by rule.
+    pub policy_condition_errors: IntCounterVec,
+    /// Audit trail lines written or dropped.
+    pub audit_lines: IntCounterVec,
+    /// Per-principal connections running, by server and principal (principal values bounded).
+    pub principal_connections: IntGaugeVec,
+    /// Per-principal connections asked for, by server and outcome (started, missing_secret, ...).
+    pub principal_starts: IntCounterVec,
+    /// RFC 8693 token exchanges by server and outcome (ok, cached, refused, error).
+    pub token_exchanges: IntCounterVec,
+    /// A person's connection listed tools other than the server's learned list (reported,
+    /// not mixed in).
+    pub principal_tool_lists_differ: IntCounterVec,
+}
+
+impl AccessMetrics {
+    fn new(r: &Families) -> AccessMetrics {
+        AccessMetrics {
+            policy_decisions: r.counters(
+                "policy_decisions_total",
+                "Calls, reads and refinements decided by the policy, by rule (or default) and outcome",
+                &["rule", "outcome"],
+            ),
+            policy_condition_errors: r.counters(
+                "policy_condition_errors_total",
+                "Rule conditions that could not be evaluated on a request (they never grant), by rule",
+                &["rule"],
+            ),
+            audit_lines: r.counters(
+                "audit_lines_total",
+                "Audit trail lines by outcome: written, or dropped (the sink could not keep up or failed)",
+                &["outcome"],
+            ),
+            principal_connections: r.gauges(
+                "principal_connections",
+                "Per-principal upstream connections running, by server and principal (the first 100 principals by name, the rest _other)",
+                &["server", "principal"],
+            ),
+            principal_starts: r.counters(
+                "principal_starts_total",
+                "Per-principal upstream connections asked for, by server and outcome",
+                &["server", "outcome"],
+            ),
+            token_exchanges: r.counters(
+                "token_exchanges_total",
+                "RFC 8693 token exchanges for per-principal connections, by server and outcome",
+                &["server", "outcome"],
+            ),
+            principal_tool_lists_differ: r.counters(
+                "principal_tool_lists_differ_total",
+                "A person's connection listed other tools than the server's learned list (not mixed in)",
+                &["server"],
+            ),
+        }
     }
 }
 

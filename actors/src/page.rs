@@ -45,7 +45,7 @@ pub enum UiType {
     Minimal,
 }
 
-/// Degradation levels 0-3 of the seed design.
+/// Degradation levels 0-3: a written page, a repaired one, the template, the emergency page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PageKind {

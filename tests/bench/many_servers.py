@@ -7,11 +7,15 @@ measured in one run with wrk on loopback against the release binary:
 - RSS of the proxy with 1, 2, 5 and 10 servers (children not counted), and what each added
   server costs.
 
-    tests/.venv/bin/python tests/bench/many_servers.py [--seconds 5] [--connections 8] [--no-build]
+The three cases run in interleaved rounds (bare, 1, 5, bare, 1, 5, ...) and the medians are
+compared, so that drift over the run hits every case alike.
+
+    tests/.venv/bin/python tests/bench/many_servers.py [--seconds 5] [--connections 8] [--rounds 3] [--no-build]
 """
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -52,22 +56,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--connections", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-build", action="store_true")
     a = ap.parse_args()
     use_release(not a.no_build)
     w = Wrk()
     folder = Path(tempfile.mkdtemp(prefix="mcp-bench-many-"))
+    cases = {"bare": (["--upstream", " ".join(EVERYTHING)], "echo"),
+             1: (["--servers-file", str(servers_file(1, folder))], "s0__echo"),
+             5: (["--servers-file", str(servers_file(5, folder))], "s0__echo")}
+    rounds: dict = {k: [] for k in cases}
     try:
-        print("one server behind --upstream ...", flush=True)
-        bare = measure(w, ["--upstream", " ".join(EVERYTHING)], "bench-many-bare", "echo", a)
-        runs = {}
-        for n in (1, 5):
-            print(f"{n} servers from a servers file ...", flush=True)
-            runs[n] = measure(w, ["--servers-file", str(servers_file(n, folder))], f"bench-many-{n}", "s0__echo", a)
+        for i in range(a.rounds):
+            for k, (args, echo) in cases.items():
+                print(f"round {i + 1}: {k} ...", flush=True)
+                rounds[k].append(measure(w, args, f"bench-many-{k}", echo, a))
         print("idle RSS by number of servers ...", flush=True)
         rss = {n: idle_rss(n, folder) for n in (1, 2, 5, 10)}
     finally:
         w.close()
+    med = {k: {label: statistics.median(r[label] for r in rs) for label in ("list", "call")} for k, rs in rounds.items()}
+    bare, runs = med["bare"], {1: med[1], 5: med[5]}
     rows = []
     for label in ("list", "call"):
         rows.append((f"{label}/s, 1 server behind --upstream", f"{bare[label]:,.0f}", "baseline", None))

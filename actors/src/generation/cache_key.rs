@@ -1,4 +1,4 @@
-//! Pure: cache keys (seed design 4.3.3). A key is SHA-256 over the tool name, the tool hash,
+//! Pure: cache keys. A key is SHA-256 over the tool name, the tool hash,
 //! the refinement hash and the config hash, so any change to what the LLM would see, or to how
 //! it is asked, makes a new key. The entries kept under them are `page::UiEntry`.
 

@@ -360,6 +360,47 @@ async fn render(deps: &Deps, job: &Job, f: impl FnOnce(&Prompts, &Job) -> String
     tokio::task::spawn_blocking(move || f(&prompts, &job)).await.unwrap_or_default()
 }
 
+/// A written page checked (post-processing, on the blocking pool: parsing a large page is CPU
+/// work): the entry to serve, or why it was rejected; None when the runtime is shutting down.
+async fn checked(
+    cx: &Ctx<'_>,
+    deps: &Deps,
+    job: &Job,
+    text: String,
+    attempt: u32,
+    stem: &str,
+    ui_type: UiType,
+) -> Option<Result<UiEntry, postprocess::Rejection>> {
+    let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
+    if let Some(dir) = &deps.settings.debug_dir {
+        debug_files::write(dir, &format!("{stem}.answer-{attempt}.txt"), &text);
+    }
+    job.progress.set_phase(Phase::Checking);
+    let processed = match tokio::task::spawn_blocking(move || postprocess::process(&text)).await {
+        Ok(p) => p,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()), // contained by run_contained
+        Err(_) => return None,
+    };
+    Some(match processed {
+        Ok(p) => {
+            if let Some(dir) = &deps.settings.debug_dir {
+                debug_files::write(dir, &format!("{stem}.html"), &p.html);
+            }
+            let kind = if p.repairs.is_empty() { PageKind::Generated } else { PageKind::Repaired };
+            let mut e = cx.entry(p.html, kind, None, Some(ui_type));
+            e.repairs = p.repairs;
+            e.warnings = p.warnings;
+            tracing::info!(component = "generation", event = "generated", request_id = %job.request_id, tool_name = %tool_name, kind = kind.as_str(), attempt, duration_ms = e.duration_ms, "page generated");
+            Ok(e)
+        }
+        Err(rej) => {
+            tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
+            Err(rej)
+        }
+    })
+}
+
 pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
     if crate::faults::generation_panics(tool_name) {
@@ -414,38 +455,14 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
                 );
                 asking = format!("{user}{COMPACT_NOTE}");
             }
-            Ok(answer) => {
-                let text = answer.text;
-                tracing::debug!(component = "generation", event = "answer", request_id = %job.request_id, tool_name = %tool_name, attempt, answer = %shorten(&text, deps.settings.redact), "raw LLM answer");
-                if let Some(dir) = &deps.settings.debug_dir {
-                    debug_files::write(dir, &format!("{stem}.answer-{attempt}.txt"), &text);
+            Ok(answer) => match checked(&cx, &deps, &job, answer.text, attempt, &stem, ui_type).await {
+                Some(Ok(entry)) => return Outcome { entry, classified },
+                Some(Err(rej)) => {
+                    last_problem = (FallbackReason::Rejected(rej.reason().to_string()), rej.to_string());
+                    asking = format!("{user}{REPAIR_NOTE}{rej}. Write the whole page again with that fixed.\n");
                 }
-                job.progress.set_phase(Phase::Checking);
-                // Parsing a large page is CPU work: the blocking pool, not a thread routing messages.
-                let processed = match tokio::task::spawn_blocking(move || postprocess::process(&text)).await {
-                    Ok(p) => p,
-                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()), // contained by run_contained
-                    Err(_) => break,                                                     // the runtime is shutting down
-                };
-                match processed {
-                    Ok(p) => {
-                        if let Some(dir) = &deps.settings.debug_dir {
-                            debug_files::write(dir, &format!("{stem}.html"), &p.html);
-                        }
-                        let kind = if p.repairs.is_empty() { PageKind::Generated } else { PageKind::Repaired };
-                        let mut e = cx.entry(p.html, kind, None, Some(ui_type));
-                        e.repairs = p.repairs;
-                        e.warnings = p.warnings;
-                        tracing::info!(component = "generation", event = "generated", request_id = %job.request_id, tool_name = %tool_name, kind = kind.as_str(), attempt, duration_ms = e.duration_ms, "page generated");
-                        return Outcome { entry: e, classified };
-                    }
-                    Err(rej) => {
-                        tracing::warn!(component = "generation", event = "rejected", request_id = %job.request_id, tool_name = %tool_name, attempt, reason = rej.reason(), error = %rej, "generated page rejected");
-                        last_problem = (FallbackReason::Rejected(rej.reason().to_string()), rej.to_string());
-                        asking = format!("{user}{REPAIR_NOTE}{rej}. Write the whole page again with that fixed.\n");
-                    }
-                }
-            }
+                None => break, // the runtime is shutting down
+            },
             Err(e) => {
                 tracing::warn!(component = "generation", event = "llm_error", request_id = %job.request_id, tool_name = %tool_name, attempt, code = e.code.as_str(), retryable = e.retryable, error = %e.message, "LLM request failed");
                 last_problem = (FallbackReason::Llm(e.code), e.message.clone());

@@ -1,5 +1,5 @@
 //! Pure post-processing of an LLM's answer into a page that can be served: extract the document,
-//! validate it (seed design 8.5), repair what can be repaired, and rewrite the ext-apps import to
+//! validate it, repair what can be repaired, and rewrite the ext-apps import to
 //! the inlined View runtime. Either a page that loads with no unresolved import, or a rejection
 //! that says why (the caller then serves the template).
 

@@ -421,18 +421,8 @@ impl GenerationQueue {
         let fut = async move {
             // The cache's own tiers: memory, then the folder or Redis (the shared store).
             let store = if shared.is_some() { "redis" } else { "local" };
-            if let Some(l) = lookup {
-                let looking =
-                    Span::start_with("ui.cache.get", Kind::Internal, &generation.cx(), || vec![Attr::new("mcp_gen_ui.cache.store", store)]);
-                let found = l.await;
-                drop(looking);
-                if let Ok(Some(hit)) = found {
-                    deps.metrics.cache_hits.inc();
-                    tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
-                    generation.set(attr::CACHE_HIT, true);
-                    generation.set(attr::OUTCOME, "cached");
-                    return (hit, Provenance::cached(), None);
-                }
+            if let Some(hit) = cached(lookup, &generation, &deps, store).await {
+                return (hit, Provenance::cached(), None);
             }
             generation.set(attr::CACHE_HIT, false);
             deps.metrics.cache_misses.inc();
@@ -488,6 +478,25 @@ impl GenerationQueue {
         };
         fut.instrument(span)
     }
+}
+
+/// The cache's answer to a read's lookup (None: no lookup, or a miss).
+async fn cached(
+    lookup: Option<actix::dev::RecipientRequest<Get>>,
+    generation: &Span,
+    deps: &Deps,
+    store: &'static str,
+) -> Option<Arc<UiEntry>> {
+    let lookup = lookup?;
+    let looking = Span::start_with("ui.cache.get", Kind::Internal, &generation.cx(), || vec![Attr::new("mcp_gen_ui.cache.store", store)]);
+    let found = lookup.await;
+    drop(looking);
+    let hit = found.ok().flatten()?;
+    deps.metrics.cache_hits.inc();
+    tracing::debug!(component = "generation_queue", event = "cache_hit", "served from the cache");
+    generation.set(attr::CACHE_HIT, true);
+    generation.set(attr::OUTCOME, "cached");
+    Some(hit)
 }
 
 /// How a generation's page came to be.

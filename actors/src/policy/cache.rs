@@ -49,8 +49,8 @@ impl Live {
     fn new(policy: Arc<Policy>, metrics: &Metrics) -> Live {
         let mut names: Vec<Arc<str>> = policy.rules().iter().map(|r| r.name.clone()).collect();
         names.push(Arc::from("default"));
-        let counter = |outcome: &str| names.iter().map(|n| metrics.policy_decisions.with_label_values(&[n, outcome])).collect();
-        let errors = policy.rules().iter().map(|r| metrics.policy_condition_errors.with_label_values(&[&r.name])).collect();
+        let counter = |outcome: &str| names.iter().map(|n| metrics.access.policy_decisions.with_label_values(&[n, outcome])).collect();
+        let errors = policy.rules().iter().map(|r| metrics.access.policy_condition_errors.with_label_values(&[&r.name])).collect();
         Live {
             cache: moka::sync::Cache::new(CACHED_DECISIONS),
             allow: counter("allow"),

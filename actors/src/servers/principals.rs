@@ -117,8 +117,8 @@ impl PrincipalPool {
             start,
             slots: Mutex::new(HashMap::new()),
             labels: Mutex::new(Vec::new()),
-            connections: metrics.principal_connections.clone(),
-            starts: metrics.principal_starts.clone(),
+            connections: metrics.access.principal_connections.clone(),
+            starts: metrics.access.principal_starts.clone(),
         }
     }
 

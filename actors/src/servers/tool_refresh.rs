@@ -1,5 +1,5 @@
 //! Tool lifecycle, the pure parts: what changed between two tool lists, and when the next
-//! periodic refresh runs (seed design 4.3.5: every interval; after failures 30 s, 60 s, 120 s).
+//! periodic refresh runs (every interval; after failures 30 s, 60 s, 120 s).
 
 use std::future::Future;
 use std::time::Duration;

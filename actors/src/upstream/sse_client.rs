@@ -37,106 +37,118 @@ pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: Link
     if !resp.status().is_success() {
         return Err(format!("the upstream SSE endpoint answered HTTP {}", resp.status()));
     }
-    let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
+    let (to_up_tx, to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
     let cancel = CancellationToken::new();
     let (endpoint_tx, endpoint_rx) = oneshot::channel::<url::Url>();
-
-    let reader_events = events.clone();
-    let reader_cancel = cancel.clone();
-    let base = url.clone();
-    tokio::spawn(async move {
-        let mut endpoint_tx = Some(endpoint_tx);
-        let mut parser = sse::Parser::with_limit(limits.max_message_bytes);
-        let mut body = resp.bytes_stream();
-        let why = 'read: loop {
-            let chunk = tokio::select! {
-                _ = reader_cancel.cancelled() => return,
-                c = body.next() => c,
-            };
-            match chunk {
-                Some(Ok(bytes)) => {
-                    for ev in parser.feed(&bytes) {
-                        let out = match ev.event.as_deref() {
-                            Some("endpoint") => match endpoint_url(&base, &ev.data) {
-                                Ok(u) => {
-                                    if let Some(tx) = endpoint_tx.take() {
-                                        let _ = tx.send(u);
-                                    }
-                                    continue;
-                                }
-                                Err(why) => break 'read why,
-                            },
-                            _ if ev.oversized => {
-                                let id = super::framing::scan_id(ev.data.as_bytes());
-                                LinkEvent::Oversized { id, bytes: limits.max_message_bytes.saturating_add(1) }
-                            }
-                            None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
-                                Ok(m) if m.is_array() || !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) => LinkEvent::Message(m),
-                                Ok(_) => LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into()),
-                                Err(_) if ev.data.trim().is_empty() => continue,
-                                Err(_) => LinkEvent::Bad("an SSE event is not JSON".into()),
-                            },
-                            Some(_) => continue,
-                        };
-                        if reader_events.send(out).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-                Some(Err(e)) => break format!("the upstream SSE stream broke off: {}", describe_http_error(&e)),
-                None => break "the upstream closed its SSE stream".to_string(),
-            }
-        };
-        let _ = reader_events.send(LinkEvent::Closed(why)).await;
-    });
-
-    let writer_cancel = cancel.clone();
+    tokio::spawn(read_stream(resp, url, endpoint_tx, events.clone(), cancel.clone(), limits));
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _done = done_tx;
-        let endpoint = tokio::select! {
-            _ = writer_cancel.cancelled() => return,
-            e = endpoint_rx => e,
-        };
-        let Ok(endpoint) = endpoint else { return };
-        loop {
-            let msg = tokio::select! {
-                _ = writer_cancel.cancelled() => return,
-                m = to_up_rx.recv() => m,
-            };
-            let Some(out) = msg else { return };
-            let bytes = out.body().to_vec();
-            let Some(msg) = out.msg else { continue }; // (this link asks for the JSON)
-            let client = client.clone();
-            let endpoint = endpoint.clone();
-            let events = events.clone();
-            let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
-            let len = bytes.len();
-            let body = reqwest::Body::from(bytes);
-            let trace_headers = crate::trace::headers_of(&msg);
-            let post = tokio::spawn(async move {
-                let mut rb = client.post(endpoint);
-                for (name, value) in trace_headers {
-                    rb = rb.header(name, value);
-                }
-                let res = rb.header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(body).send().await;
-                let failure = match res {
-                    Ok(r) if r.status().is_success() => None,
-                    Ok(r) => Some(format!("the upstream rejected the message: HTTP {}", r.status())),
-                    Err(e) => Some(format!("the upstream did not accept the message: {}", describe_http_error(&e))),
-                };
-                if let (Some(why), Some(id)) = (failure, id) {
-                    let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
-                }
-            });
-            // The next message leaves once this one has been accepted (the 202 comes at once;
-            // the answer travels on the stream), so the upstream reads them in order.
-            let _ = tokio::time::timeout(ORDER_WAIT, post).await;
-        }
-    });
+    tokio::spawn(write_posts(client, endpoint_rx, to_up_rx, events, cancel.clone(), done_tx));
 
     Ok(Link::new(super::LinkTx::Channel(to_up_tx), from_up_rx, cancel, done_rx))
+}
+
+/// The SSE stream: its `endpoint` event (where messages go), then messages for the actor; the
+/// link closes when it ends.
+async fn read_stream(
+    resp: reqwest::Response,
+    base: url::Url,
+    endpoint_tx: oneshot::Sender<url::Url>,
+    events: mpsc::Sender<LinkEvent>,
+    cancel: CancellationToken,
+    limits: LinkLimits,
+) {
+    let mut endpoint_tx = Some(endpoint_tx);
+    let mut parser = sse::Parser::with_limit(limits.max_message_bytes);
+    let mut body = resp.bytes_stream();
+    let why = 'read: loop {
+        let chunk = tokio::select! {
+            _ = cancel.cancelled() => return,
+            c = body.next() => c,
+        };
+        match chunk {
+            Some(Ok(bytes)) => {
+                for ev in parser.feed(&bytes) {
+                    let out = match ev.event.as_deref() {
+                        Some("endpoint") => match endpoint_url(&base, &ev.data) {
+                            Ok(u) => {
+                                if let Some(tx) = endpoint_tx.take() {
+                                    let _ = tx.send(u);
+                                }
+                                continue;
+                            }
+                            Err(why) => break 'read why,
+                        },
+                        _ if ev.oversized => {
+                            let id = super::framing::scan_id(ev.data.as_bytes());
+                            LinkEvent::Oversized { id, bytes: limits.max_message_bytes.saturating_add(1) }
+                        }
+                        None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
+                            Ok(m) if m.is_array() || !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) => LinkEvent::Message(m),
+                            Ok(_) => LinkEvent::Bad("an SSE event is JSON but not JSON-RPC".into()),
+                            Err(_) if ev.data.trim().is_empty() => continue,
+                            Err(_) => LinkEvent::Bad("an SSE event is not JSON".into()),
+                        },
+                        Some(_) => continue,
+                    };
+                    if events.send(out).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Some(Err(e)) => break format!("the upstream SSE stream broke off: {}", describe_http_error(&e)),
+            None => break "the upstream closed its SSE stream".to_string(),
+        }
+    };
+    let _ = events.send(LinkEvent::Closed(why)).await;
+}
+
+/// Messages to the upstream, POSTed to its endpoint once known, in order: the next leaves once
+/// this one has been accepted (the 202 comes at once; the answer travels on the stream).
+async fn write_posts(
+    client: reqwest::Client,
+    endpoint_rx: oneshot::Receiver<url::Url>,
+    mut to_up_rx: mpsc::Receiver<Outgoing>,
+    events: mpsc::Sender<LinkEvent>,
+    cancel: CancellationToken,
+    done: oneshot::Sender<()>,
+) {
+    let _done = done;
+    let endpoint = tokio::select! {
+        _ = cancel.cancelled() => return,
+        e = endpoint_rx => e,
+    };
+    let Ok(endpoint) = endpoint else { return };
+    loop {
+        let msg = tokio::select! {
+            _ = cancel.cancelled() => return,
+            m = to_up_rx.recv() => m,
+        };
+        let Some(out) = msg else { return };
+        let bytes = out.body().to_vec();
+        let Some(msg) = out.msg else { continue }; // (this link asks for the JSON)
+        let post = tokio::spawn(post_one(client.clone(), endpoint.clone(), msg, bytes, events.clone()));
+        let _ = tokio::time::timeout(ORDER_WAIT, post).await;
+    }
+}
+
+/// One message POSTed; a request the upstream did not accept is answered with why.
+async fn post_one(client: reqwest::Client, endpoint: url::Url, msg: Value, bytes: Vec<u8>, events: mpsc::Sender<LinkEvent>) {
+    let id = jsonrpc::id(&msg).cloned().filter(|_| jsonrpc::method(&msg).is_some());
+    let len = bytes.len();
+    let mut rb = client.post(endpoint);
+    for (name, value) in crate::trace::headers_of(&msg) {
+        rb = rb.header(name, value);
+    }
+    let res = rb.header(CONTENT_TYPE, "application/json").header(CONTENT_LENGTH, len).body(reqwest::Body::from(bytes)).send().await;
+    let failure = match res {
+        Ok(r) if r.status().is_success() => None,
+        Ok(r) => Some(format!("the upstream rejected the message: HTTP {}", r.status())),
+        Err(e) => Some(format!("the upstream did not accept the message: {}", describe_http_error(&e))),
+    };
+    if let (Some(why), Some(id)) = (failure, id) {
+        let _ = events.send(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
+    }
 }
 
 #[cfg(test)]

@@ -58,77 +58,88 @@ pub async fn connect(
     let pipe = PipeWriter::new(fd, PIPE_BACKLOG).map_err(|e| format!("cannot set up the upstream's stdin: {e}"))?;
     tokio::spawn(flush_loop(pipe.clone(), cancel.clone()));
 
-    let reader_tx = from_up_tx.clone();
-    tokio::spawn(async move {
-        // Bytes, not lines: one bad byte or an endless line must not stop or swell the reader.
-        let mut stdout = stdout;
-        let mut framer = LineFramer::new(limits.max_message_bytes);
-        let mut buf = vec![0u8; 64 * 1024];
-        let why = loop {
-            let frames = match stdout.read(&mut buf).await {
-                Ok(0) => {
-                    let last = framer.finish();
-                    deliver(&reader_tx, last, limits, fast.as_ref()).await;
-                    break "the upstream closed its stdout".to_string();
-                }
-                Ok(n) => framer.feed(&buf[..n]),
-                Err(e) => break format!("cannot read the upstream's stdout: {e}"),
-            };
-            if !deliver(&reader_tx, frames, limits, fast.as_ref()).await {
-                return;
-            }
-        };
-        // A child that exits closes stdout too: give the exit status a moment to be the reason
-        // given (it says more), then close the link either way.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let _ = reader_tx.send(LinkEvent::Closed(why)).await;
-    });
-
-    tokio::spawn(async move {
-        // Always drained (a full stderr pipe would block the child); any bytes, lines cut short.
-        let mut reader = BufReader::new(stderr);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match (&mut reader).take(64 * 1024).read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let text = String::from_utf8_lossy(&line);
-                    let text = text.trim_end();
-                    if !text.is_empty() {
-                        tracing::info!(component = "upstream", event = "stderr", "{}", truncate(text, 2000));
-                    }
-                }
-            }
-        }
-    });
-
-    let wait_cancel = cancel.clone();
+    tokio::spawn(read_stdout(stdout, from_up_tx.clone(), limits, fast));
+    tokio::spawn(drain_stderr(stderr));
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let _done = done_tx; // dropped (and so fired) when this task ends, however it ends
-        tokio::select! {
-            status = child.wait() => {
-                let why = match status {
-                    Ok(s) => format!("the upstream process exited ({s})"),
-                    Err(e) => format!("the upstream process could not be waited on: {e}"),
-                };
-                // Wrappers (npx, sh) may leave grandchildren behind; they belong to the same group.
-                kill_group(pid);
-                let _ = from_up_tx.send(LinkEvent::Closed(why)).await;
-            }
-            _ = wait_cancel.cancelled() => {
-                if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
-                    kill_group(pid);
-                    let _ = child.kill().await;
-                }
-                kill_group(pid);
-            }
-        }
-    });
+    tokio::spawn(watch_child(child, pid, cancel.clone(), from_up_tx, done_tx));
 
     tracing::info!(component = "upstream", event = "spawned", pid = pid.unwrap_or(0), command = %command, "upstream process started");
     Ok(Link::new(LinkTx::Pipe(pipe), from_up_rx, cancel, done_rx))
+}
+
+/// The child's stdout, framed into messages for the actor (bytes, not lines: one bad byte or an
+/// endless line must not stop or swell the reader); the link closes when it ends.
+async fn read_stdout(mut stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LinkEvent>, limits: LinkLimits, fast: Option<FastPath>) {
+    let mut framer = LineFramer::new(limits.max_message_bytes);
+    let mut buf = vec![0u8; 64 * 1024];
+    let why = loop {
+        let frames = match stdout.read(&mut buf).await {
+            Ok(0) => {
+                let last = framer.finish();
+                deliver(&tx, last, limits, fast.as_ref()).await;
+                break "the upstream closed its stdout".to_string();
+            }
+            Ok(n) => framer.feed(&buf[..n]),
+            Err(e) => break format!("cannot read the upstream's stdout: {e}"),
+        };
+        if !deliver(&tx, frames, limits, fast.as_ref()).await {
+            return;
+        }
+    };
+    // A child that exits closes stdout too: give the exit status a moment to be the reason
+    // given (it says more), then close the link either way.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = tx.send(LinkEvent::Closed(why)).await;
+}
+
+/// The child's stderr, always drained (a full stderr pipe would block the child) into the log;
+/// any bytes, lines cut short.
+async fn drain_stderr(stderr: tokio::process::ChildStderr) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader).take(64 * 1024).read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end();
+                if !text.is_empty() {
+                    tracing::info!(component = "upstream", event = "stderr", "{}", truncate(text, 2000));
+                }
+            }
+        }
+    }
+}
+
+/// Waits for the child: its exit closes the link (its process group killed: wrappers such as
+/// npx or sh may leave grandchildren); the link's end gives it `GRACE` to exit, then kills it.
+/// `done` fires when this ends, however it ends.
+async fn watch_child(
+    mut child: tokio::process::Child,
+    pid: Option<u32>,
+    cancel: CancellationToken,
+    tx: mpsc::Sender<LinkEvent>,
+    done: tokio::sync::oneshot::Sender<()>,
+) {
+    let _done = done;
+    tokio::select! {
+        status = child.wait() => {
+            let why = match status {
+                Ok(s) => format!("the upstream process exited ({s})"),
+                Err(e) => format!("the upstream process could not be waited on: {e}"),
+            };
+            kill_group(pid);
+            let _ = tx.send(LinkEvent::Closed(why)).await;
+        }
+        _ = cancel.cancelled() => {
+            if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
+                kill_group(pid);
+                let _ = child.kill().await;
+            }
+            kill_group(pid);
+        }
+    }
 }
 
 /// Hands frames to the actor (waiting while it is behind). False when nobody listens any more.

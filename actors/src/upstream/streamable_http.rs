@@ -201,43 +201,84 @@ impl Shared {
         can_retry: bool,
     ) -> Option<StatusCode> {
         let is_request = matches!(jsonrpc::kind(&msg), jsonrpc::Kind::Request);
-        let is_initialize = jsonrpc::method(&msg) == Some("initialize");
         // What the answer is to: initialize and tools/list answers teach this link something.
         let asked = jsonrpc::method(&msg).filter(|_| jsonrpc::id(&msg).is_some()).map(str::to_string);
-        let is_initialized = jsonrpc::method(&msg) == Some("notifications/initialized");
         let id = jsonrpc::id(&msg).cloned();
         let had_session = self.state.guard().session_id.is_some();
-        let len = bytes.len();
-        let (body, body_sent) = body_with_sent_signal(bytes);
         let token = match self.token().await {
             Ok(t) => t,
             Err(why) => {
                 let _ = sent.send(());
                 responded.send_replace(true);
-                if let (true, Some(id)) = (is_request, id) {
-                    self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
+                self.fail_request(is_request, id, why).await;
+                return None;
+            }
+        };
+        let resp = self.send_post(&msg, bytes, token.as_deref(), sent).await;
+        responded.send_replace(true);
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                let why = format!("the upstream did not answer: {}", describe_http_error(&e));
+                if e.is_connect() {
+                    self.emit(LinkEvent::Closed(why)).await;
+                } else {
+                    self.fail_request(is_request, id, why).await;
                 }
                 return None;
             }
         };
+        let status = resp.status();
+        if asked.as_deref() == Some("initialize") {
+            let mut st = self.state.guard();
+            st.session_id = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
+            return None;
+        }
+        if status == StatusCode::UNAUTHORIZED && can_retry {
+            return Some(status); // the caller asks for a new token and sends it again
+        }
+        if !status.is_success() {
+            self.error_status(resp, is_request, id, had_session).await;
+            return None;
+        }
+        self.clone().take_answer(resp, is_request, id, asked).await;
+        if jsonrpc::method(&msg) == Some("notifications/initialized") {
+            self.clone().open_get_stream();
+        }
+        None
+    }
+
+    /// The POST of one message with its headers; `sent` fires once its body has gone.
+    async fn send_post(
+        &self,
+        msg: &Value,
+        bytes: Vec<u8>,
+        token: Option<&str>,
+        sent: tokio::sync::oneshot::Sender<()>,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let len = bytes.len();
+        let (body, body_sent) = body_with_sent_signal(bytes);
         let mut rb = self.request(reqwest::Method::POST);
-        if let Some(t) = &token {
+        if let Some(t) = token {
             rb = rb.bearer_auth(t);
         }
         // MCP 2026-07-28 routes by headers that repeat the body; older servers ignore them.
         if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(revision_2026::META_VERSION)).and_then(Value::as_str) {
             rb = rb.header(VERSION_HEADER, v);
         }
-        if let Some(m) = jsonrpc::method(&msg) {
+        if let Some(m) = jsonrpc::method(msg) {
             rb = rb.header("mcp-method", param_headers::encode(m));
         }
-        if let Some(n) = revision_2026::expected_name(&msg) {
+        if let Some(n) = revision_2026::expected_name(msg) {
             rb = rb.header("mcp-name", param_headers::encode(n));
         }
-        for (name, value) in self.param_headers_for(&msg) {
+        for (name, value) in self.param_headers_for(msg) {
             rb = rb.header(name, value);
         }
-        for (name, value) in crate::trace::headers_of(&msg) {
+        for (name, value) in crate::trace::headers_of(msg) {
             rb = rb.header(name, value);
         }
         let send = rb
@@ -262,61 +303,39 @@ impl Shared {
         if let Some(s) = sent.take() {
             let _ = s.send(());
         }
-        responded.send_replace(true);
-        let resp = match resp {
-            Ok(r) => r,
-            Err(e) => {
-                let why = format!("the upstream did not answer: {}", describe_http_error(&e));
-                if e.is_connect() {
-                    self.emit(LinkEvent::Closed(why)).await;
-                } else if let (true, Some(id)) = (is_request, id) {
-                    self.emit(LinkEvent::Message(jsonrpc::error(id, jsonrpc::code::UPSTREAM_UNAVAILABLE, why))).await;
-                }
-                return None;
-            }
-        };
+        resp
+    }
+
+    /// A POST answered with an error status: the session gone, the upstream's own JSON-RPC
+    /// error, or an error naming the status.
+    async fn error_status(&self, resp: reqwest::Response, is_request: bool, id: Option<Value>, had_session: bool) {
         let status = resp.status();
-        if is_initialize {
-            let mut st = self.state.guard();
-            st.session_id = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+        // Error bodies are read within the message limit too, and only their start is quoted.
+        let body = match read_limited(resp, self.limits.max_message_bytes).await {
+            Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
+            _ => String::new(),
+        };
+        if had_session && session_rejected(status, &body) {
+            self.emit(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing"))).await;
+            return;
         }
-        if status == StatusCode::NOT_FOUND && had_session {
-            self.emit(LinkEvent::Closed("the upstream HTTP session expired (404); re-initializing".into())).await;
-            return None;
-        }
-        if status == StatusCode::UNAUTHORIZED && can_retry {
-            return Some(status); // the caller asks for a new token and sends it again
-        }
-        if !status.is_success() {
-            // Error bodies are read within the message limit too, and only their start is quoted.
-            let body = match read_limited(resp, self.limits.max_message_bytes).await {
-                Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
-                _ => String::new(),
-            };
-            if had_session && session_rejected(status, &body) {
-                self.emit(LinkEvent::Closed(format!("the upstream no longer knows our HTTP session ({status}); re-initializing"))).await;
-                return None;
+        // A JSON-RPC error body is the upstream's own answer: pass it through as is.
+        if let Ok(v) = serde_json::from_str::<Value>(&body) {
+            if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
+                self.emit(LinkEvent::Message(v)).await;
+                return;
             }
-            // A JSON-RPC error body is the upstream's own answer: pass it through as is.
-            if let Ok(v) = serde_json::from_str::<Value>(&body) {
-                if v.get("error").is_some() && v.get("id").is_some_and(|i| !i.is_null()) {
-                    self.emit(LinkEvent::Message(v)).await;
-                    return None;
-                }
-            }
-            if let (true, Some(id)) = (is_request, id) {
-                let snippet: String = body.chars().take(300).collect();
-                self.emit(LinkEvent::Message(jsonrpc::error(
-                    id,
-                    jsonrpc::code::UPSTREAM_UNAVAILABLE,
-                    format!("the upstream answered HTTP {status}: {snippet}"),
-                )))
-                .await;
-            } else {
-                tracing::warn!(component = "upstream", event = "post_rejected", status = %status, "upstream rejected a notification or response");
-            }
-            return None;
         }
+        if is_request && id.is_some() {
+            let snippet: String = body.chars().take(300).collect();
+            self.fail_request(true, id, format!("the upstream answered HTTP {status}: {snippet}")).await;
+        } else {
+            tracing::warn!(component = "upstream", event = "post_rejected", status = %status, "upstream rejected a notification or response");
+        }
+    }
+
+    /// A POST's successful answer: an SSE stream, or JSON (one message or a batch).
+    async fn take_answer(self: Arc<Self>, resp: reqwest::Response, is_request: bool, id: Option<Value>, asked: Option<String>) {
         let ctype = resp.headers().get(CONTENT_TYPE).cloned().unwrap_or(HeaderValue::from_static(""));
         let ctype = ctype.to_str().unwrap_or("");
         let stream_of = if is_request { id.clone() } else { None };
@@ -340,10 +359,6 @@ impl Shared {
                 Err(e) => self.fail_request(is_request, id, format!("the upstream answer broke off: {}", describe_http_error(&e))).await,
             }
         }
-        if is_initialized {
-            self.clone().open_get_stream();
-        }
-        None
     }
 
     /// Remembers the tools whose arguments travel in `Mcp-Param-*` headers too (from a

@@ -39,6 +39,63 @@ pub struct OAuthSettings {
     pub resource: Option<String>,
 }
 
+/// OAuth from the flags over the config file; None when neither configures it.
+fn oauth(args: &Args, cfg: &mut Config) -> Result<Option<OAuthSettings>, ConfigError> {
+    let flags = [&args.oauth_issuer, &args.oauth_audience, &args.oauth_jwks_url];
+    if flags.iter().any(|f| f.is_some()) {
+        let o = cfg.server.auth.oauth.get_or_insert_with(Default::default);
+        if let Some(v) = &args.oauth_issuer {
+            o.issuer = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_audience {
+            o.audience = Some(v.clone());
+        }
+        if let Some(v) = &args.oauth_jwks_url {
+            o.jwks_url = Some(v.clone());
+        }
+    }
+    Ok(match &cfg.server.auth.oauth {
+        None => None,
+        Some(o) => {
+            let need = |v: &Option<String>, field: &str, flag: &str, what: &str| {
+                v.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+                    ConfigError::new(
+                        format!("server.auth.oauth.{field}"),
+                        format!("is required when OAuth is configured: {what} (or pass {flag})"),
+                    )
+                })
+            };
+            let issuer = need(&o.issuer, "issuer", "--oauth-issuer", "the authorization server's issuer URL, which tokens carry in iss")?;
+            let issuer_field = if args.oauth_issuer.is_some() { "--oauth-issuer" } else { "server.auth.oauth.issuer" };
+            http_url(&issuer, issuer_field)?;
+            let audience = need(
+                &o.audience,
+                "audience",
+                "--oauth-audience",
+                "the audience tokens are issued for (aud), usually this server's /mcp URL",
+            )?;
+            let jwks = need(
+                &o.jwks_url,
+                "jwksUrl",
+                "--oauth-jwks-url",
+                "where the authorization server publishes its signing keys (its jwks_uri)",
+            )?;
+            let jwks_field = if args.oauth_jwks_url.is_some() { "--oauth-jwks-url" } else { "server.auth.oauth.jwksUrl" };
+            let jwks_url = http_url(&jwks, jwks_field)?;
+            if let Some((i, _)) = o.required_scopes.iter().enumerate().find(|(_, s)| s.is_empty() || s.contains(char::is_whitespace)) {
+                return Err(ConfigError::new(
+                    format!("server.auth.oauth.requiredScopes[{i}]"),
+                    "a scope is one word: no spaces, not empty",
+                ));
+            }
+            if let Some(r) = &o.resource {
+                http_url(r, "server.auth.oauth.resource")?;
+            }
+            Some(OAuthSettings { issuer, audience, jwks_url, required_scopes: o.required_scopes.clone(), resource: o.resource.clone() })
+        }
+    })
+}
+
 /// Tokens from every source (all are accepted), the tokens file, OAuth from flags over the
 /// config file, and `--no-auth`, which cannot be combined with any of them. Errors name the
 /// field and never quote a token.
@@ -79,59 +136,7 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
         None => Vec::new(),
     };
 
-    let flags = [&args.oauth_issuer, &args.oauth_audience, &args.oauth_jwks_url];
-    if flags.iter().any(|f| f.is_some()) {
-        let o = cfg.server.auth.oauth.get_or_insert_with(Default::default);
-        if let Some(v) = &args.oauth_issuer {
-            o.issuer = Some(v.clone());
-        }
-        if let Some(v) = &args.oauth_audience {
-            o.audience = Some(v.clone());
-        }
-        if let Some(v) = &args.oauth_jwks_url {
-            o.jwks_url = Some(v.clone());
-        }
-    }
-    let oauth = match &cfg.server.auth.oauth {
-        None => None,
-        Some(o) => {
-            let need = |v: &Option<String>, field: &str, flag: &str, what: &str| {
-                v.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
-                    ConfigError::new(
-                        format!("server.auth.oauth.{field}"),
-                        format!("is required when OAuth is configured: {what} (or pass {flag})"),
-                    )
-                })
-            };
-            let issuer = need(&o.issuer, "issuer", "--oauth-issuer", "the authorization server's issuer URL, which tokens carry in iss")?;
-            let issuer_field = if args.oauth_issuer.is_some() { "--oauth-issuer" } else { "server.auth.oauth.issuer" };
-            http_url(&issuer, issuer_field)?;
-            let audience = need(
-                &o.audience,
-                "audience",
-                "--oauth-audience",
-                "the audience tokens are issued for (aud), usually this server's /mcp URL",
-            )?;
-            let jwks = need(
-                &o.jwks_url,
-                "jwksUrl",
-                "--oauth-jwks-url",
-                "where the authorization server publishes its signing keys (its jwks_uri)",
-            )?;
-            let jwks_field = if args.oauth_jwks_url.is_some() { "--oauth-jwks-url" } else { "server.auth.oauth.jwksUrl" };
-            let jwks_url = http_url(&jwks, jwks_field)?;
-            if let Some((i, _)) = o.required_scopes.iter().enumerate().find(|(_, s)| s.is_empty() || s.contains(char::is_whitespace)) {
-                return Err(ConfigError::new(
-                    format!("server.auth.oauth.requiredScopes[{i}]"),
-                    "a scope is one word: no spaces, not empty",
-                ));
-            }
-            if let Some(r) = &o.resource {
-                http_url(r, "server.auth.oauth.resource")?;
-            }
-            Some(OAuthSettings { issuer, audience, jwks_url, required_scopes: o.required_scopes.clone(), resource: o.resource.clone() })
-        }
-    };
+    let oauth = oauth(args, cfg)?;
     let disabled = args.no_auth || cfg.server.auth.disabled;
     let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone() };
     if auth.oauth.is_none() {

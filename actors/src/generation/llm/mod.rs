@@ -1,5 +1,5 @@
 //! LLM clients. One trait, one client ([`Provider`]) over one file per wire format, errors
-//! mapped to the seed design's codes so the generation pipeline decides about retries without
+//! mapped to the failure codes so the generation pipeline decides about retries without
 //! knowing any provider. A new provider is a new [`Wire`].
 
 mod anthropic;

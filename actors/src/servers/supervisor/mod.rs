@@ -186,7 +186,7 @@ impl ServerSupervisor {
             Role::Principal(who) => {
                 let (differs, d) = self.registry.learn_tools(&self.name, self.tools.clone());
                 if differs {
-                    self.metrics.principal_tool_lists_differ.with_label_values(&[&self.name]).inc();
+                    self.metrics.access.principal_tool_lists_differ.with_label_values(&[&self.name]).inc();
                     tracing::warn!(component = "principals", event = "tool_list_differs", server = %self.name, principal = %who, "{who}'s connection to {} lists other tools than the server's list; the server's list stays (pages are the team's)", self.name);
                 }
                 d
