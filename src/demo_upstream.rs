@@ -129,10 +129,25 @@ pub struct Weather {
     units: Arc<Mutex<Units>>,
 }
 
-fn city_of(raw: &str) -> Result<String, String> {
+/// What a caller asked wrong; answered as a tool error (`isError`) the model can correct.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum WeatherError {
+    #[error("city is required: give a city name such as \"Lisbon\"")]
+    NoCity,
+    #[error("days must be an integer from 1 to 14")]
+    Days,
+}
+
+impl rmcp::model::IntoContents for WeatherError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(self.to_string())]
+    }
+}
+
+fn city_of(raw: &str) -> Result<String, WeatherError> {
     let city = raw.trim();
     if city.is_empty() {
-        return Err("city is required: give a city name such as \"Lisbon\"".into());
+        return Err(WeatherError::NoCity);
     }
     Ok(city.to_string())
 }
@@ -149,7 +164,7 @@ impl Weather {
 
     /// Current conditions for a city (simulated, deterministic per city and day).
     #[tool(title = "Current weather", annotations(read_only_hint = true, open_world_hint = false))]
-    fn get_current_weather(&self, Parameters(a): Parameters<CityArgs>) -> Result<Json<Current>, String> {
+    fn get_current_weather(&self, Parameters(a): Parameters<CityArgs>) -> Result<Json<Current>, WeatherError> {
         let city = city_of(&a.city)?;
         let units = self.units(a.units);
         let t = celsius(&city, 0);
@@ -166,10 +181,10 @@ impl Weather {
 
     /// Daily forecast for a city, 1 to 14 days (simulated).
     #[tool(title = "Forecast", annotations(read_only_hint = true, open_world_hint = false))]
-    fn get_forecast(&self, Parameters(a): Parameters<ForecastArgs>) -> Result<Json<Forecast>, String> {
+    fn get_forecast(&self, Parameters(a): Parameters<ForecastArgs>) -> Result<Json<Forecast>, WeatherError> {
         let city = city_of(&a.city)?;
         if !(1..=14).contains(&a.days) {
-            return Err("days must be an integer from 1 to 14".into());
+            return Err(WeatherError::Days);
         }
         let units = self.units(a.units);
         let days = (0..a.days as u64)
@@ -196,7 +211,7 @@ impl Weather {
 
     /// A small radar-style picture for a city, as a PNG image.
     #[tool(title = "Weather map", annotations(read_only_hint = true))]
-    fn get_weather_map(&self, Parameters(a): Parameters<MapArgs>) -> Result<CallToolResult, String> {
+    fn get_weather_map(&self, Parameters(a): Parameters<MapArgs>) -> Result<CallToolResult, WeatherError> {
         let city = city_of(&a.city)?;
         let png = base64::engine::general_purpose::STANDARD.encode(SUN_PNG);
         Ok(CallToolResult::success(vec![ContentBlock::text(format!("Weather map for {city}")), ContentBlock::image(png, "image/png")]))
@@ -336,7 +351,7 @@ pub fn run() -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn forecast(w: &Weather, city: &str, days: u8) -> Result<Json<Forecast>, String> {
+    fn forecast(w: &Weather, city: &str, days: u8) -> Result<Json<Forecast>, WeatherError> {
         w.get_forecast(Parameters(ForecastArgs { city: city.into(), days, units: None }))
     }
 
@@ -347,8 +362,8 @@ mod tests {
         let b = serde_json::to_value(forecast(&w, "lisbon", 3).unwrap().0).unwrap();
         assert_eq!(a["days"], b["days"]);
         assert_eq!(a["days"].as_array().unwrap().len(), 3);
-        assert!(forecast(&w, "x", 15).is_err());
-        assert!(forecast(&w, "  ", 3).is_err());
+        assert_eq!(forecast(&w, "x", 15).err(), Some(WeatherError::Days));
+        assert_eq!(forecast(&w, "  ", 3).err(), Some(WeatherError::NoCity));
     }
 
     #[test]

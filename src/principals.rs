@@ -24,22 +24,25 @@ use mcp_gen_ui_actors::upstream::token_exchange::{Bearer, Exchanged};
 use mcp_gen_ui_actors::upstream::{LinkLimits, UpstreamSpec};
 use mcp_gen_ui_actors::who::Who;
 
+use crate::config::file_error::FileError;
 use crate::config::settings::servers::{ServerSettings, PRINCIPAL_VAR};
 
 /// Principal name -> secret name -> value.
 pub type SecretMap = HashMap<String, HashMap<String, String>>;
 
 /// Reads the secrets file: a JSON object of objects of strings, readable by its owner only.
-pub fn load_secrets(path: &Path) -> Result<SecretMap, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn load_secrets(path: &Path) -> Result<SecretMap, FileError> {
+    let meta = std::fs::metadata(path).map_err(FileError::read(path))?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Err(format!("{} can be read by others (mode {mode:04o}); it holds people's credentials: chmod 600 it", path.display()));
+        return Err(FileError::Exposed { path: path.to_path_buf(), mode });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    // serde's own message could quote a value: say where, not what.
-    serde_json::from_str::<SecretMap>(&text).map_err(|e| {
-        format!("{} is not {{\"principal\": {{\"NAME\": \"value\"}}}} JSON (line {}, column {})", path.display(), e.line(), e.column())
+    let text = std::fs::read_to_string(path).map_err(FileError::read(path))?;
+    serde_json::from_str::<SecretMap>(&text).map_err(|e| FileError::NotJson {
+        path: path.to_path_buf(),
+        expected: r#"{"principal": {"NAME": "value"}}"#,
+        line: e.line(),
+        column: e.column(),
     })
 }
 
@@ -254,12 +257,13 @@ mod tests {
         let f = dir.join("secrets.json");
         std::fs::write(&f, r#"{"alice": {"TOKEN": "s3cr3t-value"}}"#).unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(load_secrets(&f).unwrap_err().contains("chmod 600"));
+        let e = load_secrets(&f).unwrap_err();
+        assert!(matches!(e, FileError::Exposed { mode: 0o644, .. }) && e.to_string().contains("chmod 600"), "{e}");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(load_secrets(&f).unwrap()["alice"]["TOKEN"], "s3cr3t-value");
         std::fs::write(&f, r#"{"alice": {"TOKEN": 42, "x": "s3cr3t-value"}}"#).unwrap();
         let e = load_secrets(&f).unwrap_err();
-        assert!(!e.contains("s3cr3t") && e.contains("line 1"), "{e}");
+        assert!(matches!(e, FileError::NotJson { line: 1, .. }) && !e.to_string().contains("s3cr3t"), "{e}");
         let s = Secrets::new(load_secrets(&dir.join("none.json")).unwrap_or_default());
         std::fs::write(&f, r#"{"alice": {"TOKEN": "new"}, "bob": {"TOKEN": "b"}}"#).unwrap();
         assert_eq!(s.replace(load_secrets(&f).unwrap()), ["alice", "bob"]);

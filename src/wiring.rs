@@ -76,7 +76,7 @@ fn shared_store(settings: &Settings, metrics: &Arc<Metrics>) -> Option<RedisStor
             Some(s)
         }
         Err(why) => {
-            tracing::error!(component = "main", event = "redis_unusable", error = %why, "cache.redisUrl cannot be used: this replica shares nothing");
+            tracing::error!(component = "main", event = "redis_unusable", error = ?why, "cache.redisUrl cannot be used: this replica shares nothing");
             None
         }
     }

@@ -145,7 +145,7 @@ impl SessionRef {
 #[derive(Debug, Clone, Default)]
 pub struct Status {
     pub ready: bool,
-    pub tools: Arc<Vec<Value>>,
+    pub tools: ToolList,
     /// The upstream's `initialize` result (capabilities, serverInfo, instructions, ...).
     pub init: Option<Arc<Value>>,
     pub last_error: Option<String>,
@@ -153,10 +153,19 @@ pub struct Status {
     pub describe: String,
 }
 
+/// A list of tool definitions, each held once and shared (a server's list, the registry, the
+/// catalog and its listeners point at the same definitions).
+pub type ToolList = Arc<Vec<Arc<Value>>>;
+
+/// A server's list as it came, made shareable.
+pub fn tool_list(tools: Vec<Value>) -> ToolList {
+    Arc::new(tools.into_iter().map(Arc::new).collect())
+}
+
 impl Status {
     /// The upstream's tool named `name`, as it lists it.
     pub fn tool(&self, name: &str) -> Option<&Value> {
-        self.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        self.tools.iter().map(|t| &**t).find(|t| t.get("name").and_then(Value::as_str) == Some(name))
     }
 
     /// The names of the upstream's tools, in its order.
@@ -190,7 +199,8 @@ pub struct RefreshTools;
 #[rtype(result = "()")]
 pub struct ToolsUpdated {
     pub diff: ToolsDiff,
-    pub tools: Arc<Vec<Value>>,
+    /// The definitions hosts see now (shared with the catalog, not copied).
+    pub tools: ToolList,
 }
 
 /// A session left: release the upstream subscriptions it held (the upstream side knows which).

@@ -96,32 +96,42 @@ impl Sinks {
         Sinks { file: s.file.clone().map(|p| AuditFile::new(p, s.max_file_bytes, s.keep_files)), stdout: s.stdout }
     }
 
-    fn write(&mut self, line: &[u8]) -> Result<(), String> {
+    /// Every sink gets the line; the error is the last that failed.
+    fn write(&mut self, line: &[u8]) -> Result<(), SinkError> {
         let mut failed = None;
         if let Some(f) = &mut self.file {
             if let Err(e) = f.write(line) {
-                failed = Some(e.to_string());
+                failed = Some(SinkError::File(e));
             }
         }
         if self.stdout {
             if let Err(e) = std::io::stdout().lock().write_all(line) {
-                failed = Some(format!("cannot write to standard output: {e}"));
+                failed = Some(SinkError::Stdout(e));
             }
         }
         failed.map_or(Ok(()), Err)
     }
 
-    fn flush(&mut self) -> Result<(), String> {
-        let file = self.file.as_mut().map_or(Ok(()), |f| f.flush().map_err(|e| e.to_string()));
+    fn flush(&mut self) -> Result<(), SinkError> {
+        let file = self.file.as_mut().map_or(Ok(()), |f| f.flush().map_err(SinkError::File));
         if self.stdout {
             let _ = std::io::stdout().lock().flush();
         }
         file
     }
 
-    fn probe(&mut self) -> Result<(), String> {
-        self.file.as_mut().map_or(Ok(()), |f| f.probe().map_err(|e| e.to_string()))
+    fn probe(&mut self) -> Result<(), SinkError> {
+        self.file.as_mut().map_or(Ok(()), |f| f.probe().map_err(SinkError::File))
     }
+}
+
+/// Which sink refused a line.
+#[derive(Debug, thiserror::Error)]
+enum SinkError {
+    #[error(transparent)]
+    File(file::FileError),
+    #[error("cannot write to standard output: {0}")]
+    Stdout(std::io::Error),
 }
 
 struct Writer {

@@ -4,5 +4,6 @@
 
 pub mod cli;
 pub mod file;
+pub mod file_error;
 pub mod settings;
 pub mod tokens;

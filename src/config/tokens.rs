@@ -6,6 +6,8 @@ use std::path::Path;
 
 use base64::Engine;
 
+use crate::config::file_error::{BadLine, FileError};
+
 /// A value that never prints: Debug shows only that it is set.
 #[derive(Clone)]
 pub struct Secret(pub String);
@@ -58,7 +60,7 @@ pub fn split_label(raw: &str) -> (Option<&str>, &str) {
 
 /// One token per line (`label:token` to name whose it is); `#` starts a comment line; blank
 /// lines are skipped. Errors name the line, never its content.
-pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
+pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, BadLine> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
@@ -66,7 +68,7 @@ pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
             continue;
         }
         let (label, t) = split_label(t);
-        check_token(t).map_err(|why| format!("line {}: the token {why}", i + 1))?;
+        check_token(t).map_err(|why| BadLine { line: i + 1, why: format!("the token {why}") })?;
         let named = label.is_some();
         let label = label.map_or_else(|| format!("server.auth.tokensFile:{}", i + 1), str::to_string);
         out.push(StaticToken { label, value: Secret(t.to_string()), named });
@@ -74,9 +76,9 @@ pub fn parse_tokens_file(text: &str) -> Result<Vec<StaticToken>, String> {
     Ok(out)
 }
 
-pub fn read_tokens_file(path: &Path) -> Result<Vec<StaticToken>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse_tokens_file(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read_tokens_file(path: &Path) -> Result<Vec<StaticToken>, FileError> {
+    let text = std::fs::read_to_string(path).map_err(FileError::read(path))?;
+    parse_tokens_file(&text).map_err(|line| FileError::Line { path: path.to_path_buf(), line })
 }
 
 /// 32 bytes from the operating system's RNG, base64url: the token of a non-loopback listener
@@ -97,7 +99,7 @@ mod tests {
         let labels: Vec<_> = t.iter().map(|t| (t.label.as_str(), t.value.0.as_str())).collect();
         assert_eq!(labels, vec![("server.auth.tokensFile:3", "alpha-token-1"), ("server.auth.tokensFile:5", "beta-token-22")]);
         let e = parse_tokens_file("ok-token\nhas secret space\n").unwrap_err();
-        assert!(e.contains("line 2") && !e.contains("secret"), "{e}");
+        assert!(e.line == 2 && !e.to_string().contains("secret"), "{e}");
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
                 }
             }
             Err(why) => {
-                let _ = tx.try_send(jsonrpc::error(Value::Null, code::PARSE_ERROR, format!("Parse error: {why}")));
+                let _ = tx.try_send(jsonrpc::error(Value::Null, why.code(), why.to_string()));
             }
         }
     }

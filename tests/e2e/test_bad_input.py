@@ -103,6 +103,8 @@ def test_http_errors_are_json_rpc(demo):
     base, proc = demo
     status, _, body = post(base + "/mcp", b"{not json")
     assert status == 400 and json.loads(body)["error"]["code"] == -32700
+    status, _, body = post(base + "/mcp", b"[]")
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600, "JSON-RPC 2.0: an empty batch is an invalid request"
 
     status, _, body = post(base + "/mcp", b'{"hello": 1}')
     assert status == 400 and json.loads(body)["error"]["code"] == -32600

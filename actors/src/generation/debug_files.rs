@@ -7,7 +7,7 @@
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::store::file_names::file_stem;
@@ -21,44 +21,52 @@ pub fn stem(tool: &str, key: &str) -> String {
     format!("{tool}-{key}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// Why debug files are not written to a folder: prompts and pages stay private.
+#[derive(Debug, thiserror::Error)]
+pub enum DirRefused {
+    #[error("cannot make or read {}: {source}", dir.display())]
+    Io { dir: PathBuf, source: std::io::Error },
+    #[error("{} is not a folder (a symlink or a file): refusing to write debug files there", .0.display())]
+    NotAFolder(PathBuf),
+    #[error("{} belongs to another user: refusing to write debug files there", .0.display())]
+    NotOurs(PathBuf),
+    #[error("{} is open to other users (mode {mode:o}): refusing to write debug files there", dir.display())]
+    Open { dir: PathBuf, mode: u32 },
+}
+
 /// Makes the folder (0700) if it is not there, and checks that it is a private folder of this
 /// service's user.
-pub fn prepare(dir: &Path) -> Result<(), String> {
-    match DirBuilder::new().recursive(true).mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) => return Err(format!("cannot make {}: {e}", dir.display())),
-    }
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+pub fn prepare(dir: &Path) -> Result<(), DirRefused> {
+    let io = |source| DirRefused::Io { dir: dir.to_path_buf(), source };
+    DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io)?;
+    let meta = std::fs::symlink_metadata(dir).map_err(io)?;
     if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Err(format!("{} is not a folder (a symlink or a file): refusing to write debug files there", dir.display()));
+        return Err(DirRefused::NotAFolder(dir.to_path_buf()));
     }
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if meta.uid() != me {
-        return Err(format!("{} belongs to another user: refusing to write debug files there", dir.display()));
+        return Err(DirRefused::NotOurs(dir.to_path_buf()));
     }
     if meta.mode() & 0o077 != 0 {
-        return Err(format!(
-            "{} is open to other users (mode {:o}): refusing to write debug files there",
-            dir.display(),
-            meta.mode() & 0o777
-        ));
+        return Err(DirRefused::Open { dir: dir.to_path_buf(), mode: meta.mode() & 0o777 });
     }
     Ok(())
 }
 
 /// Writes one debug file, new, private, not through a symlink; a failure is logged, never fatal.
 pub fn write(dir: &Path, name: &str, text: &str) {
-    let made = prepare(dir).and_then(|_| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(dir.join(name))
-            .map_err(|e| e.to_string())?;
-        f.write_all(text.as_bytes()).map_err(|e| e.to_string())
-    });
+    if let Err(e) = prepare(dir) {
+        tracing::warn!(component = "generation", event = "debug_write_failed", file = %name, error = %e, "could not write a debug file");
+        return;
+    }
+    let made = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(name))
+        .and_then(|mut f| f.write_all(text.as_bytes()));
     if let Err(e) = made {
         tracing::warn!(component = "generation", event = "debug_write_failed", file = %name, error = %e, "could not write a debug file");
     }
@@ -96,9 +104,9 @@ mod tests {
         std::fs::create_dir_all(&real).unwrap();
         let link = scratch("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert!(prepare(&link).unwrap_err().contains("symlink"));
+        assert!(matches!(prepare(&link), Err(DirRefused::NotAFolder(_))));
         std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-        assert!(prepare(&real).unwrap_err().contains("open to other users"));
+        assert!(matches!(prepare(&real), Err(DirRefused::Open { mode: 0o777, .. })), "{:?}", prepare(&real));
         std::fs::remove_file(link).unwrap();
         std::fs::remove_dir_all(real).unwrap();
     }

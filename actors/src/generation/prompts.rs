@@ -49,12 +49,21 @@ fn schema_text(v: Option<&Value>) -> String {
     v.filter(|v| !v.is_null()).map(|v| truncate(&serde_json::to_string_pretty(v).unwrap_or_default(), MAX_SCHEMA)).unwrap_or_default()
 }
 
+/// Why the prompts of `generation.promptsDir` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("prompt {name}.hbs is not valid Handlebars: {reason}")]
+    Template { name: &'static str, reason: String },
+}
+
 impl Prompts {
     /// The built-in prompts, or the three files of `dir` (system.hbs, generate.hbs, classify.hbs).
-    pub fn load(dir: Option<&std::path::Path>) -> Result<Self, String> {
-        let read = |name: &str, builtin: &'static str| -> Result<String, String> {
+    pub fn load(dir: Option<&std::path::Path>) -> Result<Self, PromptError> {
+        let read = |name: &'static str, builtin: &'static str| -> Result<String, PromptError> {
             match dir {
-                Some(d) => std::fs::read_to_string(d.join(name)).map_err(|e| format!("cannot read {}: {e}", d.join(name).display())),
+                Some(d) => std::fs::read_to_string(d.join(name)).map_err(|source| PromptError::Read { path: d.join(name), source }),
                 None => Ok(builtin.to_string()),
             }
         };
@@ -62,7 +71,7 @@ impl Prompts {
         let mut hb = Handlebars::new();
         hb.register_escape_fn(handlebars::no_escape);
         for (name, text) in [("system", &system), ("generate", &generate), ("classify", &classify)] {
-            hb.register_template_string(name, text).map_err(|e| format!("prompt {name}.hbs is not valid Handlebars: {e}"))?;
+            hb.register_template_string(name, text).map_err(|e| PromptError::Template { name, reason: e.to_string() })?;
         }
         let mut h = Sha256::new();
         for t in [&system, &generate, &classify] {

@@ -152,11 +152,13 @@ impl Handler<ToolsUpdated> for Warmer {
         self.queued.retain(|n| !m.diff.removed.contains(n));
         // Pages no longer to make are no longer to count.
         self.progress.total.fetch_sub((before - self.todo.len()) as u64, Ordering::Relaxed);
+        let by_name: std::collections::HashMap<&str, &Value> =
+            m.tools.iter().filter_map(|t| Some((t.get("name")?.as_str()?, &**t))).collect();
         for name in m.diff.added.iter().chain(m.diff.changed.iter()) {
             if !(self.select)(name) {
                 continue;
             }
-            let Some(def) = m.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str())) else { continue };
+            let Some(&def) = by_name.get(name.as_str()) else { continue };
             if self.queued.contains(name) {
                 // Still waiting: make it as the tool is now.
                 if let Some(slot) = self.todo.iter_mut().find(|(n, _)| n == name) {

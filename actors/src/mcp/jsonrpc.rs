@@ -118,11 +118,30 @@ pub fn set_progress_token(msg: &mut Value, token: Value) {
     }
 }
 
-/// Parses a body that is one message or a batch; the error names what is wrong.
-pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, String> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+/// Why a body holds no message; [`BodyError::code`] is the JSON-RPC error to answer with.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum BodyError {
+    #[error("Parse error: the body is not valid JSON: {0}")]
+    NotJson(String),
+    #[error("Invalid Request: an empty batch is not a valid JSON-RPC message")]
+    EmptyBatch,
+}
+
+impl BodyError {
+    /// JSON-RPC 2.0: bad JSON is a parse error, an empty array an invalid request.
+    pub fn code(&self) -> i64 {
+        match self {
+            BodyError::NotJson(_) => code::PARSE_ERROR,
+            BodyError::EmptyBatch => code::INVALID_REQUEST,
+        }
+    }
+}
+
+/// Parses a body that is one message or a batch.
+pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, BodyError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| BodyError::NotJson(e.to_string()))?;
     match v {
-        Value::Array(items) if items.is_empty() => Err("an empty batch is not a valid JSON-RPC message".into()),
+        Value::Array(items) if items.is_empty() => Err(BodyError::EmptyBatch),
         Value::Array(items) => Ok(items),
         other => Ok(vec![other]),
     }
@@ -159,8 +178,9 @@ mod tests {
 
     #[test]
     fn parse_body_errors_name_the_problem() {
-        assert!(parse_body(b"{").unwrap_err().contains("not valid JSON"));
-        assert!(parse_body(b"[]").unwrap_err().contains("empty batch"));
+        let bad = parse_body(b"{").unwrap_err();
+        assert!(matches!(bad, BodyError::NotJson(_)) && bad.code() == code::PARSE_ERROR && bad.to_string().contains("not valid JSON"));
+        assert_eq!(parse_body(b"[]").unwrap_err().code(), code::INVALID_REQUEST);
         assert_eq!(parse_body(br#"[{"a":1},{"b":2}]"#).unwrap().len(), 2);
     }
 }

@@ -92,6 +92,7 @@ impl Live {
                     kind = s.kind.as_str(),
                     principal = %s.who.name,
                     error = %f.error,
+                    error_kind = f.error.kind(),
                     "the condition of rule {:?} could not be evaluated ({}); it does not grant: an allow rule does not apply, a deny rule denies (use has() for keys that may be absent)",
                     self.names[f.rule],
                     f.error

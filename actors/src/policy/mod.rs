@@ -10,4 +10,6 @@ mod cache;
 mod rules;
 
 pub use cache::{Decision, Policies};
-pub use rules::{Condition, ConditionError, Effect, EvalFailure, Kind, Policy, Prefix, Rule, RuleError, RuleSpec, Subject, Verdict};
+pub use rules::{
+    Condition, ConditionError, Effect, EvalError, EvalFailure, Kind, Policy, Prefix, Rule, RuleError, RuleSpec, Subject, Verdict,
+};

@@ -171,7 +171,7 @@ impl Condition {
     }
 
     /// Whether it holds for the request (an error: see the module's note).
-    fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, String> {
+    fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, EvalError> {
         let mut cx = cel::Context::with_env(env.clone());
         let principal = serde_json::json!({"name": &*s.who.name, "claims": &*s.who.claims, "admin": s.who.admin});
         let args = s.args.cloned().unwrap_or_else(|| Value::Object(Default::default()));
@@ -186,12 +186,12 @@ impl Condition {
             ("args", args),
         ];
         for (k, v) in values {
-            cx.add_variable(k, v).map_err(|e| format!("{k}: {e}"))?;
+            cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
         }
         match self.program.execute(&cx) {
             Ok(cel::Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!("the condition gave {other:?}, not true or false")),
-            Err(e) => Err(e.to_string()),
+            Ok(other) => Err(EvalError::NotBool(format!("{other:?}"))),
+            Err(e) => Err(EvalError::Execution(e.to_string())),
         }
     }
 }
@@ -322,7 +322,30 @@ impl Verdict {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvalFailure {
     pub rule: usize,
-    pub error: String,
+    pub error: EvalError,
+}
+
+/// Why a condition gave no answer; its kind is a metric label.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// A request value could not be given to CEL.
+    #[error("{name}: {reason}")]
+    Variable { name: &'static str, reason: String },
+    #[error("the condition gave {0}, not true or false")]
+    NotBool(String),
+    /// CEL failed (a missing key, a type mismatch, ...).
+    #[error("{0}")]
+    Execution(String),
+}
+
+impl EvalError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EvalError::Variable { .. } => "variable",
+            EvalError::NotBool(_) => "not_bool",
+            EvalError::Execution(_) => "execution",
+        }
+    }
 }
 
 /// What can be decided of a request before its arguments are known: the verdict, or the

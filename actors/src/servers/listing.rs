@@ -66,15 +66,16 @@ pub async fn list_bounded(
             None => json!({}),
         };
         let rx = router.internal_request(method, params);
-        let res = match await_result(rx, limit, method).await {
+        let mut res = match await_result(rx, limit, method).await {
             Ok(r) => r,
             Err(e) if e.is_method_not_found() => return Ok(items),
             Err(e) => return Err(e),
         };
-        if let Some(page) = res.get(key).and_then(Value::as_array) {
+        // Taken, not copied: a list of thousands of tools is held once.
+        if let Some(Value::Array(page)) = res.get_mut(key).map(Value::take) {
             for item in page {
                 if bounds.max_bytes != usize::MAX {
-                    bytes += serde_json::to_vec(item).map(|t| t.len()).unwrap_or(0);
+                    bytes += serde_json::to_vec(&item).map(|t| t.len()).unwrap_or(0);
                 }
                 if items.len() >= bounds.max_items {
                     return Err(UpstreamError::Protocol(format!(
@@ -88,7 +89,7 @@ pub async fn list_bounded(
                         bounds.max_bytes, bounds.fields.1
                     )));
                 }
-                items.push(item.clone());
+                items.push(item);
             }
         }
         match res.get("nextCursor") {

@@ -6,11 +6,9 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use serde_json::Value;
-
 use super::catalog::{Catalog, Curation, Naming, ServerTools};
 use crate::locks::{Recover, RecoverRw};
-use crate::messages::ToolsDiff;
+use crate::messages::{ToolList, ToolsDiff};
 use crate::store::ready_pages::ReadyPages;
 
 pub struct Registry {
@@ -44,7 +42,7 @@ impl Registry {
     }
 
     /// A server's new tool list.
-    pub fn set_tools(&self, server: &str, tools: Arc<Vec<Value>>) -> ToolsDiff {
+    pub fn set_tools(&self, server: &str, tools: ToolList) -> ToolsDiff {
         let mut servers = self.servers.guard();
         match servers.iter_mut().find(|s| &*s.server == server) {
             Some(s) => s.tools = tools,
@@ -56,7 +54,7 @@ impl Registry {
     /// A per-principal connection's list (see `supervisor::Role`): the server's list when it
     /// has none yet (learned from the first); else kept as it is. Whether `tools` differs
     /// from the server's list, and the change made.
-    pub fn learn_tools(&self, server: &str, tools: Arc<Vec<Value>>) -> (bool, ToolsDiff) {
+    pub fn learn_tools(&self, server: &str, tools: ToolList) -> (bool, ToolsDiff) {
         let mut servers = self.servers.guard();
         let Some(s) = servers.iter_mut().find(|s| &*s.server == server) else { return (false, ToolsDiff::default()) };
         if s.tools.is_empty() {
@@ -95,6 +93,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::messages::tool_list;
 
     #[test]
     fn lists_come_and_go_by_server_and_changed_pages_go_first() {
@@ -102,16 +101,16 @@ mod tests {
         let r = Registry::new(Some(pages.clone()));
         r.add_server(Arc::from("a"), Naming::Prefixed(Arc::from("a")), Arc::default(), 0);
         r.add_server(Arc::from("b"), Naming::Prefixed(Arc::from("b")), Arc::default(), 1);
-        let d = r.set_tools("b", Arc::new(vec![json!({"name": "t"})]));
+        let d = r.set_tools("b", tool_list(vec![json!({"name": "t"})]));
         assert_eq!(d.added, ["b__t"]);
-        r.set_tools("a", Arc::new(vec![json!({"name": "t"})]));
+        r.set_tools("a", tool_list(vec![json!({"name": "t"})]));
         let names: Vec<String> = r.catalog().tools().iter().map(|t| t.name.clone()).collect();
         assert_eq!(names, ["a__t", "b__t"], "in the configuration's order, whoever listed first");
         pages.store("b__t", pages.revision("b__t"), json!({}), "template", None);
-        let d = r.set_tools("b", Arc::new(vec![json!({"name": "t", "description": "new"})]));
+        let d = r.set_tools("b", tool_list(vec![json!({"name": "t", "description": "new"})]));
         assert_eq!(d.changed, ["b__t"]);
         assert!(pages.get("b__t").is_none(), "the changed tool's ready page went with it");
         assert_eq!(r.remove_server("a").removed, ["a__t"]);
-        assert!(r.set_tools("a", Arc::new(vec![json!({"name": "x"})])).added.is_empty(), "a removed server lists nothing");
+        assert!(r.set_tools("a", tool_list(vec![json!({"name": "x"})])).added.is_empty(), "a removed server lists nothing");
     }
 }

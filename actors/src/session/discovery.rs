@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::mcp::bad_arguments::BadArguments;
 use crate::mcp::jsonrpc::{self, code};
 use crate::servers::catalog::{Catalog, ExposedTool};
 use crate::servers::profiles::Profile;
@@ -44,27 +45,29 @@ pub fn definitions() -> [Value; 3] {
 }
 
 /// `search_tools` or `describe_tools` with their arguments checked.
-pub fn parse(name: &str, args: &Value) -> Result<SearchCall, String> {
+pub fn parse(name: &str, args: &Value) -> Result<SearchCall, BadArguments> {
     match name {
         "search_tools" => {
             let query = match args.get("query") {
                 Some(Value::String(q)) if !q.trim().is_empty() => q.trim().to_string(),
-                _ => return Err("query is required: the task, in plain words".into()),
+                _ => return Err(BadArguments::new("query is required: the task, in plain words")),
             };
             let limit = match args.get("limit") {
                 None | Some(Value::Null) => 10,
-                Some(v) => {
-                    v.as_u64().filter(|n| (1..=MAX_RESULTS as u64).contains(n)).ok_or(format!("limit must be 1 to {MAX_RESULTS}"))? as usize
-                }
+                Some(v) => v
+                    .as_u64()
+                    .filter(|n| (1..=MAX_RESULTS as u64).contains(n))
+                    .ok_or_else(|| BadArguments(format!("limit must be 1 to {MAX_RESULTS}")))? as usize,
             };
             Ok(SearchCall::Search { query, limit })
         }
         _ => {
             let names = args.get("names").and_then(Value::as_array).filter(|n| !n.is_empty() && n.len() <= MAX_DESCRIBE);
-            let names = names.ok_or(format!("names is required: 1 to {MAX_DESCRIBE} tool names from search_tools"))?;
+            let names =
+                names.ok_or_else(|| BadArguments(format!("names is required: 1 to {MAX_DESCRIBE} tool names from search_tools")))?;
             names
                 .iter()
-                .map(|n| n.as_str().map(str::to_string).ok_or_else(|| "names must be strings".to_string()))
+                .map(|n| n.as_str().map(str::to_string).ok_or_else(|| BadArguments::new("names must be strings")))
                 .collect::<Result<_, _>>()
                 .map(|names| SearchCall::Describe { names })
         }
@@ -88,7 +91,7 @@ pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -
         let why = format!("no tool named {name:?} in this profile; search_tools finds the valid names");
         return Err(jsonrpc::error(id, code::INVALID_PARAMS, why));
     };
-    check_arguments(tool, &args).map_err(|why| jsonrpc::error_with_data(id, code::INVALID_PARAMS, why, json!({"tool": name})))?;
+    check_arguments(tool, &args).map_err(|why| jsonrpc::error_with_data(id, code::INVALID_PARAMS, why.0, json!({"tool": name})))?;
     let meta = params.get("_meta").cloned();
     let mut direct = json!({"name": tool.name, "arguments": args});
     if let Some(m) = meta {
@@ -99,7 +102,7 @@ pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -
 }
 
 /// The tool's arguments against its input schema: Err names each place that does not match.
-fn check_arguments(tool: &ExposedTool, args: &Value) -> Result<(), String> {
+fn check_arguments(tool: &ExposedTool, args: &Value) -> Result<(), BadArguments> {
     let Some(schema) = tool.def.get("inputSchema") else { return Ok(()) };
     // A schema the validator cannot take is the server's to judge: the call goes as it is.
     let Ok(validator) = jsonschema::validator_for(schema) else { return Ok(()) };
@@ -114,7 +117,9 @@ fn check_arguments(tool: &ExposedTool, args: &Value) -> Result<(), String> {
     match problems.is_empty() {
         true => Ok(()),
         false => {
-            Err(format!("the arguments do not match the input schema of {:?}: {}; describe_tools shows it", tool.name, problems.join("; ")))
+            let why =
+                format!("the arguments do not match the input schema of {:?}: {}; describe_tools shows it", tool.name, problems.join("; "));
+            Err(BadArguments(why))
         }
     }
 }
@@ -140,7 +145,7 @@ mod tests {
             server: Arc::from("weather"),
             naming: Naming::Prefixed(Arc::from("weather")),
             curation: Arc::new(Curation::default()),
-            tools: Arc::new(tools),
+            tools: crate::messages::tool_list(tools),
         };
         Catalog::build(&[server])
     }

@@ -109,10 +109,7 @@ impl HostSession {
     fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog) {
         let profile = match self.profile_now() {
             Ok(p) => p,
-            Err(why) => {
-                let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-                return self.answer(jsonrpc::error(id, code::INVALID_REQUEST, why));
-            }
+            Err(gone) => return self.answer(gone.answer(jsonrpc::id(&msg).cloned().unwrap_or(Value::Null))),
         };
         let facts = Facts { ui: self.ui(), profile: profile.as_deref() };
         let deps = self.deps.clone();

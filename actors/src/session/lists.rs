@@ -45,7 +45,7 @@ impl HostSession {
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
             let profile = match act.profile_now() {
                 Ok(p) => p,
-                Err(why) => return act.answer(jsonrpc::error(id, code::INVALID_REQUEST, why)),
+                Err(gone) => return act.answer(gone.answer(id)),
             };
             let dialect = act.dialect();
             // After the upstream's tools: search mode's tools, then ours (UI hosts).

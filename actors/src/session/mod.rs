@@ -175,11 +175,11 @@ impl HostSession {
 
     /// The profile this session serves as it is now; Err: it went in a reload (the error to
     /// answer with says so).
-    fn profile_now(&self) -> Result<Option<Arc<crate::servers::profiles::Profile>>, String> {
+    fn profile_now(&self) -> Result<Option<Arc<crate::servers::profiles::Profile>>, ProfileGone> {
         let Some(name) = &self.profile else { return Ok(None) };
         match self.deps.profiles.get(name) {
             Some(p) => Ok(Some(p)),
-            None => Err(format!("the profile {name:?} no longer exists (the config file changed); connect to another profile")),
+            None => Err(ProfileGone(name.clone())),
         }
     }
 
@@ -318,6 +318,18 @@ impl Handler<HostEvent> for HostSession {
                 }
             }
         }
+    }
+}
+
+/// The profile a session serves went in a reload; every request of the session is answered so.
+#[derive(Debug, thiserror::Error)]
+#[error("the profile {0:?} no longer exists (the config file changed); connect to another profile")]
+struct ProfileGone(Arc<str>);
+
+impl ProfileGone {
+    /// The answer to a request: not the request's fault, but no longer one this session can serve.
+    fn answer(&self, id: Value) -> Value {
+        jsonrpc::error(id, jsonrpc::code::INVALID_REQUEST, self.to_string())
     }
 }
 

@@ -285,7 +285,7 @@ fn profile_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, pr
                 let args = msg.pointer("/params/arguments").cloned().unwrap_or(Value::Null);
                 return match discovery::parse(&name, &args) {
                     Ok(call) => Plan::Search(call),
-                    Err(why) => Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why)),
+                    Err(why) => Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why.0)),
                 };
             }
             "call_tool" => {

@@ -239,7 +239,7 @@ impl Fixture {
             Router::new(Arc::from("default"), false, Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone());
         router.publish(Status {
             ready: true,
-            tools: Arc::new(upstream_tools()),
+            tools: crate::messages::tool_list(upstream_tools()),
             init: Some(Arc::new(json!({"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}}))),
             ..Status::default()
         });
@@ -251,7 +251,7 @@ impl Fixture {
         let pages = ReadyPages::new();
         let registry = Registry::new(Some(pages.clone()));
         registry.add_server(Arc::from("default"), Naming::Bare, Arc::default(), 0);
-        registry.set_tools("default", Arc::new(upstream_tools()));
+        registry.set_tools("default", crate::messages::tool_list(upstream_tools()));
         let fleet = Fleet::new(hosts, registry);
         let port = UpstreamPort {
             refresh: upstream.clone().recipient(),

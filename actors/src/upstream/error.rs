@@ -13,8 +13,8 @@ pub enum UpstreamError {
     #[error("the upstream is not connected ({0})")]
     NotReady(String),
     /// The link could not be set up (spawning the program, connecting, the first exchange).
-    #[error("{0}")]
-    Connect(String),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
     /// The link's outgoing queue is at its bound: the upstream stopped reading.
     #[error("the upstream is not reading its input (its queue is full); retry later")]
     QueueFull,
@@ -41,4 +41,49 @@ impl UpstreamError {
     pub fn is_method_not_found(&self) -> bool {
         matches!(self, UpstreamError::Remote { code: crate::mcp::jsonrpc::code::METHOD_NOT_FOUND, .. })
     }
+}
+
+/// Why a link could not be set up. Callers decide on [`ConnectError::lasting`]: a host is told
+/// to fix the servers file, not to retry shortly, when trying again cannot help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConnectError {
+    /// The program could not be started (`missing`: no such file).
+    #[error("cannot start upstream command {command:?}: {reason}")]
+    Spawn { command: String, reason: String, missing: bool },
+    /// A configured header is not valid HTTP.
+    #[error("{0}")]
+    BadHeader(String),
+    /// Something of our own could not be set up (a pipe, the HTTP client).
+    #[error("cannot set up {what}: {reason}")]
+    Local { what: &'static str, reason: String },
+    /// The server could not be reached.
+    #[error("cannot open the upstream SSE stream: {0}")]
+    Unreachable(String),
+    /// The server answered the opening request with an HTTP error.
+    #[error("the upstream SSE endpoint answered HTTP {0}")]
+    Status(reqwest::StatusCode),
+}
+
+impl ConnectError {
+    /// Trying again cannot help until the configuration (or the server's) changes.
+    pub fn lasting(&self) -> bool {
+        match self {
+            ConnectError::Spawn { missing, .. } => *missing,
+            ConnectError::BadHeader(_) => true,
+            ConnectError::Status(s) => matches!(s.as_u16(), 401 | 403 | 404 | 405),
+            ConnectError::Local { .. } | ConnectError::Unreachable(_) => false,
+        }
+    }
+}
+
+/// Why a token exchange gave no token. The text names the authorization server's error code
+/// only: its description could echo what was sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TokenError {
+    #[error("the authorization server could not be reached for a token exchange: {0}")]
+    Unreachable(String),
+    #[error("the authorization server refused the token exchange (HTTP {status}: {code})")]
+    Refused { status: u16, code: String },
+    #[error("the authorization server's token exchange answer has no access_token")]
+    NoToken,
 }

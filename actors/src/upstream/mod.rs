@@ -13,7 +13,7 @@ pub mod token_exchange;
 
 use std::path::PathBuf;
 
-pub use error::UpstreamError;
+pub use error::{ConnectError, TokenError, UpstreamError};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -218,7 +218,7 @@ pub async fn connect(spec: &UpstreamSpec, limits: LinkLimits, fast: Option<FastP
         }
         UpstreamSpec::Sse { url, headers } => sse_client::connect(url.clone(), headers.clone(), limits).await,
     };
-    link.map_err(UpstreamError::Connect)
+    Ok(link?)
 }
 
 /// The error for a message over the limit, fit for a host.
@@ -272,25 +272,25 @@ pub(crate) async fn read_limited(resp: reqwest::Response, limit: usize) -> Resul
     Ok(Ok(out.freeze()))
 }
 
-pub(crate) fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, String> {
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, ConnectError> {
     let mut map = reqwest::header::HeaderMap::new();
     for (k, v) in headers {
         let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| format!("upstream header name {k:?} is not a valid HTTP header name"))?;
+            .map_err(|_| ConnectError::BadHeader(format!("upstream header name {k:?} is not a valid HTTP header name")))?;
         let mut value = reqwest::header::HeaderValue::from_str(v)
-            .map_err(|_| format!("the value of upstream header {k:?} is not a valid HTTP header value"))?;
+            .map_err(|_| ConnectError::BadHeader(format!("the value of upstream header {k:?} is not a valid HTTP header value")))?;
         value.set_sensitive(true);
         map.append(name, value);
     }
     Ok(map)
 }
 
-pub(crate) fn http_client(headers: &[(String, String)]) -> Result<reqwest::Client, String> {
+pub(crate) fn http_client(headers: &[(String, String)]) -> Result<reqwest::Client, ConnectError> {
     reqwest::Client::builder()
         .default_headers(header_map(headers)?)
         .connect_timeout(std::time::Duration::from_secs(10))
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(|e| ConnectError::Local { what: "the HTTP client", reason: e.to_string() })
 }
 
 /// Describes a reqwest error naming only the origin (paths and queries may hold tokens).

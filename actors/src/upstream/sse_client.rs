@@ -9,33 +9,39 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::error::ConnectError;
 use super::{describe_http_error, http_client, origin_of, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT};
 use crate::mcp::jsonrpc;
 use crate::mcp::sse;
 
 /// The POST URL an `endpoint` event names, if it is on `base`'s origin.
-fn endpoint_url(base: &url::Url, data: &str) -> Result<url::Url, String> {
-    let u = base.join(data.trim()).map_err(|_| "the upstream's endpoint event is not a URL".to_string())?;
+/// An `endpoint` event this link will not POST to.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum EndpointRefused {
+    #[error("the upstream's endpoint event is not a URL")]
+    NotUrl,
+    #[error("the upstream's endpoint event points to another origin ({named}, not {ours}); refused, so that the configured headers never leave for it")]
+    OtherOrigin { named: String, ours: String },
+}
+
+fn endpoint_url(base: &url::Url, data: &str) -> Result<url::Url, EndpointRefused> {
+    let u = base.join(data.trim()).map_err(|_| EndpointRefused::NotUrl)?;
     if u.origin() != base.origin() {
-        return Err(format!(
-            "the upstream's endpoint event points to another origin ({}, not {}); refused, so that the configured headers never leave for it",
-            origin_of(&u),
-            origin_of(base)
-        ));
+        return Err(EndpointRefused::OtherOrigin { named: origin_of(&u), ours: origin_of(base) });
     }
     Ok(u)
 }
 
-pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, String> {
+pub async fn connect(url: url::Url, headers: Vec<(String, String)>, limits: LinkLimits) -> Result<Link, ConnectError> {
     let client = http_client(&headers)?;
     let resp = client
         .get(url.clone())
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| format!("cannot open the upstream SSE stream: {}", describe_http_error(&e)))?;
+        .map_err(|e| ConnectError::Unreachable(describe_http_error(&e)))?;
     if !resp.status().is_success() {
-        return Err(format!("the upstream SSE endpoint answered HTTP {}", resp.status()));
+        return Err(ConnectError::Status(resp.status()));
     }
     let (to_up_tx, to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
@@ -77,7 +83,7 @@ async fn read_stream(
                                 }
                                 continue;
                             }
-                            Err(why) => break 'read why,
+                            Err(why) => break 'read why.to_string(),
                         },
                         _ if ev.oversized => {
                             let id = super::framing::scan_id(ev.data.as_bytes());
@@ -161,7 +167,7 @@ mod tests {
         assert_eq!(endpoint_url(&base, "/message?sessionId=a").unwrap().as_str(), "http://127.0.0.1:3001/message?sessionId=a");
         assert_eq!(endpoint_url(&base, "http://127.0.0.1:3001/m").unwrap().as_str(), "http://127.0.0.1:3001/m");
         for foreign in ["http://127.0.0.2:3001/m", "https://127.0.0.1:3001/m", "http://127.0.0.1:3002/m", "//evil.example/m"] {
-            assert!(endpoint_url(&base, foreign).unwrap_err().contains("another origin"), "{foreign}");
+            assert!(matches!(endpoint_url(&base, foreign), Err(EndpointRefused::OtherOrigin { .. })), "{foreign}");
         }
     }
 }

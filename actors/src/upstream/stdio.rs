@@ -9,6 +9,7 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::error::ConnectError;
 use super::framing::{Frame, LineFramer};
 use super::pipe_writer::{flush_loop, PipeWriter};
 use super::{FastPath, Link, LinkEvent, LinkLimits, LinkTx, LINK_QUEUE};
@@ -27,7 +28,7 @@ pub async fn connect(
     cwd: Option<&Path>,
     limits: LinkLimits,
     fast: Option<FastPath>,
-) -> Result<Link, String> {
+) -> Result<Link, ConnectError> {
     let mut cmd = Command::new(command);
     // The child gets a safe base, not our environment: API keys and our own settings stay here.
     cmd.args(args)
@@ -44,7 +45,11 @@ pub async fn connect(
     // Its own process group, so that `npx`/shell wrappers and their children die together.
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start upstream command {command:?}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| ConnectError::Spawn {
+        command: command.to_string(),
+        reason: e.to_string(),
+        missing: e.kind() == std::io::ErrorKind::NotFound,
+    })?;
     let pid = child.id();
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -54,8 +59,9 @@ pub async fn connect(
     let cancel = CancellationToken::new();
 
     // Senders write the child's stdin themselves; this task only flushes what did not fit.
-    let fd = stdin.into_owned_fd().map_err(|e| format!("cannot take the upstream's stdin: {e}"))?;
-    let pipe = PipeWriter::new(fd, PIPE_BACKLOG).map_err(|e| format!("cannot set up the upstream's stdin: {e}"))?;
+    let local = |e: std::io::Error| ConnectError::Local { what: "the upstream's stdin", reason: e.to_string() };
+    let fd = stdin.into_owned_fd().map_err(local)?;
+    let pipe = PipeWriter::new(fd, PIPE_BACKLOG).map_err(local)?;
     tokio::spawn(flush_loop(pipe.clone(), cancel.clone()));
 
     tokio::spawn(read_stdout(stdout, from_up_tx.clone(), limits, fast));

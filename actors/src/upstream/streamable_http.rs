@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::error::{ConnectError, TokenError};
 use super::{
     body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT,
 };
@@ -55,7 +56,7 @@ pub async fn connect(
     headers: Vec<(String, String)>,
     bearer: Option<super::token_exchange::Bearer>,
     limits: LinkLimits,
-) -> Result<Link, String> {
+) -> Result<Link, ConnectError> {
     let client = http_client(&headers)?;
     let (to_up_tx, mut to_up_rx) = mpsc::channel::<Outgoing>(LINK_QUEUE);
     let (events, from_up_rx) = mpsc::channel::<LinkEvent>(LINK_QUEUE);
@@ -161,7 +162,7 @@ impl Shared {
     }
 
     /// The bearer token for the next request (None: the connection has no token source).
-    async fn token(&self) -> Result<Option<String>, String> {
+    async fn token(&self) -> Result<Option<String>, TokenError> {
         let Some(b) = &self.bearer else { return Ok(None) };
         let t = b.0.bearer().await?;
         *self.last_token.guard() = Some(t.clone());
@@ -210,7 +211,7 @@ impl Shared {
             Err(why) => {
                 let _ = sent.send(());
                 responded.send_replace(true);
-                self.fail_request(is_request, id, why).await;
+                self.fail_request(is_request, id, why.to_string()).await;
                 return None;
             }
         };

@@ -11,11 +11,12 @@ use futures::future::BoxFuture;
 use prometheus::IntCounterVec;
 use serde_json::Value;
 
+use super::error::TokenError;
 use crate::who::SubjectToken;
 
 /// Where a request's bearer token comes from.
 pub trait BearerSource: Send + Sync {
-    fn bearer(&self) -> BoxFuture<'_, Result<String, String>>;
+    fn bearer(&self) -> BoxFuture<'_, Result<String, TokenError>>;
     /// The token was refused (a 401): the next `bearer` asks anew.
     fn invalidate(&self);
 }
@@ -90,7 +91,7 @@ impl Exchanged {
         self.outcomes.with_label_values(&[&self.server, outcome]).inc();
     }
 
-    async fn exchange(&self) -> Result<(String, Instant), String> {
+    async fn exchange(&self) -> Result<(String, Instant), TokenError> {
         let scope = self.cfg.scopes.join(" ");
         let mut form: Vec<(&str, &str)> = vec![
             ("grant_type", GRANT),
@@ -119,7 +120,7 @@ impl Exchanged {
             .await;
         let resp = sent.map_err(|e| {
             self.count("error");
-            format!("the authorization server could not be reached for a token exchange: {}", e.without_url())
+            TokenError::Unreachable(e.without_url().to_string())
         })?;
         let status = resp.status();
         let body: Value = resp.json().await.unwrap_or(Value::Null);
@@ -127,11 +128,11 @@ impl Exchanged {
             self.count("refused");
             // Only the OAuth error code: a description could echo what was sent.
             let code: String = body.get("error").and_then(Value::as_str).unwrap_or("no error code").chars().take(64).collect();
-            return Err(format!("the authorization server refused the token exchange (HTTP {}: {code})", status.as_u16()));
+            return Err(TokenError::Refused { status: status.as_u16(), code });
         }
         let Some(token) = body.get("access_token").and_then(Value::as_str).filter(|t| !t.is_empty() && t.len() <= 16_384) else {
             self.count("error");
-            return Err("the authorization server's token exchange answer has no access_token".into());
+            return Err(TokenError::NoToken);
         };
         let life = body
             .get("expires_in")
@@ -145,7 +146,7 @@ impl Exchanged {
 }
 
 impl BearerSource for Exchanged {
-    fn bearer(&self) -> BoxFuture<'_, Result<String, String>> {
+    fn bearer(&self) -> BoxFuture<'_, Result<String, TokenError>> {
         Box::pin(async move {
             let mut held = self.held.lock().await;
             if self.stale.swap(false, std::sync::atomic::Ordering::AcqRel) {

@@ -124,7 +124,7 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
     let tokens_file = cfg.server.auth.tokens_file.clone();
     let file_tokens = match &tokens_file {
         Some(path) => {
-            let t = read_tokens_file(path).map_err(|e| ConfigError::new("server.auth.tokensFile", e))?;
+            let t = read_tokens_file(path).map_err(|e| ConfigError::new("server.auth.tokensFile", e.to_string()))?;
             if t.is_empty() {
                 warnings.push(format!(
                     "server.auth.tokensFile: {} has no tokens yet: its tokens are accepted after the next SIGHUP",

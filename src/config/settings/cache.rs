@@ -67,7 +67,10 @@ fn redis_url(raw: &str, field: &str) -> Result<(), ConfigError> {
     let u = url::Url::parse(raw).map_err(|_| ConfigError::new(field, "is not a valid URL; give redis://[user:password@]host:port[/db]"))?;
     match u.scheme() {
         "redis" | "redis+unix" | "unix" => mcp_gen_ui_actors::store::redis::check_url(raw).map_err(|why| {
-            ConfigError::new(field, format!("is not a Redis URL this service can use ({why}); give redis://[user:password@]host:port[/db]"))
+            ConfigError::new(
+                field,
+                format!("is not a Redis URL this service can use ({why:?}); give redis://[user:password@]host:port[/db]"),
+            )
         }),
         "rediss" => Err(ConfigError::new(
             field,

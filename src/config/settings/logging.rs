@@ -18,12 +18,7 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
         };
     }
     let level_field = if args.log_level.is_some() { "--log-level" } else { "logging.level" };
-    valid_level(&cfg.logging.level).map_err(|e| {
-        ConfigError::new(
-            level_field,
-            format!("{:?} is not a level (error, warn, info, debug, trace) or filter directive: {e}", cfg.logging.level),
-        )
-    })?;
+    check_level(&cfg.logging.level, level_field)?;
 
     if cfg.logging.destination == config::LogDestination::Stdout
         && cfg.server.transport == HostTransport::Stdio
@@ -38,10 +33,18 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> 
 }
 
 /// A bare word must be a level; anything with `=` or `,` is a tracing filter directive.
-fn valid_level(level: &str) -> Result<(), String> {
+fn check_level(level: &str, field: &str) -> Result<(), ConfigError> {
     const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace", "off"];
-    if !level.contains(['=', ',']) {
-        return if LEVELS.contains(&level.to_ascii_lowercase().as_str()) { Ok(()) } else { Err("unknown level".into()) };
-    }
-    tracing_subscriber::EnvFilter::builder().parse(level).map(|_| ()).map_err(|e| e.to_string())
+    let why = if !level.contains(['=', ',']) {
+        match LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+            true => return Ok(()),
+            false => "unknown level".to_string(),
+        }
+    } else {
+        match tracing_subscriber::EnvFilter::builder().parse(level) {
+            Ok(_) => return Ok(()),
+            Err(e) => e.to_string(),
+        }
+    };
+    Err(ConfigError::new(field, format!("{level:?} is not a level (error, warn, info, debug, trace) or filter directive: {why}")))
 }

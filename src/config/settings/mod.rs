@@ -148,7 +148,7 @@ fn principals(args: &Args, cfg: &Config, upstreams: &Upstreams, auth: &AuthSetti
         }
     }
     if let Some(f) = &file {
-        crate::principals::load_secrets(f).map_err(|why| ConfigError::new(field, why))?;
+        crate::principals::load_secrets(f).map_err(|why| ConfigError::new(field, why.to_string()))?;
     }
     Ok(PrincipalSecrets { file, max_processes: p.max_processes, idle: std::time::Duration::from_secs(p.idle_secs) })
 }

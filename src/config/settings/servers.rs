@@ -13,6 +13,8 @@ use mcp_gen_ui_actors::servers::names;
 use mcp_gen_ui_actors::upstream::UpstreamSpec;
 use serde_json::{Map, Value};
 
+use crate::config::file_error::{BadLine, FileError};
+
 use super::{http_url, EnvLookup, MAX_TIMEOUT_MS};
 use crate::config::file::{ConfigError, ServerEntryConfig};
 
@@ -174,7 +176,7 @@ fn server(
     defaults: Defaults,
     base: Option<&Path>,
 ) -> Result<ServerSettings, ConfigError> {
-    let expand = |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(f), why));
+    let expand = |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(f), why.to_string()));
     // Cline's `transportType` stands in for `type`; its `timeout` (seconds) for ours.
     let kind = e.kind.clone().or_else(|| e.other.get("transportType").and_then(Value::as_str).map(str::to_string));
     let timeout_ms = match (e.request_timeout_ms, e.other.get("timeout").and_then(Value::as_f64)) {
@@ -205,7 +207,7 @@ fn server(
         let mut vars: Vec<(String, String)> = Vec::new();
         if let Some(f) = &e.env_file {
             let file = base.map(|b| b.join(f)).unwrap_or_else(|| f.clone());
-            vars.extend(read_env_file(&file).map_err(|why| ConfigError::new(at("envFile"), why))?);
+            vars.extend(read_env_file(&file).map_err(|why| ConfigError::new(at("envFile"), why.to_string()))?);
         }
         for (k, v) in &e.env {
             vars.push((k.clone(), expand(&format!("env.{k}"), v)?));
@@ -313,7 +315,8 @@ fn per_principal(
             return Err(ConfigError::new(at("tokenExchange"), "is for a remote server over Streamable HTTP (\"type\": \"http\")"))
         }
         Some(x) => {
-            let expand = |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(&format!("tokenExchange.{f}")), why));
+            let expand =
+                |f: &str, v: &str| expand_vars(v, env).map_err(|why| ConfigError::new(at(&format!("tokenExchange.{f}")), why.to_string()));
             let endpoint = expand("tokenEndpoint", &x.token_endpoint)?;
             let token_endpoint =
                 url::Url::parse(&endpoint).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some()).ok_or_else(
@@ -342,7 +345,7 @@ fn per_principal(
 /// `${env:NAME}`, `${NAME}` and `${NAME:-default}` replaced by this service's environment (an
 /// unset one is empty, or its default). VS Code's `${input:...}` and workspace variables mean
 /// nothing here and are refused.
-pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
+pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, VarError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -359,7 +362,7 @@ pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
                 || secret.len() > 128
                 || !secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
             {
-                return Err(format!("${{{var}}}: a principal secret's name is 1 to 128 of A-Z, a-z, 0-9, _, - and ."));
+                return Err(VarError::SecretName(var.to_string()));
             }
             out.push_str(&rest[start..start + 2 + end + 1]);
             rest = &after[end + 1..];
@@ -374,9 +377,7 @@ pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
         let editors =
             matches!(name, "workspaceFolder" | "workspaceFolderBasename" | "fileWorkspaceFolder" | "cwd" | "pathSeparator" | "file");
         if editors || name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!(
-                "${{{var}}} cannot be filled in here (VS Code inputs and workspace variables are the editor's): write the value, or use ${{env:NAME}} with NAME set in mcp-gen-ui's environment"
-            ));
+            return Err(VarError::NotHere(var.to_string()));
         }
         out.push_str(&env(name).filter(|v| !v.is_empty()).or_else(|| default.map(str::to_string)).unwrap_or_default());
         rest = &after[end + 1..];
@@ -385,9 +386,19 @@ pub fn expand_vars(text: &str, env: EnvLookup) -> Result<String, String> {
     Ok(out)
 }
 
+/// A `${...}` in a server's entry that cannot be filled in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VarError {
+    #[error("${{{0}}}: a principal secret's name is 1 to 128 of A-Z, a-z, 0-9, _, - and .")]
+    SecretName(String),
+    /// VS Code inputs and workspace variables are the editor's.
+    #[error("${{{0}}} cannot be filled in here (VS Code inputs and workspace variables are the editor's): write the value, or use ${{env:NAME}} with NAME set in mcp-gen-ui's environment")]
+    NotHere(String),
+}
+
 /// KEY=VALUE lines (`#` comments and blank lines skipped; values may be quoted).
-fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, FileError> {
+    let text = std::fs::read_to_string(path).map_err(FileError::read(path))?;
     let mut vars = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -396,7 +407,7 @@ fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
         }
         let line = line.strip_prefix("export ").unwrap_or(line);
         let Some((k, v)) = line.split_once('=') else {
-            return Err(format!("{} line {} is not KEY=VALUE", path.display(), i + 1));
+            return Err(FileError::Line { path: path.to_path_buf(), line: BadLine { line: i + 1, why: "not KEY=VALUE".into() } });
         };
         let v = v.trim();
         let v = v.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(v);
@@ -514,7 +525,7 @@ mod tests {
     fn variables() {
         assert_eq!(expand_vars("a ${TOKEN} ${env:TOKEN} ${UNSET:-d} ${UNSET}.", &env).unwrap(), "a t0k t0k d .");
         assert_eq!(expand_vars("${userHome}/x", &env).unwrap(), "/home/u/x");
-        assert!(expand_vars("${workspaceFolder}/x", &env).is_err());
-        assert!(expand_vars("${input:key}", &env).is_err());
+        assert_eq!(expand_vars("${workspaceFolder}/x", &env), Err(VarError::NotHere("workspaceFolder".into())));
+        assert_eq!(expand_vars("${input:key}", &env), Err(VarError::NotHere("input:key".into())));
     }
 }

@@ -31,6 +31,7 @@ use super::json_error;
 use super::oauth::{OAuth, Refusal};
 use super::principal::token_key;
 pub use super::principal::{caller, caller_who, Caller, Principal};
+use crate::config::file_error::FileError;
 use crate::config::settings::AuthSettings;
 use crate::config::tokens::{read_tokens_file, Secret, StaticToken};
 
@@ -169,7 +170,7 @@ impl Auth {
     }
 
     /// Reads the tokens file again; on any error the tokens it gave before stay in force.
-    pub fn reload(&self) -> Result<usize, String> {
+    pub fn reload(&self) -> Result<usize, FileError> {
         let Some(path) = &self.file else { return Ok(0) };
         let tokens = read_tokens_file(path)?;
         let n = tokens.len();

@@ -57,22 +57,22 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     }
 }
 
-/// Checks both headers; the error says which one failed and how to allow it.
-pub fn check(host: Option<&str>, origin: Option<&str>, allowed_hosts: &[String], allowed_origins: &[String]) -> Result<(), String> {
-    if let Some(h) = host {
-        if !host_allowed(h, allowed_hosts) {
-            return Err(format!(
-                "Host {h:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it",
-                strip_port(h)
-            ));
-        }
+/// Which header a request was refused for; the text says how to allow it.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Refused {
+    #[error("Host {0:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it", strip_port(.0))]
+    Host(String),
+    #[error("Origin {0:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {0} to accept it")]
+    Origin(String),
+}
+
+/// Checks both headers.
+pub fn check(host: Option<&str>, origin: Option<&str>, allowed_hosts: &[String], allowed_origins: &[String]) -> Result<(), Refused> {
+    if let Some(h) = host.filter(|h| !host_allowed(h, allowed_hosts)) {
+        return Err(Refused::Host(h.to_string()));
     }
-    if let Some(o) = origin {
-        if !origin_allowed(o, allowed_origins) {
-            return Err(format!(
-                "Origin {o:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {o} to accept it"
-            ));
-        }
+    if let Some(o) = origin.filter(|o| !origin_allowed(o, allowed_origins)) {
+        return Err(Refused::Origin(o.to_string()));
     }
     Ok(())
 }
@@ -109,9 +109,10 @@ mod tests {
 
     #[test]
     fn error_names_the_header_and_the_fix() {
-        let e = check(Some("evil.example.com"), None, &[], &[]).unwrap_err();
-        assert!(e.contains("Host") && e.contains("--allowed-host evil.example.com"));
+        let e = check(Some("evil.example.com:8080"), None, &[], &[]).unwrap_err();
+        assert_eq!(e, Refused::Host("evil.example.com:8080".into()));
+        assert!(e.to_string().contains("--allowed-host evil.example.com to"));
         let e = check(Some("localhost"), Some("http://evil.example.com"), &[], &[]).unwrap_err();
-        assert!(e.contains("Origin") && e.contains("--allowed-origin"));
+        assert!(matches!(e, Refused::Origin(_)) && e.to_string().contains("--allowed-origin http://evil.example.com"));
     }
 }

@@ -147,7 +147,7 @@ impl Edge {
     fn guard(&self, req: &HttpRequest) -> Result<(), HttpResponse> {
         let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
         guard::check(header("host"), header("origin"), &self.allowed_hosts, &self.allowed_origins)
-            .map_err(|why| json_error(actix_web::http::StatusCode::FORBIDDEN, code::INVALID_REQUEST, why))
+            .map_err(|why| json_error(actix_web::http::StatusCode::FORBIDDEN, code::INVALID_REQUEST, why.to_string()))
     }
 
     /// Reads the body up to the cap; over it answers 413 with a JSON-RPC error, not "bad JSON".
@@ -196,8 +196,7 @@ impl Edge {
     /// the cap, 400 with a parse error).
     async fn read_messages(&self, req: &HttpRequest, payload: web::Payload) -> Result<Vec<Value>, HttpResponse> {
         let body = self.read_body(req, payload).await?;
-        jsonrpc::parse_body(&body)
-            .map_err(|why| json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("Parse error: {why}")))
+        jsonrpc::parse_body(&body).map_err(|why| json_error(actix_web::http::StatusCode::BAD_REQUEST, why.code(), why.to_string()))
     }
 }
 

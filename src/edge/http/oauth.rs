@@ -96,15 +96,34 @@ fn key_from_jwk(v: &Value) -> Option<Key> {
     Some(Key { kid: jwk.common.key_id.clone(), alg, key })
 }
 
+/// Why the JWKS gave no key; the keys held before stay in use.
+#[derive(Debug, thiserror::Error)]
+enum JwksError {
+    #[error("request failed: {0}")]
+    Unreachable(String),
+    #[error("HTTP {0}")]
+    Status(reqwest::StatusCode),
+    #[error("larger than {MAX_JWKS_BYTES} bytes")]
+    TooLarge,
+    #[error("reading the body failed: {0}")]
+    Body(String),
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("not a JWKS: no \"keys\" array")]
+    NoKeys,
+    #[error("none of its {0} keys is an RS256, ES256 or EdDSA signing key")]
+    NoneUsable(usize),
+}
+
 /// The usable signing keys of a JWKS document.
-fn parse_jwks(body: &[u8]) -> Result<Vec<Key>, String> {
-    let doc: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+fn parse_jwks(body: &[u8]) -> Result<Vec<Key>, JwksError> {
+    let doc: Value = serde_json::from_slice(body).map_err(|e| JwksError::NotJson(e.to_string()))?;
     let Some(keys) = doc.get("keys").and_then(Value::as_array) else {
-        return Err("not a JWKS: no \"keys\" array".into());
+        return Err(JwksError::NoKeys);
     };
     let usable: Vec<Key> = keys.iter().filter_map(key_from_jwk).collect();
     if usable.is_empty() {
-        return Err(format!("none of its {} keys is an RS256, ES256 or EdDSA signing key", keys.len()));
+        return Err(JwksError::NoneUsable(keys.len()));
     }
     Ok(usable)
 }
@@ -220,23 +239,23 @@ impl OAuth {
         self.matching(kid, alg)
     }
 
-    async fn fetch(&self) -> Result<Vec<Key>, String> {
+    async fn fetch(&self) -> Result<Vec<Key>, JwksError> {
         let resp = self
             .client
             .get(self.settings.jwks_url.clone())
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| format!("request failed: {}", chain(&e.without_url())))?;
+            .map_err(|e| JwksError::Unreachable(chain(&e.without_url())))?;
         if !resp.status().is_success() {
-            return Err(format!("HTTP {}", resp.status()));
+            return Err(JwksError::Status(resp.status()));
         }
         if resp.content_length().is_some_and(|n| n > MAX_JWKS_BYTES as u64) {
-            return Err(format!("larger than {MAX_JWKS_BYTES} bytes"));
+            return Err(JwksError::TooLarge);
         }
-        let body = resp.bytes().await.map_err(|e| format!("reading the body failed: {}", e.without_url()))?;
+        let body = resp.bytes().await.map_err(|e| JwksError::Body(e.without_url().to_string()))?;
         if body.len() > MAX_JWKS_BYTES {
-            return Err(format!("larger than {MAX_JWKS_BYTES} bytes"));
+            return Err(JwksError::TooLarge);
         }
         parse_jwks(&body)
     }
@@ -368,7 +387,7 @@ mod tests {
         let keys = parse_jwks(doc.as_bytes()).unwrap();
         let got: Vec<(Option<&str>, Algorithm)> = keys.iter().map(|k| (k.kid.as_deref(), k.alg)).collect();
         assert_eq!(got, vec![(Some("e"), Algorithm::ES256), (Some("d"), Algorithm::EdDSA), (Some("r"), Algorithm::RS256)]);
-        assert!(parse_jwks(br#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#).err().unwrap().contains("none of its 1 keys"));
-        assert!(parse_jwks(b"[]").err().unwrap().contains("no \"keys\""));
+        assert!(matches!(parse_jwks(br#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#), Err(JwksError::NoneUsable(1))));
+        assert!(matches!(parse_jwks(b"[]"), Err(JwksError::NoKeys)));
     }
 }

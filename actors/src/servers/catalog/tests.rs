@@ -1,6 +1,7 @@
 //! The catalog: names, curation, pages, routing by name, and what changed.
 
 use super::*;
+use crate::messages::tool_list;
 
 fn tool(name: &str) -> Value {
     json!({"name": name, "description": format!("{name} does it"), "inputSchema": {"type": "object"}})
@@ -11,7 +12,7 @@ fn server(name: &str, tools: &[Value], curation: Curation) -> ServerTools {
         server: Arc::from(name),
         naming: Naming::Prefixed(Arc::from(name)),
         curation: Arc::new(curation),
-        tools: Arc::new(tools.to_vec()),
+        tools: tool_list(tools.to_vec()),
     }
 }
 
@@ -21,10 +22,10 @@ fn one_server_behind_upstream_keeps_its_names() {
         server: Arc::from("default"),
         naming: Naming::Bare,
         curation: Arc::default(),
-        tools: Arc::new(vec![tool("echo"), tool("add")]),
+        tools: tool_list(vec![tool("echo"), tool("add")]),
     };
     let c = Catalog::build(&[single]);
-    assert_eq!(c.definitions(), vec![tool("echo"), tool("add")], "unchanged, in order");
+    assert_eq!(c.definitions(), vec![Arc::new(tool("echo")), Arc::new(tool("add"))], "unchanged, in order");
     assert_eq!(c.tool("echo").unwrap().page, "ui://echo");
     assert!(matches!(c.route("echo"), Route::Tool(t) if t.bare == "echo"));
     assert!(matches!(c.route("nope"), Route::Unknown));
@@ -84,7 +85,7 @@ fn no_two_tools_share_a_name() {
         server: Arc::from("default"),
         naming: Naming::Bare,
         curation: Arc::default(),
-        tools: Arc::new(vec![tool("_ui_refine")]),
+        tools: tool_list(vec![tool("_ui_refine")]),
     };
     let c = Catalog::build(&[single]);
     assert_eq!(c.tools()[0].name, "upstream_ui_refine");

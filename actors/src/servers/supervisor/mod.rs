@@ -66,7 +66,7 @@ pub struct ServerSupervisor {
     ready_since: Option<Instant>,
     restarts: u64,
     init: Option<Arc<Value>>,
-    tools: Arc<Vec<Value>>,
+    tools: crate::messages::ToolList,
     /// Upstream resource subscriptions held on behalf of hosts: uri -> the sessions holding it
     /// (a set, so a session leaving releases exactly what it held, however often it asked).
     subscriptions: HashMap<String, HashSet<SessionId>>,
@@ -180,7 +180,7 @@ impl ServerSupervisor {
     /// ready pages of changed and removed tools first), then hosts (when `announce`) and
     /// listeners hear what changed, by the names hosts know.
     pub(super) fn apply_tools(&mut self, tools: Vec<Value>, announce: bool) -> ToolsDiff {
-        self.tools = Arc::new(tools);
+        self.tools = crate::messages::tool_list(tools);
         let d = match &self.role {
             Role::Server => self.registry.set_tools(&self.name, self.tools.clone()),
             Role::Principal(who) => {
@@ -232,6 +232,7 @@ impl ServerSupervisor {
                     tokio::spawn(inbound::dispatch(rx, router, addr, gen));
                     act.initialize(ctx, gen);
                 }
+                Err(UpstreamError::Connect(why)) if why.lasting() => act.lost_for_good(ctx, why.to_string()),
                 Err(why) => act.lost(ctx, why.to_string()),
             }
         }));
@@ -260,8 +261,20 @@ impl ServerSupervisor {
         }
     }
 
+    /// The link could not be set up and trying again cannot help until the servers file (or
+    /// the server) changes: hosts are told so rather than to retry shortly. Attempts go on at
+    /// the longest backoff, so a server that comes back is found.
+    fn lost_for_good(&mut self, ctx: &mut Context<Self>, why: String) {
+        self.backoff = MAX_BACKOFF;
+        self.lost_with(ctx, why, "check this server's entry in the servers file (mcp-gen-ui keeps trying, slowly)");
+    }
+
     /// The link is gone or could not be set up: fail what is in flight, schedule a restart.
     pub(super) fn lost(&mut self, ctx: &mut Context<Self>, why: String) {
+        self.lost_with(ctx, why, "mcp-gen-ui is restarting the upstream, retry shortly");
+    }
+
+    fn lost_with(&mut self, ctx: &mut Context<Self>, why: String, advice: &str) {
         if self.state == State::Stopped {
             return;
         }
@@ -276,7 +289,7 @@ impl ServerSupervisor {
             Naming::Bare => String::new(),
             Naming::Prefixed(_) => format!("server {}: ", self.name),
         };
-        self.router.fail_all(&format!("{whose}{why}; mcp-gen-ui is restarting the upstream, retry shortly"));
+        self.router.fail_all(&format!("{whose}{why}; {advice}"));
         if self.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
             self.backoff = Duration::from_secs(1);
         }

@@ -65,12 +65,12 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
         let caps = if *resources { json!({"tools": {}, "resources": {"subscribe": true}}) } else { json!({"tools": {}}) };
         router.publish(crate::messages::Status {
             ready: true,
-            tools: Arc::new(tools.clone()),
+            tools: crate::messages::tool_list(tools.clone()),
             init: Some(Arc::new(json!({"capabilities": caps}))),
             ..Default::default()
         });
         registry.add_server(Arc::from(*name), naming.clone(), Arc::new(Curation::default()), i);
-        registry.set_tools(name, Arc::new(tools.clone()));
+        registry.set_tools(name, crate::messages::tool_list(tools.clone()));
         let port = UpstreamPort {
             refresh: nobody.clone().recipient(),
             unregister: nobody.clone().recipient(),

@@ -25,7 +25,7 @@ impl HostSession {
         let mut args = params.get("arguments").cloned().unwrap_or(json!({}));
         let profile = match self.profile_now() {
             Ok(p) => p,
-            Err(why) => return self.answer(jsonrpc::error(id, jsonrpc::code::INVALID_REQUEST, why)),
+            Err(gone) => return self.answer(gone.answer(id)),
         };
         let progress = params.pointer("/_meta/progressToken").cloned();
         let deps = self.deps.clone();
@@ -38,7 +38,7 @@ impl HostSession {
             }
             let call = match ui_tools::parse(&name, &args, &known) {
                 Ok(c) => c,
-                Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why))),
+                Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why.to_string()))),
             };
             // The tool it names, under the same rules as any read or refinement of its page.
             if let Some(denied) = act.denied_ui_call(&call, &catalog) {
@@ -51,7 +51,7 @@ impl HostSession {
             }
             if matches!(call, ui_tools::UiCall::Refine { .. } | ui_tools::UiCall::Regenerate { .. }) {
                 if let Err(why) = act.take_llm_call() {
-                    return act.answer(jsonrpc::result(id, ui_tools::error_result(&why)));
+                    return act.answer(jsonrpc::result(id, ui_tools::error_result(&why.to_string())));
                 }
             }
             // Progress for long calls (refine, regenerate) goes on this request's stream.
@@ -101,7 +101,7 @@ impl HostSession {
     /// Counts one call that asks the LLM against `limits.llmCallsPerMinute` (a sliding minute
     /// per principal: every session of one person, and their stateless calls, share it), or
     /// says when the next one may be made.
-    pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), String> {
+    pub(in crate::session) fn take_llm_call(&mut self) -> Result<(), Throttled> {
         let limit = self.deps.limits.llm_calls_per_minute;
         let now = Instant::now();
         let taken = rate_window::take_for(&self.deps.llm_windows, &self.who.key, limit, now);
@@ -112,10 +112,16 @@ impl HostSession {
         };
         taken.map_err(|wait| {
             self.metrics.refusals.with_label_values(&["llm_calls_per_minute"]).inc();
-            format!(
-                "{who} made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {} s",
-                wait.as_secs() + 1
-            )
+            Throttled { who, limit, retry_in_secs: wait.as_secs() + 1 }
         })
     }
+}
+
+/// A principal's calls that ask the LLM are over `limits.llmCallsPerMinute`.
+#[derive(Debug, thiserror::Error)]
+#[error("{who} made {limit} calls that ask the LLM (_ui_refine, _ui_regenerate) in the last minute (limits.llmCallsPerMinute); retry in {retry_in_secs} s")]
+pub(in crate::session) struct Throttled {
+    who: String,
+    limit: u32,
+    retry_in_secs: u64,
 }

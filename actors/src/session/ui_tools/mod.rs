@@ -7,6 +7,7 @@ pub mod commands;
 
 use serde_json::{json, Value};
 
+use crate::mcp::bad_arguments::BadArguments;
 pub use crate::mcp::ui_meta::UI_TOOL_PREFIX as PREFIX;
 use crate::mcp::ui_meta::{PAGE_STATUS_MAX_WAIT_MS, PAGE_STATUS_TOOL};
 
@@ -60,26 +61,26 @@ pub fn definitions() -> Vec<Value> {
     ]
 }
 
-fn string_arg(args: &Value, name: &str) -> Result<String, String> {
+fn string_arg(args: &Value, name: &str) -> Result<String, BadArguments> {
     match args.get(name) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-        Some(Value::String(_)) => Err(format!("{name} must not be empty")),
-        Some(other) => Err(format!("{name} must be a string, not {other}")),
-        None => Err(format!("{name} is required")),
+        Some(Value::String(_)) => Err(BadArguments(format!("{name} must not be empty"))),
+        Some(other) => Err(BadArguments(format!("{name} must be a string, not {other}"))),
+        None => Err(BadArguments(format!("{name} is required"))),
     }
 }
 
 /// Parses a call; `known` are the upstream's tool names, for the "did you mean" list.
-pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, String> {
-    let tool = || -> Result<String, String> {
+pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, BadArguments> {
+    let tool = || -> Result<String, BadArguments> {
         let t = string_arg(args, "toolName")?;
         if known.contains(&t) {
             Ok(t)
         } else {
-            Err(format!(
+            Err(BadArguments(format!(
                 "unknown tool {t:?}; valid tool names: {}",
                 if known.is_empty() { "(the upstream has no tools)".into() } else { known.join(", ") }
-            ))
+            )))
         }
     };
     match name {
@@ -90,7 +91,7 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
             let clear = match args.get("clearRefinements") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
-                Some(other) => return Err(format!("clearRefinements must be true or false, not {other}")),
+                Some(other) => return Err(BadArguments(format!("clearRefinements must be true or false, not {other}"))),
             };
             Ok(UiCall::Regenerate { tool: tool()?, clear_refinements: clear })
         }
@@ -98,7 +99,7 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
             let t = tool()?;
             let feedback = string_arg(args, "feedback")?;
             if feedback.chars().count() > 2000 {
-                return Err("feedback is longer than 2000 characters; say it shorter".into());
+                return Err(BadArguments::new("feedback is longer than 2000 characters; say it shorter"));
             }
             Ok(UiCall::Refine { tool: t, feedback })
         }
@@ -107,19 +108,19 @@ pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, Strin
             let wait_ms = match args.get("waitMs") {
                 None | Some(Value::Null) => 0,
                 Some(v) => v.as_u64().filter(|n| *n <= PAGE_STATUS_MAX_WAIT_MS).ok_or_else(|| {
-                    format!("waitMs must be a whole number of milliseconds from 0 to {PAGE_STATUS_MAX_WAIT_MS}, not {v}")
+                    BadArguments(format!("waitMs must be a whole number of milliseconds from 0 to {PAGE_STATUS_MAX_WAIT_MS}, not {v}"))
                 })?,
             };
             let flag = |key: &str| match args.get(key) {
                 None | Some(Value::Null) => Ok(false),
                 Some(Value::Bool(b)) => Ok(*b),
-                Some(other) => Err(format!("{key} must be true or false, not {other}")),
+                Some(other) => Err(BadArguments(format!("{key} must be true or false, not {other}"))),
             };
             Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")? })
         }
-        other => Err(format!(
+        other => Err(BadArguments(format!(
             "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine and {PAGE_STATUS_TOOL}"
-        )),
+        ))),
     }
 }
 
@@ -162,13 +163,17 @@ mod tests {
     #[test]
     fn errors_say_what_is_valid() {
         let e = parse("_ui_inspect", &json!({"toolName": "nope"}), &known()).unwrap_err();
-        assert!(e.contains("get_forecast, set_units"), "{e}");
-        assert!(parse("_ui_inspect", &json!({}), &known()).unwrap_err().contains("toolName is required"));
-        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known()).unwrap_err().contains("must be a string"));
+        assert!(e.0.contains("get_forecast, set_units"), "{e}");
+        assert!(parse("_ui_inspect", &json!({}), &known()).unwrap_err().0.contains("toolName is required"));
+        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known())
+            .unwrap_err()
+            .0
+            .contains("must be a string"));
         assert!(parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": "yes"}), &known())
             .unwrap_err()
+            .0
             .contains("true or false"));
-        assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().contains("_ui_refine"));
+        assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().0.contains("_ui_refine"));
     }
 
     #[test]
@@ -179,7 +184,7 @@ mod tests {
         );
         for bad in [json!(10_001), json!(-1), json!(1.5), json!("soon")] {
             let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known()).unwrap_err();
-            assert!(e.contains("from 0 to 10000"), "{e}");
+            assert!(e.0.contains("from 0 to 10000"), "{e}");
         }
         let app_only = definitions().into_iter().find(|d| d["name"] == PAGE_STATUS_TOOL).unwrap();
         assert_eq!(app_only["_meta"]["ui"]["visibility"], json!(["app"]), "hidden from the model");

@@ -74,9 +74,10 @@ pub struct Health {
     pub replica: String,
 }
 
-/// Whether `url` is one this build can connect to (no I/O; the error never quotes the URL).
-pub fn check_url(url: &str) -> Result<(), String> {
-    redis::Client::open(url).map(|_| ()).map_err(|e| format!("{:?}", e.kind()))
+/// Whether `url` is one this build can connect to (no I/O). The error is the kind only: the
+/// client's message could quote the URL, password included.
+pub fn check_url(url: &str) -> Result<(), redis::ErrorKind> {
+    redis::Client::open(url).map(|_| ()).map_err(|e| e.kind())
 }
 
 #[derive(Clone)]
@@ -101,8 +102,8 @@ struct Inner {
 impl RedisStore {
     /// Checks the URL and prepares the connection (made on first use: a Redis that is down at
     /// start only means the replica starts alone). Needs a Tokio runtime.
-    pub fn open(settings: RedisSettings, metrics: Arc<Metrics>) -> Result<Self, String> {
-        let client = redis::Client::open(settings.url.as_str()).map_err(|e| e.to_string())?;
+    pub fn open(settings: RedisSettings, metrics: Arc<Metrics>) -> Result<Self, redis::ErrorKind> {
+        let client = redis::Client::open(settings.url.as_str()).map_err(|e| e.kind())?;
         let server = client.get_connection_info().addr().to_string();
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(settings.timeout))
@@ -110,7 +111,7 @@ impl RedisStore {
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(100))
             .set_max_delay(Duration::from_secs(1));
-        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(|e| e.to_string())?;
+        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(|e| e.kind())?;
         let replica = format!("{}-{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8]);
         let (events, _) = broadcast::channel(1024);
         metrics.redis_connected.set(0);
