@@ -55,5 +55,8 @@ step "end-to-end tests"
 export MCP_GEN_UI_BIN="$ROOT/target/debug/mcp-gen-ui"
 tests/.venv/bin/python -m pytest tests/e2e -q -p no:cacheprovider "$@"
 
+step "template page parts (Node's test runner: the schema model, the validation, the result helpers, the assembly)"
+node --test templates/page/*.test.mjs
+
 step "browser tests (headless Chromium, official AppBridge)"
 (cd tests/node && node --test browser/)

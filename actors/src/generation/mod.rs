@@ -4,6 +4,7 @@
 
 pub mod cache_key;
 pub mod classified_hook;
+pub mod compact;
 pub mod debug_files;
 pub mod lease;
 pub mod llm;

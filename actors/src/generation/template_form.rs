@@ -1,6 +1,6 @@
 //! Pure: what the template page needs to know about a tool besides the page itself: its title,
 //! whether a call must be confirmed first, and the input schema to embed. The form is built in
-//! the page from that schema (`templates/minimal.js`): a recursive form with rows, fieldsets,
+//! the page from that schema (`templates/page/`): a recursive form with rows, fieldsets,
 //! variant pickers and lazily expanded `$ref` cycles is far simpler to build, validate and keep
 //! in sync with a JSON view in the browser than as a Handlebars view model.
 

@@ -10,15 +10,36 @@ use crate::generation::template_form;
 
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
 /// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place; 6: the
-/// Apps SDK dialect).
+/// Apps SDK dialect). Text that changes while the pages behave the same (the page script split
+/// into `templates/page/`) keeps the version: a new one remakes every cached page.
 pub const TEMPLATE_VERSION: &str = "6";
 /// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
 /// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
 pub const RUNTIME_JS: &str = concat!(include_str!("../../../templates/runtime.js"), "\n", include_str!("../../../templates/apps_sdk.js"));
 const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
 /// The template page's script: the form built from the schema, the JSON view, the confirmation
-/// and the result rendering.
-pub const MINIMAL_JS: &str = include_str!("../../../templates/minimal.js");
+/// and the result rendering. Its parts (`templates/page/`) share one function, which `open.js`
+/// opens and `main.js` closes, so this order is the script's; `templates/page/*.test.mjs`
+/// tests the parts and reads the order from here.
+pub const MINIMAL_JS: &str = concat!(
+    include_str!("../../../templates/page/open.js"),
+    "\n",
+    include_str!("../../../templates/page/values.js"),
+    "\n",
+    include_str!("../../../templates/page/dom.js"),
+    "\n",
+    include_str!("../../../templates/page/schema_model.js"),
+    "\n",
+    include_str!("../../../templates/page/validate.js"),
+    "\n",
+    include_str!("../../../templates/page/form.js"),
+    "\n",
+    include_str!("../../../templates/page/result.js"),
+    "\n",
+    include_str!("../../../templates/page/host.js"),
+    "\n",
+    include_str!("../../../templates/page/main.js"),
+);
 const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
 /// The provisional page's watcher: follows the page being written and puts it in place.
 pub const PROVISIONAL_JS: &str = include_str!("../../../templates/provisional.js");
@@ -27,6 +48,13 @@ const PROVISIONAL_WAIT_MS: u64 = 2_500;
 const CALL_TOOL: &str = include_str!("../../../templates/call_tool.html");
 /// The call_tool page's script: opens the called tool's page in its place.
 pub const CALL_TOOL_JS: &str = include_str!("../../../templates/call_tool.js");
+
+/// The page script as pages carry it: compacted once (the parts' comments and indentation are
+/// for people; the page is smaller than the one-file script it replaced).
+pub fn served_page_js() -> &'static str {
+    static JS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    JS.get_or_init(|| crate::generation::compact::compact(MINIMAL_JS))
+}
 
 /// The page of search mode's `call_tool` (static: made once).
 pub fn call_tool_page() -> &'static str {
@@ -86,7 +114,7 @@ impl UiPages {
             "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
             "confirm": confirm,
             "runtime": RUNTIME_JS,
-            "page_js": MINIMAL_JS,
+            "page_js": served_page_js(),
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
             "provisional": provisional,
@@ -137,7 +165,9 @@ mod tests {
         assert_eq!(meta["name"], "get_forecast");
         assert_eq!(meta["templateVersion"], TEMPLATE_VERSION);
         assert_eq!(meta["confirm"], true, "no annotations: the page asks first");
-        assert!(html.contains("globalThis.McpGenUiRuntime = ") && html.contains(MINIMAL_JS));
+        assert!(html.contains("globalThis.McpGenUiRuntime = ") && html.contains(served_page_js()));
+        // Smaller than the one-file script it replaced (54,550 bytes), with every part in it.
+        assert!(served_page_js().len() < 54_550 && served_page_js().len() > MINIMAL_JS.len() * 3 / 4, "{}", served_page_js().len());
         assert!(!html.contains("@modelcontextprotocol/ext-apps"));
         assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
         assert!(html.contains("<form"));
@@ -172,7 +202,7 @@ mod tests {
     fn inlined_scripts_cannot_end_their_script_element() {
         for (name, js) in [
             ("runtime.js + apps_sdk.js", RUNTIME_JS),
-            ("minimal.js", MINIMAL_JS),
+            ("templates/page/*.js", MINIMAL_JS),
             ("provisional.js", PROVISIONAL_JS),
             ("call_tool.js", CALL_TOOL_JS),
         ] {

@@ -60,7 +60,7 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 /// Which header a request was refused for; the text says how to allow it.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum Refused {
-    #[error("Host {0:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {} to accept it", strip_port(.0))]
+    #[error("Host {0:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-host {host} to accept it", host = strip_port(.0))]
     Host(String),
     #[error("Origin {0:?} is not allowed (DNS rebinding protection); start mcp-gen-ui with --allowed-origin {0} to accept it")]
     Origin(String),
