@@ -153,9 +153,9 @@ impl Writer {
             self.take_settings();
             match self.feed.rx.recv_timeout(PROBE_EVERY) {
                 Ok(entry) => {
-                    let mut batch = vec![entry];
+                    let mut batch = vec![*entry];
                     // What else waits goes in the same write and flush.
-                    batch.extend(self.feed.rx.try_iter().take(4095));
+                    batch.extend(self.feed.rx.try_iter().take(4095).map(|e| *e));
                     healthy = self.write(batch);
                 }
                 Err(RecvTimeoutError::Timeout) if !healthy => {

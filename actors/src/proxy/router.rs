@@ -94,6 +94,13 @@ impl Router {
         self.status.borrow().clone()
     }
 
+    /// Whether the upstream declared `capability` (`tools`, `resources`, ...) when it started.
+    pub fn declared(&self, capability: &str) -> bool {
+        let status = self.status.borrow();
+        let init = status.init.as_ref();
+        init.and_then(|i| i.get("capabilities")?.get(capability)).is_some_and(|c| !c.is_null())
+    }
+
     /// The status once the upstream is ready, or why it is not after `limit`.
     pub async fn ready(&self, limit: Duration) -> Result<Arc<Status>, UpstreamError> {
         let mut rx = self.status.subscribe();

@@ -14,7 +14,6 @@ use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
-use crate::proxy::router::Router;
 use crate::servers::catalog::{Catalog, ExposedTool, Naming};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
@@ -25,11 +24,6 @@ use crate::session::ui_tools;
 
 /// How long one server may take to list one page for a host's joined list.
 const PAGE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Whether `router`'s upstream declared `capability`.
-pub(super) fn upstream_has(router: &Router, capability: &str) -> bool {
-    router.status().init.as_ref().and_then(|i| i.pointer(&format!("/capabilities/{capability}"))).is_some_and(|c| !c.is_null())
-}
 
 impl HostSession {
     /// One page of the tools hosts see: the catalog's, then the `_ui_*` tools. Only the page
@@ -198,7 +192,7 @@ impl HostSession {
         first: Vec<Value>,
     ) {
         let servers: Vec<Arc<Server>> =
-            self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && upstream_has(&s.router, capability)).cloned().collect();
+            self.deps.fleet.servers().iter().filter(|s| s.router.status().ready && s.router.declared(capability)).cloned().collect();
         let fleet = self.deps.fleet.clone();
         let access = self.access();
         let fetch = async move {

@@ -260,7 +260,7 @@ fn param<'a>(msg: &'a Value, pointer: &str) -> &'a str {
 /// A bare server's own list (when it declares `capability`; "" for any), else every server's.
 fn list_from(fleet: &Fleet, capability: &str) -> ListFrom {
     match fleet.bare() {
-        Some(s) if capability.is_empty() || crate::session::lists::upstream_has(&s.router, capability) => ListFrom::Bare(Some(s)),
+        Some(s) if capability.is_empty() || s.router.declared(capability) => ListFrom::Bare(Some(s)),
         Some(_) => ListFrom::Bare(None),
         None => ListFrom::Joined,
     }
@@ -363,7 +363,7 @@ fn read(
             false => resource_not_found(id, &uri),
         });
     };
-    if is_ui && !crate::session::lists::upstream_has(&server.router, "resources") {
+    if is_ui && !server.router.declared("resources") {
         return Plan::Refuse(not_found(id, &uri, None, excluded.as_ref()));
     }
     if own != uri {
