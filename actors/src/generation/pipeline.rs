@@ -159,8 +159,15 @@ impl Ctx<'_> {
     /// The template page, rendered on the blocking pool (a large schema makes a large form).
     async fn fallback(&self, reason: FallbackReason, detail: &str, ui_type: Option<UiType>) -> UiEntry {
         let (pages, tool) = (self.deps.pages.clone(), self.job.tool.clone());
-        let rendered = tokio::task::spawn_blocking(move || pages.try_template_page(&tool)).await;
-        self.fallback_with(rendered.ok().and_then(Result::ok), reason, detail, ui_type)
+        let rendered = match tokio::task::spawn_blocking(move || pages.try_template_page(&tool)).await {
+            Ok(Ok(html)) => Some(html),
+            Ok(Err(e)) => {
+                tracing::error!(component = "generation", event = "template_failed", request_id = %self.job.request_id, error = %e, "the template page could not be rendered; the emergency page is served");
+                None
+            }
+            Err(_) => None,
+        };
+        self.fallback_with(rendered, reason, detail, ui_type)
     }
 
     /// The fallback entry around a rendered template page (None: the emergency page).

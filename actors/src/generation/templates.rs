@@ -3,7 +3,7 @@
 //! JSON; the page builds its form from it) and the emergency page. Templates are compiled into
 //! the binary so that a deployed service cannot lose them.
 
-use handlebars::Handlebars;
+use handlebars::{Handlebars, RenderError};
 use serde_json::{json, Value};
 
 use crate::generation::template_form;
@@ -87,17 +87,17 @@ impl UiPages {
     }
 
     /// The template UI, or why it could not be rendered.
-    pub fn try_template_page(&self, tool: &Value) -> Result<String, String> {
+    pub fn try_template_page(&self, tool: &Value) -> Result<String, RenderError> {
         self.render(tool, false)
     }
 
     /// The template UI shown while the tool's page is being written: it says so, follows the
     /// writing (`_ui_page_status`) and puts the written page in its place.
-    pub fn provisional_page(&self, tool: &Value) -> Result<String, String> {
+    pub fn provisional_page(&self, tool: &Value) -> Result<String, RenderError> {
         self.render(tool, true)
     }
 
-    fn render(&self, tool: &Value, provisional: bool) -> Result<String, String> {
+    fn render(&self, tool: &Value, provisional: bool) -> Result<String, RenderError> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         let schema = template_form::form_schema(tool);
         let confirm = template_form::needs_confirmation(tool);
@@ -125,7 +125,7 @@ impl UiPages {
                 "waitMs": PROVISIONAL_WAIT_MS,
             })),
         });
-        self.hb.render("minimal", &data).map_err(|e| e.to_string())
+        self.hb.render("minimal", &data)
     }
 
     /// The last resort: a static page that still connects and can call the tool with JSON.

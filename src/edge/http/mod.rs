@@ -247,7 +247,10 @@ pub fn sse_body(
         let text = match item {
             Item::Msg(Some(v)) => {
                 n += 1;
-                sse::format(Some("message"), Some(&format!("{stream_id}-{n}")), &v.to_string())
+                let data = v.to_string();
+                drop(v);
+                crate::edge::memory::after_answer(data.len());
+                sse::format(Some("message"), Some(&format!("{stream_id}-{n}")), &data)
             }
             Item::Msg(None) => String::new(),
             Item::Tick => ": keep-alive\n\n".to_string(),

@@ -166,7 +166,10 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
             1 => answers.pop().expect("one"),
             _ => Value::Array(answers),
         };
-        return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body.to_string());
+        let text = body.to_string();
+        drop(body);
+        crate::edge::memory::after_answer(text.len());
+        return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(text);
     }
     sse_response(Some(session_id), rx, edge.sse_keepalive)
 }
