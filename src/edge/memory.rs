@@ -1,27 +1,38 @@
 //! Large answers (a long `tools/list` page, a big page read) are built in memory that glibc
 //! keeps in its per-thread arenas once freed, resident for good: twenty walks of a list of
-//! 5,000 tools held 7 MB more than before them. After such an answer has been written, the
-//! free pages go back to the system (`malloc_trim`), at most once a second.
+//! 5,000 tools held 7 MB more than before them. Once a burst of large answers has been written
+//! and freed, the free pages go back to the system (`malloc_trim`): one trim per burst, a
+//! moment after its last answer.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Answers at least this large are followed by a trim.
-pub const LARGE_ANSWER: usize = 512 * 1024;
+pub const LARGE_ANSWER: usize = 256 * 1024;
+/// How long after a large answer the trim waits, so that a burst (a list walked page by page)
+/// is trimmed once, after its memory is freed.
+const SETTLE: Duration = Duration::from_millis(250);
 
-static LAST_TRIM_MS: AtomicU64 = AtomicU64::new(0);
+static PENDING: AtomicBool = AtomicBool::new(false);
 
-/// Call once an answer of `bytes` has been serialized and its message dropped.
+/// Call once an answer of `bytes` has been serialized.
 pub fn after_answer(bytes: usize) {
-    if bytes < LARGE_ANSWER {
+    if bytes < LARGE_ANSWER || PENDING.swap(true, Ordering::AcqRel) {
         return;
     }
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let last = LAST_TRIM_MS.load(Ordering::Relaxed);
-    if now.saturating_sub(last) < 1000 || LAST_TRIM_MS.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
-        return;
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => {
+            rt.spawn(async {
+                tokio::time::sleep(SETTLE).await;
+                PENDING.store(false, Ordering::Release);
+                trim();
+            });
+        }
+        Err(_) => {
+            PENDING.store(false, Ordering::Release);
+            trim();
+        }
     }
-    trim();
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -60,6 +60,7 @@ def measure(tools: int, per_page: int, walks: int, folder: Path) -> dict:
         for _ in range(walks):
             got, list_bytes = walk(url, sid)
         per_walk = (time.perf_counter() - start) / walks
+        time.sleep(1)  # settled, as at ready: what the walks left held, not what one was using
         return {"ready": ready, "after": rss_kb(proc.p.pid), "walk_ms": per_walk * 1000, "tools": got, "list_bytes": list_bytes}
 
 
