@@ -149,6 +149,9 @@ pub struct Status {
     /// The upstream's `initialize` result (capabilities, serverInfo, instructions, ...).
     pub init: Option<Arc<Value>>,
     pub last_error: Option<String>,
+    /// The last error cannot go away by trying again (a missing program, a refused address):
+    /// hosts are told to fix the servers file, at once, not to retry shortly.
+    pub lasting: bool,
     pub restarts: u64,
     pub describe: String,
 }

@@ -131,3 +131,36 @@ def test_streamable_http_upstream_restart_reinitializes():
             assert "mcp_gen_ui_upstream_restarts_total 1" in urllib.request.urlopen(base + "/metrics").read().decode()
     finally:
         upstream[0].stop()
+
+
+def test_an_upstream_that_cannot_start_is_said_at_once_and_how_to_fix_it(tmp_path):
+    """A command that does not exist cannot come back by retrying: after two failures in a row
+    hosts are told at once to fix the servers file (not to retry shortly after a 10 s wait), and
+    the service keeps trying, slowly."""
+    import json
+    import urllib.request
+
+    missing = str(tmp_path / "no-such-mcp-server")
+
+    def post(base, body, sid=None):
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if sid:
+            headers["Mcp-Session-Id"] = sid
+        req = urllib.request.Request(base + "/mcp", data=json.dumps(body).encode(), headers=headers, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.headers.get("mcp-session-id"), json.loads(r.read())
+
+    with proxy_http(["--upstream", missing], name="proxy-missing-upstream", ready=False) as (base, proc):
+        deadline = time.monotonic() + 20
+        while "lasting=true" not in proc.log_path.read_text():  # the second failure in a row
+            assert time.monotonic() < deadline, proc.log_path.read_text()[-2000:]
+            time.sleep(0.1)
+        sid, _ = post(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        t0 = time.monotonic()
+        _, answer = post(base, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}, sid)
+        waited = time.monotonic() - t0
+        message = answer["error"]["message"]
+        assert "no-such-mcp-server" in message and "check this server's entry in the servers file" in message, message
+        assert "retry shortly" not in message, message
+        assert waited < 5, f"said at once, not after the 10 s wait for a restart ({waited:.1f} s)"

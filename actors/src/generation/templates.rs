@@ -10,9 +10,8 @@ use crate::generation::template_form;
 
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
 /// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place; 6: the
-/// Apps SDK dialect). Text that changes while the pages behave the same (the page script split
-/// into `templates/page/`) keeps the version: a new one remakes every cached page.
-pub const TEMPLATE_VERSION: &str = "6";
+/// Apps SDK dialect; 7: the page script in parts, an inherited key no file type).
+pub const TEMPLATE_VERSION: &str = "7";
 /// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
 /// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
 pub const RUNTIME_JS: &str = concat!(include_str!("../../../templates/runtime.js"), "\n", include_str!("../../../templates/apps_sdk.js"));

@@ -325,7 +325,7 @@ pub struct EvalFailure {
     pub error: EvalError,
 }
 
-/// Why a condition gave no answer; its kind is a metric label.
+/// Why a condition gave no answer; its kind is logged with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
     /// A request value could not be given to CEL.

@@ -104,12 +104,14 @@ impl Router {
     /// The status once the upstream is ready, or why it is not after `limit`.
     pub async fn ready(&self, limit: Duration) -> Result<Arc<Status>, UpstreamError> {
         let mut rx = self.status.subscribe();
-        let waited = tokio::time::timeout(limit, rx.wait_for(|s| s.ready)).await;
+        // A lasting failure is said at once: waiting cannot change it.
+        let waited = tokio::time::timeout(limit, rx.wait_for(|s| s.ready || s.lasting)).await;
         match waited {
-            Ok(Ok(s)) => Ok(s.clone()),
+            Ok(Ok(s)) if s.ready => Ok(s.clone()),
             _ => {
-                let why = self.status().last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
-                Err(UpstreamError::NotReady(why))
+                let status = self.status();
+                let why = status.last_error.clone().unwrap_or_else(|| "the upstream is still starting".into());
+                Err(if status.lasting { UpstreamError::Misconfigured(why) } else { UpstreamError::NotReady(why) })
             }
         }
     }
@@ -273,7 +275,7 @@ impl Router {
             Err(msg) => msg,
         };
         if let Err(why) = self.ready(READY_WAIT).await {
-            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"));
+            return jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, format!("{why}{}", why.retry_advice()));
         }
         match self.try_forward(&session, msg) {
             Ok(rx) => rx.await.unwrap_or(Value::Null),

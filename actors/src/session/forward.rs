@@ -86,8 +86,9 @@ impl HostSession {
                     match res {
                         Ok(_) => act.forward_to_then(ctx, server, msg, then),
                         Err(why) => {
+                            let advice = why.retry_advice();
                             let why = act.naming_server(&server, why);
-                            act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly")));
+                            act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}{advice}")));
                         }
                     }
                 }));
@@ -120,7 +121,7 @@ impl HostSession {
         ctx.spawn(async move { fleet.settled(READY_WAIT).await.map(|_| fleet.catalog()) }.into_actor(self).map(move |res, act, ctx| {
             match res {
                 Ok(catalog) => then(act, ctx, catalog),
-                Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}; retry shortly"))),
+                Err(why) => act.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, format!("{why}{}", why.retry_advice()))),
             }
         }));
     }

@@ -12,6 +12,9 @@ pub enum UpstreamError {
     /// Not ready within the wait; the text says what it is doing or what failed last.
     #[error("the upstream is not connected ({0})")]
     NotReady(String),
+    /// Not ready, and trying again cannot help until the configuration changes.
+    #[error("the upstream cannot be reached as configured ({0}); check this server's entry in the servers file (mcp-gen-ui keeps trying every 30 s)")]
+    Misconfigured(String),
     /// The link could not be set up (spawning the program, connecting, the first exchange).
     #[error(transparent)]
     Connect(#[from] ConnectError),
@@ -37,6 +40,14 @@ pub enum UpstreamError {
 }
 
 impl UpstreamError {
+    /// What to add to this error for a host: "retry shortly", unless retrying cannot help.
+    pub fn retry_advice(&self) -> &'static str {
+        match self {
+            UpstreamError::Misconfigured(_) => "",
+            _ => "; retry shortly",
+        }
+    }
+
     /// The upstream does not implement the method (JSON-RPC -32601).
     pub fn is_method_not_found(&self) -> bool {
         matches!(self, UpstreamError::Remote { code: crate::mcp::jsonrpc::code::METHOD_NOT_FOUND, .. })
@@ -86,4 +97,22 @@ pub enum TokenError {
     Refused { status: u16, code: String },
     #[error("the authorization server's token exchange answer has no access_token")]
     NoToken,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_retrying_cannot_fix_is_lasting() {
+        let spawn = |missing| ConnectError::Spawn { command: "x".into(), reason: "r".into(), missing };
+        assert!(spawn(true).lasting() && !spawn(false).lasting());
+        assert!(ConnectError::BadHeader("h".into()).lasting());
+        for (status, lasting) in [(401, true), (403, true), (404, true), (405, true), (500, false), (502, false), (503, false)] {
+            assert_eq!(ConnectError::Status(reqwest::StatusCode::from_u16(status).unwrap()).lasting(), lasting, "{status}");
+        }
+        assert!(!ConnectError::Unreachable("refused".into()).lasting());
+        assert_eq!(UpstreamError::Misconfigured("x".into()).retry_advice(), "");
+        assert_eq!(UpstreamError::NotReady("x".into()).retry_advice(), "; retry shortly");
+    }
 }

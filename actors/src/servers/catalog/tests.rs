@@ -32,6 +32,23 @@ fn one_server_behind_upstream_keeps_its_names() {
 }
 
 #[test]
+fn a_definition_shown_as_it_came_is_held_once() {
+    let list = tool_list(vec![tool("echo"), tool("add")]);
+    let mut curation = Curation::default();
+    curation.descriptions.insert("echo".into(), "echo does it".into()); // the same as its own
+    curation.descriptions.insert("add".into(), "Adds".into());
+    let single = ServerTools { server: Arc::from("default"), naming: Naming::Bare, curation: Arc::new(curation), tools: list.clone() };
+    let c = Catalog::build(std::slice::from_ref(&single));
+    assert!(Arc::ptr_eq(&c.tool("echo").unwrap().def, &list[0]), "shared with the server's list");
+    assert!(
+        !Arc::ptr_eq(&c.tool("add").unwrap().def, &list[1]) && c.tool("add").unwrap().def["description"] == "Adds",
+        "a copy where it differs"
+    );
+    let prefixed = Catalog::build(&[ServerTools { naming: Naming::Prefixed(Arc::from("a")), ..single }]);
+    assert_eq!(prefixed.tool("a__echo").unwrap().def["name"], "a__echo", "a prefixed name is the copy's");
+}
+
+#[test]
 fn several_servers_are_prefixed_and_bare_names_route_when_unique() {
     let c = Catalog::build(&[
         server("everything", &[tool("echo"), tool("add")], Curation::default()),

@@ -36,6 +36,8 @@ use crate::servers::tool_refresh;
 use crate::upstream::{self, LinkEvent, LinkGuard, LinkLimits, UpstreamError, UpstreamSpec};
 
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Connect failures of a lasting kind in a row before hosts are told to fix the configuration.
+const LASTING_AFTER: u32 = 2;
 /// An upstream that stayed up this long is healthy again: the next failure starts at 1 s.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
 
@@ -62,6 +64,8 @@ pub struct ServerSupervisor {
     generation: u64,
     guard: Option<LinkGuard>,
     last_error: Option<String>,
+    /// Connect failures in a row that retrying cannot fix (`ConnectError::lasting`).
+    lasting_failures: u32,
     backoff: Duration,
     ready_since: Option<Instant>,
     restarts: u64,
@@ -108,6 +112,7 @@ impl ServerSupervisor {
             generation: 0,
             guard: None,
             last_error: None,
+            lasting_failures: 0,
             backoff: Duration::from_secs(1),
             ready_since: None,
             restarts: 0,
@@ -171,6 +176,7 @@ impl ServerSupervisor {
             tools: self.tools.clone(),
             init: self.init.clone(),
             last_error: self.last_error.clone(),
+            lasting: self.lasting_failures >= LASTING_AFTER,
             restarts: self.restarts,
             describe: self.spec.describe(),
         });
@@ -233,7 +239,10 @@ impl ServerSupervisor {
                     act.initialize(ctx, gen);
                 }
                 Err(UpstreamError::Connect(why)) if why.lasting() => act.lost_for_good(ctx, why.to_string()),
-                Err(why) => act.lost(ctx, why.to_string()),
+                Err(why) => {
+                    act.lasting_failures = 0;
+                    act.lost(ctx, why.to_string())
+                }
             }
         }));
     }
@@ -244,6 +253,7 @@ impl ServerSupervisor {
         self.state = State::Ready;
         self.ready_since = Some(Instant::now());
         self.last_error = None;
+        self.lasting_failures = 0;
         // One server's first listing just fills the registry; after a restart, or when one of
         // several servers comes up, hosts hear of the change.
         let first = self.restarts == 0 && self.tools.is_empty();
@@ -264,9 +274,15 @@ impl ServerSupervisor {
     /// The link could not be set up and trying again cannot help until the servers file (or
     /// the server) changes: hosts are told so rather than to retry shortly. Attempts go on at
     /// the longest backoff, so a server that comes back is found.
+    /// A first such failure may be a server restarting behind a proxy (a 404 for a moment):
+    /// only the same kind again in a row counts as lasting.
     fn lost_for_good(&mut self, ctx: &mut Context<Self>, why: String) {
+        self.lasting_failures += 1;
+        if self.lasting_failures < LASTING_AFTER {
+            return self.lost(ctx, why);
+        }
         self.backoff = MAX_BACKOFF;
-        self.lost_with(ctx, why, "check this server's entry in the servers file (mcp-gen-ui keeps trying, slowly)");
+        self.lost_with(ctx, why, "check this server's entry in the servers file (mcp-gen-ui keeps trying every 30 s)");
     }
 
     /// The link is gone or could not be set up: fail what is in flight, schedule a restart.
@@ -278,7 +294,8 @@ impl ServerSupervisor {
         if self.state == State::Stopped {
             return;
         }
-        tracing::warn!(component = "upstream", event = "lost", error = %why, retry_in_ms = self.backoff.as_millis() as u64, "upstream connection lost");
+        let lasting = self.lasting_failures >= LASTING_AFTER;
+        tracing::warn!(component = "upstream", event = "lost", error = %why, lasting, retry_in_ms = self.backoff.as_millis() as u64, "upstream connection lost");
         self.generation += 1;
         self.guard = None;
         self.state = State::Down;
