@@ -14,6 +14,7 @@ pub mod servers;
 mod tests;
 pub mod traces;
 mod upstream;
+pub mod vars;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
