@@ -4,10 +4,10 @@
 
 pub mod cache_key;
 pub mod classified_hook;
-pub mod compact;
 pub mod debug_files;
 pub mod lease;
 pub mod llm;
+pub mod minify;
 pub mod pipeline;
 pub mod postprocess;
 pub mod progress;

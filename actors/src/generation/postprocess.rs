@@ -9,7 +9,7 @@ use regex::Regex;
 use scraper::{Html, Selector};
 
 use crate::generation::scripts;
-use crate::generation::templates::RUNTIME_JS;
+use crate::generation::templates::served_runtime_js;
 
 pub const MAX_PAGE_BYTES: usize = 500 * 1024;
 
@@ -276,7 +276,7 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
     scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
     // Warnings are about what the model wrote, so they are read before the runtime goes in.
     let warnings = validate(&html)?;
-    html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
+    html = inject_head(&html, &format!("<script>{}</script>{error_handler}", served_runtime_js()));
     Ok(Processed { html, repairs, warnings })
 }
 
@@ -304,11 +304,17 @@ pub fn servable(html: &str) -> Result<Vec<String>, Rejection> {
     {
         return Err(Rejection::UnresolvedImport(spec));
     }
-    if !html.contains("globalThis.McpGenUiRuntime = ") {
+    if !has_runtime(html) {
         return Err(Rejection::NoAppConnection);
     }
     scripts::check(html).map_err(Rejection::ScriptSyntax)?;
     Ok(warnings)
+}
+
+/// Whether the runtime is inlined: it sets this global, printed minified, or with spaces as in
+/// its source (pages kept in a cache from before the runtime was served minified).
+fn has_runtime(html: &str) -> bool {
+    html.contains("globalThis.McpGenUiRuntime=") || html.contains("globalThis.McpGenUiRuntime = ")
 }
 
 /// Puts `snippet` first in `<head>` (creating one if needed), so the runtime exists before any

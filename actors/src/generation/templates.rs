@@ -5,12 +5,15 @@
 
 use handlebars::{Handlebars, RenderError};
 use serde_json::{json, Value};
+use std::sync::OnceLock;
 
 use crate::generation::template_form;
 
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
 /// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place; 6: the
-/// Apps SDK dialect; 7: the page script in parts, an inherited key no file type).
+/// Apps SDK dialect; 7: the page script in parts, an inherited key no file type). Not changed
+/// by serving the scripts minified: a page kept from before works the same, and rewriting
+/// every written page would cost what writing it cost.
 pub const TEMPLATE_VERSION: &str = "7";
 /// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
 /// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
@@ -48,23 +51,53 @@ const CALL_TOOL: &str = include_str!("../../../templates/call_tool.html");
 /// The call_tool page's script: opens the called tool's page in its place.
 pub const CALL_TOOL_JS: &str = include_str!("../../../templates/call_tool.js");
 
-/// The page script as pages carry it: compacted once (the parts' comments and indentation are
-/// for people; the page is smaller than the one-file script it replaced).
+/// `js` as pages carry it: minified once, at its first use (`minify.rs`).
+fn served(cell: &'static OnceLock<String>, js: &str) -> &'static str {
+    cell.get_or_init(|| crate::generation::minify::minify(js))
+}
+
+/// The View runtime as pages carry it.
+pub fn served_runtime_js() -> &'static str {
+    static JS: OnceLock<String> = OnceLock::new();
+    served(&JS, RUNTIME_JS)
+}
+
+/// The template page's script as pages carry it.
 pub fn served_page_js() -> &'static str {
-    static JS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    JS.get_or_init(|| crate::generation::compact::compact(MINIMAL_JS))
+    static JS: OnceLock<String> = OnceLock::new();
+    served(&JS, MINIMAL_JS)
+}
+
+/// The provisional page's watcher as pages carry it.
+pub fn served_provisional_js() -> &'static str {
+    static JS: OnceLock<String> = OnceLock::new();
+    served(&JS, PROVISIONAL_JS)
+}
+
+/// The call_tool page's script as it carries it.
+pub fn served_call_tool_js() -> &'static str {
+    static JS: OnceLock<String> = OnceLock::new();
+    served(&JS, CALL_TOOL_JS)
+}
+
+/// Minifies every served script now (a few milliseconds of parsing), so that no actor's
+/// first page waits for it.
+pub fn warm() {
+    for f in [served_runtime_js, served_page_js, served_provisional_js, served_call_tool_js] {
+        f();
+    }
 }
 
 /// The page of search mode's `call_tool` (static: made once).
 pub fn call_tool_page() -> &'static str {
-    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static PAGE: OnceLock<String> = OnceLock::new();
     PAGE.get_or_init(|| {
         let cfg = json!({"statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL, "waitMs": PROVISIONAL_WAIT_MS, "version": TEMPLATE_VERSION});
         CALL_TOOL
             .replace("__TEMPLATE_VERSION__", TEMPLATE_VERSION)
             .replace("__CONFIG_JSON__", &script_safe_json(&cfg))
-            .replace("__RUNTIME__", RUNTIME_JS)
-            .replace("__CALL_TOOL_JS__", CALL_TOOL_JS)
+            .replace("__RUNTIME__", served_runtime_js())
+            .replace("__CALL_TOOL_JS__", served_call_tool_js())
     })
 }
 
@@ -112,12 +145,12 @@ impl UiPages {
             "title": template_form::title(tool),
             "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
             "confirm": confirm,
-            "runtime": RUNTIME_JS,
+            "runtime": served_runtime_js(),
             "page_js": served_page_js(),
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
             "provisional": provisional,
-            "provisional_js": PROVISIONAL_JS,
+            "provisional_js": served_provisional_js(),
             "provisional_json": script_safe_json(&json!({
                 "tool": name,
                 "statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL,
@@ -129,7 +162,7 @@ impl UiPages {
 
     /// The last resort: a static page that still connects and can call the tool with JSON.
     pub fn emergency_page(&self, tool_name: &str) -> String {
-        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", RUNTIME_JS)
+        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", served_runtime_js())
     }
 }
 
@@ -164,9 +197,7 @@ mod tests {
         assert_eq!(meta["name"], "get_forecast");
         assert_eq!(meta["templateVersion"], TEMPLATE_VERSION);
         assert_eq!(meta["confirm"], true, "no annotations: the page asks first");
-        assert!(html.contains("globalThis.McpGenUiRuntime = ") && html.contains(served_page_js()));
-        // Smaller than the one-file script it replaced (54,550 bytes), with every part in it.
-        assert!(served_page_js().len() < 54_550 && served_page_js().len() > MINIMAL_JS.len() * 3 / 4, "{}", served_page_js().len());
+        assert!(html.contains(served_runtime_js()) && html.contains(served_page_js()));
         assert!(!html.contains("@modelcontextprotocol/ext-apps"));
         assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
         assert!(html.contains("<form"));
@@ -187,9 +218,9 @@ mod tests {
         let pages = UiPages::new();
         let tool = demo_tool();
         let plain = pages.try_template_page(&tool).unwrap();
-        assert!(!plain.contains("mcp-gen-ui-provisional") && !plain.contains(PROVISIONAL_JS));
+        assert!(!plain.contains("mcp-gen-ui-provisional") && !plain.contains(served_provisional_js()));
         let html = pages.provisional_page(&tool).unwrap();
-        assert!(html.contains(PROVISIONAL_JS) && html.contains(r#"id="mcp-gen-ui-writing""#));
+        assert!(html.contains(served_provisional_js()) && html.contains(r#"id="mcp-gen-ui-writing""#));
         let open = r#"id="mcp-gen-ui-provisional">"#;
         let start = html.find(open).expect("the config") + open.len();
         let cfg: Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()]).unwrap();
@@ -204,6 +235,10 @@ mod tests {
             ("templates/page/*.js", MINIMAL_JS),
             ("provisional.js", PROVISIONAL_JS),
             ("call_tool.js", CALL_TOOL_JS),
+            ("served runtime", served_runtime_js()),
+            ("served page script", served_page_js()),
+            ("served provisional.js", served_provisional_js()),
+            ("served call_tool.js", served_call_tool_js()),
         ] {
             let lower = js.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");

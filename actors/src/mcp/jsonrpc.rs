@@ -99,6 +99,36 @@ pub fn error_with_data(id: Value, code: i64, message: impl Into<String>, data: V
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into(), "data": data}})
 }
 
+/// A result serialized once and answered to many requests, which differ only in their ids:
+/// the answer is a short head with the id, then these bytes, shared, never copied here.
+#[derive(Clone, Debug)]
+pub struct PreparedResult(bytes::Bytes);
+
+impl PreparedResult {
+    pub fn new(result: &Value) -> Self {
+        let json = serde_json::to_vec(result).expect("a Value serializes");
+        let mut tail = Vec::with_capacity(json.len() + 12);
+        tail.extend_from_slice(b",\"result\":");
+        tail.extend_from_slice(&json);
+        tail.push(b'}');
+        PreparedResult(tail.into())
+    }
+
+    /// The answer to the request with `id`, in two parts to be written one after the other.
+    pub fn answer(&self, id: &Value) -> [bytes::Bytes; 2] {
+        [format!("{{\"jsonrpc\":\"2.0\",\"id\":{id}").into(), self.0.clone()]
+    }
+
+    /// How many bytes the shared part holds.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// A hashable key for a JSON-RPC id (ids may be strings or numbers; `1` and `"1"` differ).
 pub fn id_key(id: &Value) -> String {
     match id {
@@ -149,6 +179,17 @@ pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, BodyError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_prepared_result_answers_as_the_usual_result_would() {
+        let result = json!({"contents": [{"uri": "ui://t", "text": "<p>\"x\"</p>"}]});
+        let prepared = PreparedResult::new(&result);
+        for id in [json!(7), json!("a\"b"), json!(-1.5)] {
+            let bytes: Vec<u8> = prepared.answer(&id).concat();
+            let answer: Value = serde_json::from_slice(&bytes).expect("the parts make one JSON value");
+            assert_eq!(answer, super::result(id, result.clone()));
+        }
+    }
+
     use super::*;
 
     #[test]

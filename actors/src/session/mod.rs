@@ -48,7 +48,7 @@ use crate::metrics::Metrics;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
 pub use stateless::{session_for as stateless_session_for, StatelessTables};
-pub use ui_reads::{ready_page, EdgeReader};
+pub use ui_reads::{ready_page, EdgeReader, ReadIds};
 
 /// Protocol revisions this proxy speaks to hosts, newest first.
 pub const HOST_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];

@@ -27,6 +27,13 @@ use crate::who::Who;
 pub struct EdgeReader<'a> {
     pub who: &'a Arc<Who>,
     pub transport: &'static str,
+    /// The ids of the read's audit line: made only when there is a trail to write (a request
+    /// id may be new randomness, a session's name a hash; a read needs neither otherwise).
+    pub ids: &'a dyn Fn() -> ReadIds,
+}
+
+/// What an audit line says of where a read at the edge came from.
+pub struct ReadIds {
     /// The session as logs name it (a hash of its id).
     pub session: String,
     pub request_id: String,
@@ -51,12 +58,13 @@ pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<H
         }
     }
     if deps.audit.is_on() {
+        let ids = (reader.ids)();
         let mut e = Entry::new(Event::PageRead, reader.who).tool(&tool);
         e.server = Some(server);
-        e.session = Some(reader.session);
+        e.session = Some(ids.session);
         e.transport = Some(reader.transport);
-        e.request_id = Some(reader.request_id);
-        e.trace_id = reader.trace_id;
+        e.request_id = Some(ids.request_id);
+        e.trace_id = ids.trace_id;
         // audit.required and no room: the session's way answers with the refusal.
         if let Some(line) = deps.audit.admit(e).ok()? {
             line.finish("ok");

@@ -13,13 +13,14 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use crate::locks::RecoverRw;
+use crate::mcp::jsonrpc::PreparedResult;
 use crate::page::now_ms;
 
 struct Ready {
     rev: u64,
     result: Arc<Value>,
-    /// `result` as JSON text, made once: an edge answers a read by pasting it.
-    json: Arc<str>,
+    /// `result` serialized once: an edge answers a read with it and the request's id.
+    prepared: PreparedResult,
     kind: &'static str,
     expires_at: Option<u64>,
 }
@@ -45,10 +46,10 @@ impl Inner {
     }
 }
 
-/// A hit: the `result` of the read (also as JSON text) and the kind of page (for metrics).
+/// A hit: the `result` of the read (also serialized) and the kind of page (for metrics).
 pub struct Hit {
     pub result: Arc<Value>,
-    pub json: Arc<str>,
+    pub prepared: PreparedResult,
     pub kind: &'static str,
 }
 
@@ -68,7 +69,7 @@ impl ReadyPages {
         if r.expires_at.is_some_and(|t| now_ms() >= t) || inner.rev(tool) != r.rev {
             return None;
         }
-        Some(Hit { result: r.result.clone(), json: r.json.clone(), kind: r.kind })
+        Some(Hit { result: r.result.clone(), prepared: r.prepared.clone(), kind: r.kind })
     }
 
     /// The revision a read starts from (hand it back to [`ReadyPages::store`]).
@@ -78,7 +79,7 @@ impl ReadyPages {
 
     /// Keeps a read's result, unless the tool's page changed since the read began at `rev`.
     pub fn store(&self, tool: &str, rev: u64, result: Value, kind: &'static str, expires_at: Option<u64>) {
-        let json: Arc<str> = serde_json::to_string(&result).unwrap_or_default().into();
+        let prepared = PreparedResult::new(&result);
         let mut inner = self.inner.writing();
         if inner.rev(tool) != rev {
             return;
@@ -88,7 +89,7 @@ impl ReadyPages {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        inner.ready.insert(tool.to_string(), Ready { rev, result: Arc::new(result), json, kind, expires_at });
+        inner.ready.insert(tool.to_string(), Ready { rev, result: Arc::new(result), prepared, kind, expires_at });
     }
 
     /// The tool's page is changing: forget the ready result, refuse reads begun before now.
@@ -126,7 +127,8 @@ mod tests {
         let rev = p.revision("t");
         p.store("t", rev, json!({"contents": []}), "template", None);
         assert_eq!(p.get("t").unwrap().kind, "template");
-        assert_eq!(&*p.get("t").unwrap().json, r#"{"contents":[]}"#, "kept as JSON text too");
+        let answer = p.get("t").unwrap().prepared.answer(&serde_json::json!(1)).concat();
+        assert_eq!(String::from_utf8(answer).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}"#, "kept serialized too");
         p.invalidate("t");
         assert!(p.get("t").is_none());
     }

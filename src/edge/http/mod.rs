@@ -13,6 +13,7 @@ mod legacy_sse;
 pub mod limits;
 mod oauth;
 mod ops;
+mod parts_body;
 pub mod preview;
 pub mod principal;
 mod streamable;

@@ -9,9 +9,10 @@ use mcp_gen_ui_actors::mcp::param_headers;
 use mcp_gen_ui_actors::mcp::revision_2026;
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
 use mcp_gen_ui_actors::session::table::log_name;
-use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, EdgeReader, Transport, HOST_PROTOCOL_VERSIONS};
+use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, EdgeReader, ReadIds, Transport, HOST_PROTOCOL_VERSIONS};
 use serde_json::Value;
 
+use super::parts_body::Parts;
 use super::{json_error, sse_body, Edge};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -125,7 +126,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     };
     if let [only] = msgs.as_slice() {
         if let Some(body) = ready_read(&req, &edge, &session, &session_id, only) {
-            return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(body);
+            return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(Parts::new(body));
         }
     }
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
@@ -175,9 +176,10 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
 }
 
 /// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
-/// serialized when it was stored, so the answer is the request's id and those bytes, with no
-/// hop to the session and nothing built. Anything else goes the usual way.
-fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: &str, msg: &Value) -> Option<String> {
+/// serialized when it was stored, so the answer is a head with the request's id and those
+/// bytes, shared, with no hop to the session and nothing built or copied. Anything else goes
+/// the usual way.
+fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: &str, msg: &Value) -> Option<[bytes::Bytes; 2]> {
     use std::sync::atomic::Ordering;
     if jsonrpc::method(msg) != Some("resources/read") || jsonrpc::kind(msg) != Kind::Request || !session.flags.ui.load(Ordering::Relaxed) {
         return None;
@@ -185,20 +187,15 @@ fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: 
     let id = jsonrpc::id(msg)?;
     let uri = msg.pointer("/params/uri").and_then(Value::as_str)?;
     // Only what the session would serve the same way (it asks the same function).
-    let reader = EdgeReader {
-        who: &super::auth::caller_who(req),
-        transport: Transport::StreamableHttp.label(),
-        session: log_name(session_id),
-        request_id: super::request_id(req),
-        trace_id: super::traces::cx(req).trace_id(),
-    };
+    let ids = || ReadIds { session: log_name(session_id), request_id: super::request_id(req), trace_id: super::traces::cx(req).trace_id() };
+    let reader = EdgeReader { who: &super::auth::caller_who(req), transport: Transport::StreamableHttp.label(), ids: &ids };
     let hit = ready_page(&edge.session, uri, reader)?;
     session.flags.touch();
     tracing::debug!(component = "http", event = "ready_read", uri = %uri, kind = hit.kind, "ui:// read answered from the ready page");
     edge.metrics.ui_reads.with_label_values(&[hit.kind]).inc();
     edge.metrics.cache_hits.inc();
     edge.metrics.requests.with_label_values(&["resources/read", "ok"]).inc();
-    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}", hit.json))
+    Some(hit.prepared.answer(id))
 }
 
 /// One MCP 2026-07-28 request: no session; what the host is comes with the request. Answered
