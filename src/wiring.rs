@@ -203,8 +203,6 @@ fn stores(settings: &Settings, metrics: &Arc<Metrics>, shared: &Option<RedisStor
 /// What one generation needs: the provider, the prompts, the templates, the settings.
 fn generation_deps(settings: &Settings, llm: Option<SharedLlm>, prompts: Arc<Prompts>, metrics: &Arc<Metrics>) -> Deps {
     let cfg = &settings.config;
-    // The scripts every page carries are minified here, before any actor serves a page.
-    mcp_gen_ui_actors::generation::templates::warm();
     Deps {
         llm,
         prompts,

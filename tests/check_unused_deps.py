@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Package folders (relative to ROOT) and where their Rust sources live.
-PACKAGES = {".": ["src", "tests", "examples", "benches", "build.rs"], "actors": ["src", "tests", "examples", "benches", "build.rs"]}
+PACKAGES = {".": ["src", "tests", "examples", "benches", "build.rs"], "actors": ["src", "tests", "examples", "benches", "build.rs", "build"]}
 # Dependencies the sources need without naming them, each with the reason.
 ALLOWED = {
     # (none today)

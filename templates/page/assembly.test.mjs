@@ -1,4 +1,4 @@
-// The parts as the binary assembles them (MINIMAL_JS in templates.rs): every part listed once,
+// The parts as the build assembles them (PAGE_PARTS in actors/build.rs): every part listed once,
 // one script that compiles, no part redeclaring another's name, no HTML built from strings.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -6,18 +6,18 @@ import { readdirSync, readFileSync } from "node:fs";
 import vm from "node:vm";
 import { PAGE_DIR } from "./load.mjs";
 
-const TEMPLATES_RS = new URL("../../actors/src/generation/templates.rs", PAGE_DIR);
+const BUILD_RS = new URL("../../actors/build.rs", PAGE_DIR);
 const read = (name) => readFileSync(new URL(name, PAGE_DIR), "utf8");
 
 function order() {
-  const rs = readFileSync(TEMPLATES_RS, "utf8");
-  const start = rs.indexOf("pub const MINIMAL_JS: &str = concat!(");
-  assert.ok(start >= 0, "MINIMAL_JS is a concat! in templates.rs");
-  const body = rs.slice(start, rs.indexOf(");", start));
-  return [...body.matchAll(/include_str!\("\.\.\/\.\.\/\.\.\/templates\/page\/([\w.]+)"\)/g)].map((m) => m[1]);
+  const rs = readFileSync(BUILD_RS, "utf8");
+  const start = rs.indexOf("const PAGE_PARTS: [&str; ");
+  assert.ok(start >= 0, "PAGE_PARTS is an array in actors/build.rs");
+  const body = rs.slice(start, rs.indexOf("];", start));
+  return [...body.matchAll(/"([\w.]+\.js)"/g)].map((m) => m[1]);
 }
 
-test("MINIMAL_JS lists every part once, open.js first and main.js last", () => {
+test("PAGE_PARTS lists every part once, open.js first and main.js last", () => {
   const parts = order();
   const files = readdirSync(PAGE_DIR).filter((f) => f.endsWith(".js"));
   assert.deepEqual([...parts].sort(), files.sort());
@@ -27,7 +27,7 @@ test("MINIMAL_JS lists every part once, open.js first and main.js last", () => {
 
 test("the assembled script compiles and never builds HTML from strings", () => {
   const script = order().map(read).join("\n");
-  assert.doesNotThrow(() => new vm.Script(script, { filename: "MINIMAL_JS" }));
+  assert.doesNotThrow(() => new vm.Script(script, { filename: "page.js" }));
   assert.doesNotMatch(script, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
   assert.doesNotMatch(script, /<\/script|<!--/i, "nothing may end the inline <script>");
 });

@@ -7,7 +7,10 @@ pub mod classified_hook;
 pub mod debug_files;
 pub mod lease;
 pub mod llm;
-pub mod minify;
+/// The minifier build.rs runs, compiled here for its tests.
+#[cfg(test)]
+#[path = "../../build/minify.rs"]
+mod minify;
 pub mod pipeline;
 pub mod postprocess;
 pub mod progress;

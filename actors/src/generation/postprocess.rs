@@ -9,7 +9,7 @@ use regex::Regex;
 use scraper::{Html, Selector};
 
 use crate::generation::scripts;
-use crate::generation::templates::served_runtime_js;
+use crate::generation::templates::RUNTIME_JS;
 
 pub const MAX_PAGE_BYTES: usize = 500 * 1024;
 
@@ -276,7 +276,7 @@ pub fn process(raw: &str) -> Result<Processed, Rejection> {
     scripts::check(&html).map_err(Rejection::ScriptSyntax)?;
     // Warnings are about what the model wrote, so they are read before the runtime goes in.
     let warnings = validate(&html)?;
-    html = inject_head(&html, &format!("<script>{}</script>{error_handler}", served_runtime_js()));
+    html = inject_head(&html, &format!("<script>{RUNTIME_JS}</script>{error_handler}"));
     Ok(Processed { html, repairs, warnings })
 }
 

@@ -5,7 +5,6 @@
 
 use handlebars::{Handlebars, RenderError};
 use serde_json::{json, Value};
-use std::sync::OnceLock;
 
 use crate::generation::template_form;
 
@@ -15,89 +14,42 @@ use crate::generation::template_form;
 /// by serving the scripts minified: a page kept from before works the same, and rewriting
 /// every written page would cost what writing it cost.
 pub const TEMPLATE_VERSION: &str = "7";
+// The scripts pages carry, minified by build.rs from `templates/` (see its comment for why).
 /// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
 /// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
-pub const RUNTIME_JS: &str = concat!(include_str!("../../../templates/runtime.js"), "\n", include_str!("../../../templates/apps_sdk.js"));
-const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
+pub const RUNTIME_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.runtime.js"));
 /// The template page's script: the form built from the schema, the JSON view, the confirmation
-/// and the result rendering. Its parts (`templates/page/`) share one function, which `open.js`
-/// opens and `main.js` closes, so this order is the script's; `templates/page/*.test.mjs`
-/// tests the parts and reads the order from here.
-pub const MINIMAL_JS: &str = concat!(
-    include_str!("../../../templates/page/open.js"),
-    "\n",
-    include_str!("../../../templates/page/values.js"),
-    "\n",
-    include_str!("../../../templates/page/dom.js"),
-    "\n",
-    include_str!("../../../templates/page/schema_model.js"),
-    "\n",
-    include_str!("../../../templates/page/validate.js"),
-    "\n",
-    include_str!("../../../templates/page/form.js"),
-    "\n",
-    include_str!("../../../templates/page/result.js"),
-    "\n",
-    include_str!("../../../templates/page/host.js"),
-    "\n",
-    include_str!("../../../templates/page/main.js"),
-);
-const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
+/// and the result rendering, from its parts in `templates/page/` (build.rs has their order).
+pub const PAGE_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.page.js"));
 /// The provisional page's watcher: follows the page being written and puts it in place.
-pub const PROVISIONAL_JS: &str = include_str!("../../../templates/provisional.js");
+pub const PROVISIONAL_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.provisional.js"));
+/// The call_tool page's script: opens the called tool's page in its place.
+pub const CALL_TOOL_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.call_tool.js"));
+const MINIMAL: &str = include_str!("../../../templates/minimal.hbs");
+const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
 /// How long each of the provisional page's status calls waits for the page (ms).
 const PROVISIONAL_WAIT_MS: u64 = 2_500;
 const CALL_TOOL: &str = include_str!("../../../templates/call_tool.html");
-/// The call_tool page's script: opens the called tool's page in its place.
-pub const CALL_TOOL_JS: &str = include_str!("../../../templates/call_tool.js");
 
-/// `js` as pages carry it: minified once, at its first use (`minify.rs`).
-fn served(cell: &'static OnceLock<String>, js: &str) -> &'static str {
-    cell.get_or_init(|| crate::generation::minify::minify(js))
-}
-
-/// The View runtime as pages carry it.
-pub fn served_runtime_js() -> &'static str {
-    static JS: OnceLock<String> = OnceLock::new();
-    served(&JS, RUNTIME_JS)
-}
-
-/// The template page's script as pages carry it.
-pub fn served_page_js() -> &'static str {
-    static JS: OnceLock<String> = OnceLock::new();
-    served(&JS, MINIMAL_JS)
-}
-
-/// The provisional page's watcher as pages carry it.
-pub fn served_provisional_js() -> &'static str {
-    static JS: OnceLock<String> = OnceLock::new();
-    served(&JS, PROVISIONAL_JS)
-}
-
-/// The call_tool page's script as it carries it.
-pub fn served_call_tool_js() -> &'static str {
-    static JS: OnceLock<String> = OnceLock::new();
-    served(&JS, CALL_TOOL_JS)
-}
-
-/// Minifies every served script now (a few milliseconds of parsing), so that no actor's
-/// first page waits for it.
-pub fn warm() {
-    for f in [served_runtime_js, served_page_js, served_provisional_js, served_call_tool_js] {
-        f();
-    }
+/// The scripts as written, assembled by build.rs: what the tests hold the served ones to.
+#[cfg(test)]
+pub mod sources {
+    pub const RUNTIME: &str = include_str!(concat!(env!("OUT_DIR"), "/runtime.js"));
+    pub const PAGE: &str = include_str!(concat!(env!("OUT_DIR"), "/page.js"));
+    pub const PROVISIONAL: &str = include_str!(concat!(env!("OUT_DIR"), "/provisional.js"));
+    pub const CALL_TOOL: &str = include_str!(concat!(env!("OUT_DIR"), "/call_tool.js"));
 }
 
 /// The page of search mode's `call_tool` (static: made once).
 pub fn call_tool_page() -> &'static str {
-    static PAGE: OnceLock<String> = OnceLock::new();
+    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PAGE.get_or_init(|| {
         let cfg = json!({"statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL, "waitMs": PROVISIONAL_WAIT_MS, "version": TEMPLATE_VERSION});
         CALL_TOOL
             .replace("__TEMPLATE_VERSION__", TEMPLATE_VERSION)
             .replace("__CONFIG_JSON__", &script_safe_json(&cfg))
-            .replace("__RUNTIME__", served_runtime_js())
-            .replace("__CALL_TOOL_JS__", served_call_tool_js())
+            .replace("__RUNTIME__", RUNTIME_JS)
+            .replace("__CALL_TOOL_JS__", CALL_TOOL_JS)
     })
 }
 
@@ -145,12 +97,12 @@ impl UiPages {
             "title": template_form::title(tool),
             "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
             "confirm": confirm,
-            "runtime": served_runtime_js(),
-            "page_js": served_page_js(),
+            "runtime": RUNTIME_JS,
+            "page_js": PAGE_JS,
             "tool_meta_json": script_safe_json(&meta),
             "template_version": TEMPLATE_VERSION,
             "provisional": provisional,
-            "provisional_js": served_provisional_js(),
+            "provisional_js": PROVISIONAL_JS,
             "provisional_json": script_safe_json(&json!({
                 "tool": name,
                 "statusTool": crate::mcp::ui_meta::PAGE_STATUS_TOOL,
@@ -162,7 +114,7 @@ impl UiPages {
 
     /// The last resort: a static page that still connects and can call the tool with JSON.
     pub fn emergency_page(&self, tool_name: &str) -> String {
-        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", served_runtime_js())
+        EMERGENCY.replace("__TOOL_NAME_JSON__", &script_safe_json(&json!(tool_name))).replace("__RUNTIME__", RUNTIME_JS)
     }
 }
 
@@ -197,7 +149,7 @@ mod tests {
         assert_eq!(meta["name"], "get_forecast");
         assert_eq!(meta["templateVersion"], TEMPLATE_VERSION);
         assert_eq!(meta["confirm"], true, "no annotations: the page asks first");
-        assert!(html.contains(served_runtime_js()) && html.contains(served_page_js()));
+        assert!(html.contains(RUNTIME_JS) && html.contains(PAGE_JS));
         assert!(!html.contains("@modelcontextprotocol/ext-apps"));
         assert!(html.contains("Forecast &lt;b&gt;days&lt;/b&gt;"), "descriptions are escaped");
         assert!(html.contains("<form"));
@@ -218,9 +170,9 @@ mod tests {
         let pages = UiPages::new();
         let tool = demo_tool();
         let plain = pages.try_template_page(&tool).unwrap();
-        assert!(!plain.contains("mcp-gen-ui-provisional") && !plain.contains(served_provisional_js()));
+        assert!(!plain.contains("mcp-gen-ui-provisional") && !plain.contains(PROVISIONAL_JS));
         let html = pages.provisional_page(&tool).unwrap();
-        assert!(html.contains(served_provisional_js()) && html.contains(r#"id="mcp-gen-ui-writing""#));
+        assert!(html.contains(PROVISIONAL_JS) && html.contains(r#"id="mcp-gen-ui-writing""#));
         let open = r#"id="mcp-gen-ui-provisional">"#;
         let start = html.find(open).expect("the config") + open.len();
         let cfg: Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()]).unwrap();
@@ -231,14 +183,14 @@ mod tests {
     #[test]
     fn inlined_scripts_cannot_end_their_script_element() {
         for (name, js) in [
-            ("runtime.js + apps_sdk.js", RUNTIME_JS),
-            ("templates/page/*.js", MINIMAL_JS),
-            ("provisional.js", PROVISIONAL_JS),
-            ("call_tool.js", CALL_TOOL_JS),
-            ("served runtime", served_runtime_js()),
-            ("served page script", served_page_js()),
-            ("served provisional.js", served_provisional_js()),
-            ("served call_tool.js", served_call_tool_js()),
+            ("runtime.js + apps_sdk.js", sources::RUNTIME),
+            ("templates/page/*.js", sources::PAGE),
+            ("provisional.js", sources::PROVISIONAL),
+            ("call_tool.js", sources::CALL_TOOL),
+            ("served runtime", RUNTIME_JS),
+            ("served page script", PAGE_JS),
+            ("served provisional.js", PROVISIONAL_JS),
+            ("served call_tool.js", CALL_TOOL_JS),
         ] {
             let lower = js.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"), "{name} would break out of <script>");

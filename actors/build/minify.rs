@@ -1,9 +1,10 @@
-//! A script as hosts are sent it: minified once, when first served. The sources carry comments,
-//! indentation and long names for the people who read them; every page carries the View
-//! runtime, and every template page its script too, so their size is what each host loads,
-//! what each cache holds and what each `ui://` read writes. oxc parses the script, renames the
-//! names local to its functions (never a global, never a property) and prints it without
-//! whitespace or comments; what it prints escapes `</script`, so it stays inside its element.
+//! A script as hosts are sent it. The sources carry comments, indentation and long names for
+//! the people who read them; every page carries the View runtime, and every template page its
+//! script too, so their size is what each host loads, what each cache holds and what each
+//! `ui://` read writes. oxc parses the script, shortens the names local to its functions (never
+//! a global, never a property) and prints it without whitespace or comments; what it prints
+//! escapes `</script`, so it stays inside its element. Used by build.rs (and by the crate's
+//! tests, which include this file).
 
 use oxc_allocator::Allocator;
 use oxc_codegen::{Codegen, CodegenOptions};
@@ -11,30 +12,33 @@ use oxc_mangler::Mangler;
 use oxc_parser::Parser;
 use oxc_span::SourceType;
 
-/// `js` minified; `js` itself if it does not parse as a classic script (a page is never left
-/// without its script; the tests below hold every shipped script to parsing).
-pub fn minify(js: &str) -> String {
+/// `js` minified, or the first reason it does not parse as a classic script (for the person
+/// who broke it: the build stops there).
+pub fn minify(js: &str) -> Result<String, String> {
     let allocator = Allocator::default();
     let ret = Parser::new(&allocator, js, SourceType::cjs()).parse();
-    if !ret.errors.is_empty() || ret.panicked {
-        return js.to_string();
+    if let Some(e) = ret.errors.first() {
+        return Err(format!("{e:?}"));
+    }
+    if ret.panicked {
+        return Err("the parser gave up".to_string());
     }
     let program = ret.program;
     // Top-level names of a classic script are globals other scripts see: kept (the default).
     let mangled = Mangler::new().build(&program);
-    Codegen::new()
+    Ok(Codegen::new()
         .with_options(CodegenOptions::minify())
         .with_scoping(Some(mangled.scoping))
         .with_private_member_mappings(Some(mangled.class_private_mappings))
         .build(&program)
-        .code
+        .code)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parses(js: &str) -> bool {
+    pub fn parses(js: &str) -> bool {
         let allocator = Allocator::default();
         let ret = Parser::new(&allocator, js, SourceType::cjs()).parse();
         ret.errors.is_empty() && !ret.panicked
@@ -43,7 +47,7 @@ mod tests {
     #[test]
     fn local_names_shrink_globals_properties_and_strings_stay() {
         let js = "/* header */\nvar keepMe = 1;\nfunction visible(longParameter) {\n    // why\n    var localValue = longParameter.someProperty + \"/* not a comment */ // nor this\";\n    return localValue;\n}\n";
-        let out = minify(js);
+        let out = minify(js).unwrap();
         assert!(parses(&out), "{out}");
         assert!(out.contains("keepMe") && out.contains("function visible(") && out.contains(".someProperty"), "{out}");
         // Quoted as the printer likes best (it may pick backquotes), with its text unchanged.
@@ -54,31 +58,31 @@ mod tests {
     #[test]
     fn a_return_before_a_line_break_still_returns_nothing() {
         // `return` then a line break returns undefined; the printed script must say the same.
-        let out = minify("function f() { return /* a\n b */\n 1; }");
+        let out = minify("function f() { return /* a\n b */\n 1; }").unwrap();
         assert!(out.contains("return;") || out.contains("return}"), "{out}");
     }
 
     #[test]
-    fn script_end_tags_in_strings_are_escaped_and_bad_scripts_are_left_alone() {
-        let out = minify("var s = \"</script><script>alert(1)\";");
+    fn script_end_tags_in_strings_are_escaped_and_bad_scripts_are_refused() {
+        let out = minify("var s = \"</script><script>alert(1)\";").unwrap();
         assert!(!out.to_ascii_lowercase().contains("</script"), "{out}");
-        assert_eq!(minify("function ( {"), "function ( {");
+        assert!(minify("function ( {").is_err());
     }
 
-    /// Every script pages carry parses, and minified is at most 70% of its source: a script
-    /// that stopped parsing would be served whole, and this would say so.
+    /// Every script pages carry is the build's minified one, parses, and is at most 70% of its
+    /// source; names other scripts and pages use are globals or properties, and stay.
     #[test]
-    fn every_shipped_script_minifies() {
-        use crate::generation::templates as t;
+    fn every_served_script_is_its_source_minified() {
+        use crate::generation::templates::{sources, CALL_TOOL_JS, PAGE_JS, PROVISIONAL_JS, RUNTIME_JS};
         for (name, source, served) in [
-            ("runtime.js + apps_sdk.js", t::RUNTIME_JS, t::served_runtime_js()),
-            ("templates/page/*.js", t::MINIMAL_JS, t::served_page_js()),
-            ("provisional.js", t::PROVISIONAL_JS, t::served_provisional_js()),
-            ("call_tool.js", t::CALL_TOOL_JS, t::served_call_tool_js()),
+            ("runtime.js + apps_sdk.js", sources::RUNTIME, RUNTIME_JS),
+            ("templates/page/*.js", sources::PAGE, PAGE_JS),
+            ("provisional.js", sources::PROVISIONAL, PROVISIONAL_JS),
+            ("call_tool.js", sources::CALL_TOOL, CALL_TOOL_JS),
         ] {
+            assert_eq!(minify(source).as_deref(), Ok(served), "{name}: not what build.rs made of its source");
             assert!(parses(served), "{name}: the served script does not parse");
             assert!(served.len() * 10 <= source.len() * 7, "{name}: {} of {} bytes", served.len(), source.len());
-            // Names other scripts and the page use are globals and properties: kept.
             for kept in ["McpGenUiRuntime", "__mcpGenUiCarry", "callServerTool", "ui/initialize"] {
                 assert_eq!(source.contains(kept), served.contains(kept), "{name}: {kept}");
             }

@@ -1,0 +1,37 @@
+//! Build-time work on the pages' scripts: assembles the template page's script from its parts
+//! (`templates/page/`, which share one function: `open.js` opens it, `main.js` closes it, so
+//! this order is the script's; `templates/page/assembly.test.mjs` reads it from here) and
+//! minifies every script pages carry (`build/minify.rs`). Each lands in OUT_DIR twice, as its
+//! source (`NAME`, for the tests) and minified (`min.NAME`, what pages carry). A script that
+//! does not parse stops the build, naming it.
+
+use std::path::{Path, PathBuf};
+
+#[path = "build/minify.rs"]
+mod minify;
+
+/// The template page's parts, in the script's order.
+const PAGE_PARTS: [&str; 9] =
+    ["open.js", "values.js", "dom.js", "schema_model.js", "validate.js", "form.js", "result.js", "host.js", "main.js"];
+
+fn main() {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rerun-if-changed=build/minify.rs");
+    // A part added to the folder and not to the list: the assembly test says so.
+    println!("cargo:rerun-if-changed=../templates/page");
+    let read = |rel: &str| {
+        println!("cargo:rerun-if-changed=../templates/{rel}");
+        std::fs::read_to_string(templates.join(rel)).unwrap_or_else(|e| panic!("templates/{rel}: {e}"))
+    };
+    let page = PAGE_PARTS.iter().map(|p| read(&format!("page/{p}"))).collect::<Vec<_>>().join("\n");
+    // The runtime: MCP Apps over postMessage, then the same App API over `window.openai`.
+    let runtime = format!("{}\n{}", read("runtime.js"), read("apps_sdk.js"));
+    for (name, source) in
+        [("page.js", page), ("runtime.js", runtime), ("provisional.js", read("provisional.js")), ("call_tool.js", read("call_tool.js"))]
+    {
+        let min = minify::minify(&source).unwrap_or_else(|e| panic!("the served {name} (from templates/) does not parse: {e}"));
+        std::fs::write(out.join(name), &source).expect("OUT_DIR is writable");
+        std::fs::write(out.join(format!("min.{name}")), min).expect("OUT_DIR is writable");
+    }
+}
