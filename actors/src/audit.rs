@@ -132,7 +132,7 @@ impl Entry {
     pub fn args(mut self, args: Option<&Value>, whole: bool) -> Entry {
         let Some(args) = args else { return self };
         let text = args.to_string();
-        self.args_sha256 = Some(hex(&Sha256::digest(text.as_bytes())));
+        self.args_sha256 = Some(hex::encode(Sha256::digest(text.as_bytes())));
         if whole && text.len() <= MAX_WHOLE_ARGS {
             self.args = Some(args.clone());
         }
@@ -144,10 +144,6 @@ impl Entry {
         line.push('\n');
         line
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Host-sent text is cut to a bound (JSON escapes what is left where it lands).

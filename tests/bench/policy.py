@@ -22,7 +22,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchlib import EVERYTHING_STDIO, UI_CAPS, Wrk, conftest, http_session, summary, use_release
+from benchlib import EVERYTHING_STDIO, TICK_US, UI_CAPS, Wrk, conftest, http_session, summary, threads_cpu, use_release
 
 
 def fifty_rules(reads_args: bool) -> dict:
@@ -39,11 +39,20 @@ def run(w: Wrk, a, name: str, config: dict, tmp: Path) -> dict:
     path = tmp / f"{name}.json"
     path.write_text(json.dumps(config))
     args = ["--upstream", EVERYTHING_STDIO, "--log-level", "warn", "--config", str(path)]
-    with conftest.proxy_http(args, name=f"bench-policy-{name}") as (base, _proc):
+    with conftest.proxy_http(args, name=f"bench-policy-{name}") as (base, proc):
         url = base + "/mcp"
         sid = http_session(url, UI_CAPS)
         w.run(url, sid, a.connections, 1)  # warm-up
+        before = threads_cpu(proc.p.pid)
         r = w.run(url, sid, a.connections, a.seconds)
+        after = threads_cpu(proc.p.pid)
+        used = {tid: (comm, ticks - before.get(tid, (comm, 0))[1]) for tid, (comm, ticks) in after.items()}
+        total = sum(t for _, t in used.values())
+        # The service's CPU per call: steadier than calls/s on shared cores, where the load
+        # generator and the upstream take turns with it.
+        r["cpu_us"] = total * TICK_US / max(r["requests"], 1)
+        # The trail's writer thread's share of the service's CPU in the window.
+        r["audit_share"] = sum(t for comm, t in used.values() if comm == "audit") / total if total else 0.0
         samples = conftest.scrape(base)
         r["decisions"] = sum(v for (n, _), v in samples.items() if n == "mcp_gen_ui_policy_decisions_total")
         r["lines"] = sum(v for (n, lab), v in samples.items() if n == "mcp_gen_ui_audit_lines_total" and dict(lab).get("outcome") == "written")
@@ -84,12 +93,13 @@ def main() -> None:
             if d:
                 shutil.rmtree(d, ignore_errors=True)
     print()
-    print(f"{'':16} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'decided':>9} {'lines':>9} {'dropped':>8}")
-    median = {}
+    print(f"{'':16} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU us':>7} {'decided':>9} {'lines':>9} {'dropped':>8}")
+    median, cpu = {}, {}
     for k, rs in runs.items():
         for r in rs:
-            print(f"{k:16} {r['rps']:9.0f} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} {r['decisions']:9.0f} {r['lines']:9.0f} {r['dropped']:8.0f}")
+            print(f"{k:16} {r['rps']:9.0f} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} {r['cpu_us']:7.1f} {r['decisions']:9.0f} {r['lines']:9.0f} {r['dropped']:8.0f}")
         median[k] = statistics.median(r["rps"] for r in rs)
+        cpu[k] = statistics.median(r["cpu_us"] for r in rs)
     base = median["no rules"]
     rows = [
         ("no rules, calls/s (median)", f"{base:.0f}", "-", None),
@@ -99,6 +109,9 @@ def main() -> None:
     ]
     if mem:
         rows.append(("audit trail on, its file in memory / off", f"{median['audit in memory'] / base:.2f}x", "-", None))
+    rows += [(f"service CPU per call, {k} / no rules", f"{cpu[k] / cpu['no rules']:.2f}x", "-", None) for k in modes if k != "no rules"]
+    share = statistics.median(r["audit_share"] for r in runs["audit on"])
+    rows.append(("audit trail on: its writer thread's share of the service's CPU", f"{share * 100:.1f}%", "-", None))
     summary("policy.py (issue 31: tools/call throughput with rules and the audit trail, against none, same run)", rows)
 
 

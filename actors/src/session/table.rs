@@ -71,5 +71,5 @@ impl SessionTable {
 pub fn log_name(id: &str) -> String {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(id.as_bytes());
-    d.iter().take(4).map(|b| format!("{b:02x}")).collect()
+    hex::encode(&d[..4])
 }
