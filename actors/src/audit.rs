@@ -186,9 +186,15 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// One entry was taken off the queue.
-    pub fn taken(&self) {
-        self.inner.queued.fetch_sub(1, Ordering::AcqRel);
+    /// `n` entries taken off the queue are done with: written, kept or dropped. Until then
+    /// they count as pending, so a shutdown waits for them to reach the sink.
+    pub fn done(&self, n: usize) {
+        self.inner.queued.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Lines queued or being written.
+    pub fn pending(&self) -> usize {
+        self.inner.queued.load(Ordering::Acquire)
     }
 
     /// Whether the sink is writing (with `required`, calls are refused while it is not).
@@ -274,7 +280,7 @@ impl Audit {
         self.inner.as_ref().is_some_and(|i| i.whole_args.load(Ordering::Acquire))
     }
 
-    /// Lines queued and not yet taken by the writer (shutdown waits for them).
+    /// Lines queued or being written (shutdown waits for them).
     pub fn pending(&self) -> usize {
         self.inner.as_ref().map_or(0, |i| i.queued.load(Ordering::Acquire))
     }
@@ -433,7 +439,7 @@ mod tests {
         assert_eq!(audit.admit(Entry::new(Event::ToolCall, &who)).unwrap_err(), Unavailable, "the one place is taken");
         first.finish("ok");
         assert_eq!(feed.rx.try_recv().unwrap().outcome, "ok");
-        feed.taken();
+        feed.done(1);
         feed.set_healthy(false);
         assert!(audit.admit(Entry::new(Event::ToolCall, &who)).is_err());
         feed.set_healthy(true);

@@ -1,9 +1,10 @@
 //! The audit trail's writer: one thread that takes the lines sessions and the edge hand over
 //! (`mcp_gen_ui_actors::audit`) and writes them to the file (`file.rs`), standard output, and
-//! OTLP logs when traces are exported. It is the only writer, so lines never interleave; it
-//! flushes whenever the queue runs dry, so a quiet trail is on disk at once and a busy one is
-//! written in large writes. A sink that blocks (a full pipe) stalls only this thread: the
-//! queue fills and what does not fit is dropped and counted, requests are not slowed.
+//! OTLP logs when traces are exported. It is the only writer, so lines never interleave. Once a
+//! line comes it gathers what follows for 10 ms and writes and flushes the batch, so a busy
+//! trail is written in large writes and a quiet one is on disk within about that. A sink that
+//! blocks (a full pipe) stalls only this thread: the queue fills and what does not fit is
+//! dropped and counted, requests are not slowed.
 
 mod file;
 
@@ -28,6 +29,8 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 const GATHER: Duration = Duration::from_millis(10);
 /// The smallest `audit.queue` that gathers: 1,000 lines in 10 ms is 100,000 a second.
 const GATHER_MIN_QUEUE: usize = 1_000;
+/// The most lines in one write.
+const BATCH: usize = 4096;
 
 /// Settings waiting for the writer (a reload).
 struct Control {
@@ -159,14 +162,15 @@ impl Writer {
                 Ok(entry) => {
                     // Lines come in bursts: gathering for a moment makes one wake of this
                     // thread and one write for many lines, not one of each (the thread's CPU
-                    // is taken from the calls'); a line reaches its sink at most this late. A
-                    // small queue would fill meanwhile and drop lines: it is not waited for.
-                    if self.feed.capacity() >= GATHER_MIN_QUEUE {
+                    // is taken from the calls'). Not when a whole batch already waits (the
+                    // writer is behind), nor with a small queue, which would fill meanwhile.
+                    let behind = self.feed.pending() > BATCH;
+                    if self.feed.capacity() >= GATHER_MIN_QUEUE && !behind {
                         std::thread::sleep(GATHER);
                     }
                     let mut batch = vec![*entry];
                     // What else waits goes in the same write and flush.
-                    batch.extend(self.feed.rx.try_iter().take(4095).map(|e| *e));
+                    batch.extend(self.feed.rx.try_iter().take(BATCH - 1).map(|e| *e));
                     healthy = self.write(batch);
                 }
                 Err(RecvTimeoutError::Timeout) if !healthy => {
@@ -195,7 +199,6 @@ impl Writer {
     fn write(&mut self, batch: Vec<Entry>) -> bool {
         let mut lines: Vec<String> = self.kept.drain(..).collect();
         for entry in &batch {
-            self.feed.taken();
             let line = entry.to_line();
             if let Some(o) = &self.otlp {
                 o.push(entry, &line);
@@ -231,6 +234,8 @@ impl Writer {
         let dropped = self.keep_or_drop(failed);
         self.written.inc_by(written as u64);
         self.feed.dropped(dropped as u64);
+        // Flushed (or kept, or dropped): no longer what a shutdown waits for.
+        self.feed.done(batch.len());
         let ok = failure.is_none();
         self.feed.set_healthy(ok);
         if let Some(e) = failure {

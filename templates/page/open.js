@@ -4,7 +4,7 @@
  * runtime; reads the tool's name, confirmation flag and input schema from #tool-meta. Never
  * writes HTML strings: every node is made with createElement and filled with textContent.
  *
- * Assembled from templates/page/ in the order of MINIMAL_JS (actors/src/generation/templates.rs):
+ * Assembled from templates/page/ in the order of PAGE_PARTS (actors/build.rs):
  * one function, opened here and closed in main.js, so the parts share its scope. The parts between
  * only declare (host.js also makes the App); main.js builds the form and wires the page. */
 (function () {

@@ -8,6 +8,7 @@ not compile are named at start and on a reload, which keeps the running rules.""
 import itertools
 import json
 import os
+import signal
 import stat
 import subprocess
 import threading
@@ -212,7 +213,13 @@ def test_rules_that_do_not_compile_are_named_at_start_and_a_bad_reload_keeps_the
         wait_for_log(log, "policy_reloaded")
         now = listed(base, BOB, sid)
         assert "get_weather_map" in now and "get_forecast" not in now, now
-        reloads = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines() if '"config_reload"' in x]
+        # The reload's line follows its log line: the trail is written in batches.
+        deadline = time.time() + 5
+        while True:
+            reloads = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines() if '"config_reload"' in x]
+            if "ok" in [r["outcome"] for r in reloads] or time.time() > deadline:
+                break
+            time.sleep(0.05)
         assert [r["outcome"] for r in reloads][:1] == ["error"] and "ok" in [r["outcome"] for r in reloads], reloads
 
 
@@ -272,6 +279,37 @@ def test_the_audit_file_has_exactly_one_line_per_call_under_load(tmp_path):
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="dropped") == 0
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="written") == len(lines)
         assert "alice-token" not in log.read_text()
+
+
+def test_every_answered_call_is_in_the_trail_when_the_service_stops(tmp_path):
+    # Calls keep coming when SIGTERM arrives: those answered during the drain are the last
+    # lines, written in a batch the writer gathers; the service exits only once they are in
+    # the file (a line taken off the queue still counts until it is flushed).
+    audit = tmp_path / "audit.jsonl"
+    with token_proxy(tmp_path, TOKENS, config={"audit": {"file": str(audit)}}, name="proxy-audit-stop") as (base, proc, _log):
+        sid = init_ui(base, ALICE)
+        answered, stop = [], threading.Event()
+
+        def work(n):
+            while not stop.is_set():
+                try:
+                    a = call(base, ALICE, sid, "get_current_weather", city=f"City {n}")
+                except Exception:
+                    return
+                if "result" in a:
+                    answered.append(a)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        proc.p.send_signal(signal.SIGTERM)
+        assert proc.p.wait(timeout=15) == 0
+        stop.set()
+        for t in threads:
+            t.join(10)
+    ok = [x for x in map(json.loads, audit.read_text().splitlines()) if x["event"] == "tool_call" and x["outcome"] == "ok"]
+    assert len(answered) > 20 and len(ok) == len(answered), (len(answered), len(ok))
 
 
 def test_the_whole_arguments_only_when_asked_and_never_through_a_symlink(tmp_path):

@@ -296,8 +296,9 @@ fn insert_in_script_at(html: &str, at: usize, code: &str) -> String {
     format!("{}{}{}", &html[..pos], code, &html[pos..])
 }
 
-/// The check every served page passes: valid per the table, the runtime inlined, and no
-/// import left that a host would have to resolve.
+/// The check every page made here passes (the tests hold the pipeline's pages, the template
+/// and the provisional page to it): valid per the table, the runtime inlined, and no import
+/// left that a host would have to resolve.
 pub fn servable(html: &str) -> Result<Vec<String>, Rejection> {
     let warnings = validate(html)?;
     if let Some(spec) = ANY_IMPORT.captures_iter(html).filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string())).next()
@@ -311,10 +312,9 @@ pub fn servable(html: &str) -> Result<Vec<String>, Rejection> {
     Ok(warnings)
 }
 
-/// Whether the runtime is inlined: it sets this global, printed minified, or with spaces as in
-/// its source (pages kept in a cache from before the runtime was served minified).
+/// Whether the runtime is inlined: the (minified) runtime sets this global to its API.
 fn has_runtime(html: &str) -> bool {
-    html.contains("globalThis.McpGenUiRuntime=") || html.contains("globalThis.McpGenUiRuntime = ")
+    html.contains("globalThis.McpGenUiRuntime={")
 }
 
 /// Puts `snippet` first in `<head>` (creating one if needed), so the runtime exists before any

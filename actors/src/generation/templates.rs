@@ -11,10 +11,11 @@ use crate::generation::template_form;
 /// In every cache key: pages inline the runtime, so a runtime that changes makes new pages
 /// (4: FastMCP results unwrapped for the page; 5: a page can be put in another's place; 6: the
 /// Apps SDK dialect; 7: the page script in parts, an inherited key no file type). Not changed
-/// by serving the scripts minified: a page kept from before works the same, and rewriting
-/// every written page would cost what writing it cost.
+/// by serving the scripts minified: a page kept from before carries the same runtime
+/// unminified and works the same, and writing every page again would cost what writing it did.
 pub const TEMPLATE_VERSION: &str = "7";
-// The scripts pages carry, minified by build.rs from `templates/` (see its comment for why).
+// The scripts pages carry, minified by build.rs from `templates/` (at build time: the binary
+// carries neither the minifier nor the work; ARCHITECTURE.md says why they are minified).
 /// The View runtime every page carries: MCP Apps over postMessage (`runtime.js`), then the
 /// same App API over an Apps SDK host's `window.openai` (`apps_sdk.js`).
 pub const RUNTIME_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.runtime.js"));

@@ -118,15 +118,6 @@ impl PreparedResult {
     pub fn answer(&self, id: &Value) -> [bytes::Bytes; 2] {
         [format!("{{\"jsonrpc\":\"2.0\",\"id\":{id}").into(), self.0.clone()]
     }
-
-    /// How many bytes the shared part holds.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// A hashable key for a JSON-RPC id (ids may be strings or numbers; `1` and `"1"` differ).
@@ -179,6 +170,8 @@ pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, BodyError> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_prepared_result_answers_as_the_usual_result_would() {
         let result = json!({"contents": [{"uri": "ui://t", "text": "<p>\"x\"</p>"}]});
@@ -189,8 +182,6 @@ mod tests {
             assert_eq!(answer, super::result(id, result.clone()));
         }
     }
-
-    use super::*;
 
     #[test]
     fn classifies_messages() {
