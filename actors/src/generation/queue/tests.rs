@@ -9,7 +9,7 @@ use super::*;
 use crate::generation::pipeline::GenSettings;
 use crate::generation::prompts::Prompts;
 use crate::generation::templates::UiPages;
-use crate::messages::ToolsDiff;
+use crate::messages::{Put, ToolsDiff};
 use crate::metrics::Metrics;
 
 use crate::generation::llm::{LlmClient, LlmError, LlmRequest, LlmResponse, SharedLlm};
