@@ -58,7 +58,7 @@ fn ascii(js: &str) -> String {
 mod tests {
     use super::*;
 
-    pub fn parses(js: &str) -> bool {
+    fn parses(js: &str) -> bool {
         let allocator = Allocator::default();
         let ret = Parser::new(&allocator, js, SourceType::cjs()).parse();
         ret.errors.is_empty() && !ret.panicked

@@ -24,7 +24,7 @@ impl MessageBody for Parts {
     type Error = Infallible;
 
     fn size(&self) -> BodySize {
-        BodySize::Sized(self.parts[self.next.min(2)..].iter().map(|p| p.len() as u64).sum())
+        BodySize::Sized(self.parts[self.next..].iter().map(|p| p.len() as u64).sum())
     }
 
     fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Bytes, Infallible>>> {
