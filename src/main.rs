@@ -131,7 +131,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     if let Some(file) = settings.config_file.clone() {
         // What each principal may see can change with the rules: hosts list again.
         let fleet = deps.fleet.clone();
-        governance::watch(file, gov.clone(), move || fleet.broadcast(mcp_gen_ui_actors::messages::HostEvent::ToolsChanged))?;
+        governance::watch(file, gov.clone(), move || fleet.broadcast(mcp_gen_ui_actors::messages::HostEvent::ToolsChanged(None)))?;
     }
     let (queue, abandon) = (deps.queue.pending.clone(), deps.queue.abandon.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);

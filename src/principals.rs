@@ -138,7 +138,7 @@ impl StartPrincipal for Starter {
         let name: Arc<str> = Arc::from(s.name.as_str());
         let named = matches!(self.naming, Naming::Prefixed(_));
         let describe = format!("{} for {}", s.spec.describe(), who.name);
-        let router = Router::new(name, named, s.request_timeout, describe, self.hosts.clone(), self.metrics.clone());
+        let router = Router::new(name, named, s.request_timeout, describe, self.hosts.clone(), self.metrics.clone(), Some(who.key.clone()));
         let mut supervisor = ServerSupervisor::new(spec, self.naming.clone(), router.clone(), self.registry.clone(), self.metrics.clone())
             .for_principal(who.name.clone())
             .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })

@@ -102,7 +102,7 @@ impl ServerSet {
         self.metrics.preinit_server(&s.name);
         let named = matches!(naming, Naming::Prefixed(_));
         let router =
-            Router::new(name.clone(), named, s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone());
+            Router::new(name.clone(), named, s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone(), None);
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
         let mut supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone());
@@ -129,7 +129,7 @@ impl ServerSet {
         let named = matches!(naming, Naming::Prefixed(_));
         let describe = format!("per principal: {}", s.spec.describe());
         let router =
-            Router::new(name.clone(), named, s.request_timeout, describe.clone(), self.fleet.hosts().clone(), self.metrics.clone());
+            Router::new(name.clone(), named, s.request_timeout, describe.clone(), self.fleet.hosts().clone(), self.metrics.clone(), None);
         router.publish(mcp_gen_ui_actors::messages::Status { ready: true, describe, ..Default::default() });
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
@@ -179,7 +179,7 @@ impl ServerSet {
     /// Hosts and listeners hear of a change to the list.
     fn announce(&self, diff: ToolsDiff) {
         if diff.is_change() {
-            self.fleet.broadcast(HostEvent::ToolsChanged);
+            self.fleet.broadcast(HostEvent::ToolsChanged(None));
             let tools = Arc::new(self.fleet.catalog().definitions());
             for l in &self.listeners {
                 l.do_send(ToolsUpdated { diff: diff.clone(), tools: tools.clone() });

@@ -14,9 +14,8 @@ use mcp_gen_ui_actors::generation::prompts::{Prompts, PROMPT_VERSION};
 use mcp_gen_ui_actors::generation::queue::GenerationQueue;
 use mcp_gen_ui_actors::generation::templates::{UiPages, TEMPLATE_VERSION};
 use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
-use mcp_gen_ui_actors::mcp::jsonrpc;
 use mcp_gen_ui_actors::mcp::ui_meta::AppsSdk;
-use mcp_gen_ui_actors::messages::{HostEvent, ToolsUpdated};
+use mcp_gen_ui_actors::messages::ToolsUpdated;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
@@ -267,9 +266,7 @@ fn announcer(fleet: &Arc<Fleet>) -> Arc<dyn Fn(&str) + Send + Sync> {
     let hosts_fleet = fleet.clone();
     Arc::new(move |tool: &str| {
         let Some(uri) = hosts_fleet.catalog().tool(tool).map(|t| t.page.clone()) else { return };
-        let msg = jsonrpc::notification("notifications/resources/updated", serde_json::json!({"uri": uri}));
-        hosts_fleet.broadcast(HostEvent::ResourceUpdated { uri, msg });
-        hosts_fleet.broadcast(HostEvent::UiResourcesChanged);
+        hosts_fleet.announce_page(&uri);
     })
 }
 

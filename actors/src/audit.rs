@@ -35,6 +35,8 @@ pub enum Event {
     Regenerate,
     Denied,
     AdminAction,
+    /// A resource or page subscribed to (`resources/subscribe`, or one of a listen request's).
+    Subscribe,
     SessionOpen,
     SessionClose,
     ConfigReload,
@@ -147,7 +149,7 @@ impl Entry {
 }
 
 /// Host-sent text is cut to a bound (JSON escapes what is left where it lands).
-fn bounded(s: &str) -> String {
+pub fn bounded(s: &str) -> String {
     if s.len() <= MAX_TEXT {
         return s.to_string();
     }

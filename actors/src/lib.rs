@@ -7,6 +7,7 @@
 //! [`ui_tools`] (the `_ui_*` tools) beside them, reached through the ports in [`messages`].
 //! [`mcp`] holds the wire helpers every layer uses, [`page`] the page types they share.
 
+pub mod audience;
 pub mod audit;
 pub mod contain;
 pub mod faults;

@@ -58,18 +58,24 @@ pub struct Close;
 #[derive(Message, Clone, Debug)]
 #[rtype(result = "()")]
 pub enum HostEvent {
-    /// A notification; `related` is the host request it belongs to, if any.
-    Notify {
-        msg: Value,
-        related: Option<Value>,
-    },
-    ToolsChanged,
-    ResourceUpdated {
-        uri: String,
-        msg: Value,
-    },
+    /// A notification for this session; `related` is its host request it belongs to, if any.
+    Notify { msg: Value, related: Option<Value> },
+    /// What a server says to no request in particular (a log line, a resource update, a list
+    /// change): the session hears it only if the delivery rule (`audience::admits`) admits it.
+    Heard { msg: Value, heard: Arc<crate::audience::Heard> },
+    /// The tool list changed (`None`: not known tool by tool, as after a reload).
+    ToolsChanged(Option<Arc<crate::audience::ToolsChange>>),
     /// The set or content of ui:// resources changed (refine, regenerate).
     UiResourcesChanged,
+}
+
+impl HostEvent {
+    /// A server's (or, for pages made here, a tool's server's) notification for whoever the
+    /// delivery rule admits.
+    pub fn heard(msg: Value, origin: crate::audience::Origin) -> HostEvent {
+        let about = crate::audience::About::of(&msg);
+        HostEvent::Heard { msg, heard: Arc::new(crate::audience::Heard { origin, about }) }
+    }
 }
 
 /// A server-to-client request (sampling, elicitation, roots) for this host. The answer is the

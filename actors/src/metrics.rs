@@ -43,6 +43,9 @@ pub struct Metrics {
     upstream_bad_frames: IntCounterVec,
     /// Upstream requests that ran past `upstream.requestTimeoutMs` (answered with an error, cancelled upstream).
     upstream_timeouts: IntCounterVec,
+    /// Server-to-client requests sent to no host, by method and reason (`owner_unknown`: calls
+    /// of several people were in flight; `no_host`; `request_gone`).
+    server_requests_refused: IntCounterVec,
     /// Singleton actors restarted by their supervisor after they stopped (a contained panic).
     pub actor_restarts: IntCounterVec,
     /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
@@ -176,6 +179,16 @@ impl Metrics {
         self.upstream_timeouts.with_label_values(&self.server_label(server))
     }
 
+    pub fn server_requests_refused(&self, server: &str, method: &str, reason: &'static str) -> IntCounter {
+        let method = match method {
+            "sampling/createMessage" | "elicitation/create" | "roots/list" => method,
+            _ => "other",
+        };
+        let mut labels = self.server_label(server);
+        labels.extend([method, reason]);
+        self.server_requests_refused.with_label_values(&labels)
+    }
+
     pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
         let mut labels = self.server_label(server);
         labels.push(method);
@@ -249,6 +262,11 @@ impl Metrics {
                 "upstream_timeouts_total",
                 "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
                 server,
+            ),
+            server_requests_refused: r.counters(
+                "server_requests_refused_total",
+                "Server-to-client requests answered with an error instead of reaching a host: whose they were could not be known (owner_unknown), no host could answer (no_host), or the request they named had ended (request_gone)",
+                &[server, &["method", "reason"]].concat(),
             ),
             actor_restarts: r.counters("actor_restarts_total", "Actors restarted by their supervisor, by actor", &["actor"]),
             dropped_messages: r.counters(

@@ -369,6 +369,11 @@ pub fn strip_request_meta(msg: &mut Value) {
 /// Log severities, least to most severe (RFC 5424 names, as MCP uses them).
 const LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
+/// The log level `name` names, if it is one (as a host's `logging/setLevel` asks for it).
+pub fn log_level(name: &str) -> Option<&'static str> {
+    LEVELS.iter().find(|l| **l == name).copied()
+}
+
 /// Whether a `notifications/message` at `level` goes to a host that asked for `wanted` (none:
 /// a stateless host that did not ask gets no log messages).
 pub fn log_wanted(level: Option<&str>, wanted: Option<&str>) -> bool {

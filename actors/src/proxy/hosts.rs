@@ -1,21 +1,30 @@
 //! The connected host sessions, as every server's router reaches them: by id, for server
-//! requests and notifications meant for one host, or all of them for a broadcast. Shared by
-//! the routers of every server (a session registers once, whatever the number of servers).
+//! requests and notifications meant for one host, or all of them for a broadcast, each with the
+//! person who opened it. Shared by the routers of every server (a session registers once,
+//! whatever the number of servers, and a person's own connections reach only that person's
+//! sessions: see `audience`).
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
+use crate::audience;
 use crate::locks::RecoverRw;
 use crate::messages::{HostEvent, SessionId, SessionPort};
 
+struct Entry {
+    port: SessionPort,
+    /// The person who opened the session (`Who::key`).
+    owner: Arc<str>,
+}
+
 #[derive(Default)]
 pub struct Hosts {
-    sessions: RwLock<HashMap<SessionId, SessionPort>>,
+    sessions: RwLock<HashMap<SessionId, Entry>>,
 }
 
 impl Hosts {
-    pub fn register(&self, session: SessionId, port: SessionPort) {
-        self.sessions.writing().insert(session, port);
+    pub fn register(&self, session: SessionId, port: SessionPort, owner: Arc<str>) {
+        self.sessions.writing().insert(session, Entry { port, owner });
     }
 
     pub fn unregister(&self, session: &SessionId) {
@@ -27,14 +36,39 @@ impl Hosts {
         self.sessions.reading().contains_key(session)
     }
 
-    pub fn port(&self, session: &SessionId) -> Option<SessionPort> {
-        self.sessions.reading().get(session).cloned()
+    /// How to reach `session`, if it is connected and belongs to `owner` (None: anyone's).
+    pub fn port(&self, session: &SessionId, owner: Option<&str>) -> Option<SessionPort> {
+        let sessions = self.sessions.reading();
+        let e = sessions.get(session)?;
+        owner.is_none_or(|o| *o == *e.owner).then(|| e.port.clone())
+    }
+
+    /// The person who opened `session`.
+    pub fn owner_of(&self, session: &SessionId) -> Option<Arc<str>> {
+        self.sessions.reading().get(session).map(|e| e.owner.clone())
+    }
+
+    /// The one person every connected session belongs to, if there is one (none connected:
+    /// None).
+    pub fn sole_owner(&self) -> Option<Arc<str>> {
+        let sessions = self.sessions.reading();
+        let mut owners = sessions.values().map(|e| &e.owner);
+        let first = owners.next()?;
+        owners.all(|o| o == first).then(|| first.clone())
     }
 
     /// Sends an event to every connected host session.
     pub fn broadcast(&self, ev: HostEvent) {
-        for port in self.sessions.reading().values() {
-            port.event.do_send(ev.clone());
+        for e in self.sessions.reading().values() {
+            e.port.event.do_send(ev.clone());
+        }
+    }
+
+    /// Sends an event to every session the origin's owner admits: a person's own connection
+    /// reaches only that person's sessions (each then applies the rest of the rule itself).
+    pub fn broadcast_from(&self, origin: &audience::Origin, ev: HostEvent) {
+        for e in self.sessions.reading().values().filter(|e| audience::owner_admits(origin, &e.owner)) {
+            e.port.event.do_send(ev.clone());
         }
     }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
 
+use crate::audience::Origin;
 use crate::locks::{Recover, RecoverRw};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
@@ -19,7 +20,7 @@ use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::{method_label, Metrics};
 use crate::proxy::hosts::Hosts;
 use crate::proxy::input_rounds::{self, Asked, InputPath, InputRound};
-use crate::proxy::routes::{Round, Routes};
+use crate::proxy::routes::{Asker, Round, Routes};
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
@@ -37,12 +38,47 @@ pub struct Router {
     /// How errors made here name the server to hosts: "server NAME: " with several, nothing
     /// with one.
     whose: String,
+    /// A person's own connection (a `perPrincipal` server): that person's key. It speaks only
+    /// to their sessions.
+    owner: Option<Arc<str>>,
     /// The session that most recently sent a request: where server-to-client requests go when
-    /// no request is in flight.
+    /// no request is in flight (and it is the only person's who could be asked).
     last_active: Mutex<Option<SessionId>>,
     metrics: Arc<Metrics>,
     /// Set while the upstream speaks MCP 2026-07-28: the `_meta` every request to it carries.
     upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
+}
+
+/// Why a server-to-client request went to no host (the server is answered with an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrouted {
+    /// Nothing is in flight, and no session is surely the one it is for.
+    NoHost,
+    /// Calls of several people are in flight: whose it is cannot be known.
+    OwnerUnknown,
+    /// The host request it names has ended.
+    RequestGone,
+}
+
+impl Unrouted {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unrouted::NoHost => "no_host",
+            Unrouted::OwnerUnknown => "owner_unknown",
+            Unrouted::RequestGone => "request_gone",
+        }
+    }
+
+    /// What the server is told.
+    pub fn why(self, method: &str, server: &str) -> String {
+        match self {
+            Unrouted::NoHost => format!("no connected host can answer {method} right now"),
+            Unrouted::OwnerUnknown => format!(
+                "mcp-gen-ui cannot tell whose call this {method} belongs to: calls of several people are in flight on server {server}, and it does not guess across people; send it while handling the call on that call's stream (Streamable HTTP), or when only one person's calls are in flight"
+            ),
+            Unrouted::RequestGone => format!("the request this {method} belongs to has ended"),
+        }
+    }
 }
 
 /// Where a server-to-client request goes.
@@ -55,6 +91,7 @@ pub struct Target {
 
 impl Router {
     /// `named`: several servers are behind the endpoint, so errors made here say whose they are.
+    /// `owner`: a person's own connection, which speaks only to that person's sessions.
     pub fn new(
         server: Arc<str>,
         named: bool,
@@ -62,6 +99,7 @@ impl Router {
         describe: String,
         hosts: Arc<Hosts>,
         metrics: Arc<Metrics>,
+        owner: Option<Arc<str>>,
     ) -> Arc<Self> {
         let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
         let whose = if named { format!("server {server}: ") } else { String::new() };
@@ -72,6 +110,7 @@ impl Router {
             status,
             hosts,
             server,
+            owner,
             last_active: Mutex::new(None),
             metrics,
             upstream_meta: RwLock::new(None),
@@ -234,12 +273,20 @@ impl Router {
         self.hosts.contains(session)
     }
 
-    pub fn broadcast(&self, ev: HostEvent) {
-        self.hosts.broadcast(ev);
+    /// Where what this connection says comes from (see `audience`).
+    pub fn origin(&self) -> Origin {
+        Origin { server: self.server.clone(), owner: self.owner.clone() }
     }
 
+    /// To every session the delivery rule may admit (a person's own connection: only theirs);
+    /// each session applies the rest of the rule.
+    pub fn broadcast(&self, ev: HostEvent) {
+        self.hosts.broadcast_from(&self.origin(), ev);
+    }
+
+    /// How to reach `session` (never another person's, from a person's own connection).
     fn port(&self, session: &SessionId) -> Option<SessionPort> {
-        self.hosts.port(session)
+        self.hosts.port(session, self.owner.as_deref())
     }
 
     // ------------------------------------------------------------ host -> upstream
@@ -256,7 +303,8 @@ impl Router {
         *self.last_active.guard() = Some(session.clone());
         let (tx, rx) = oneshot::channel();
         let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_2026();
-        let up_id = self.routes().outgoing_kept(session, &mut msg, tx, keep);
+        let owner = self.hosts.owner_of(session);
+        let up_id = self.routes().outgoing_kept(session, owner, &mut msg, tx, keep);
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
                 let why = format!("{}{why}; retry shortly", self.whose);
@@ -373,20 +421,36 @@ impl Router {
         }
     }
 
-    /// Where a server-to-client request goes: the host whose request's stream carried it
-    /// (`stream_of`, an upstream id); else the one with a request in flight (newest tools/call
-    /// first); else the last active. With the id the host will see it under.
-    pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Option<(Target, String)> {
+    /// Where a server-to-client request goes, with the id the host will see it under. The one
+    /// rule: to the session of the host request it names (`stream_of`, an upstream id: the
+    /// request whose stream carried it), else of the call in flight when all calls in flight
+    /// are one person's, else (nothing in flight) the last active session when it is the only
+    /// person who could be asked. Never a guess across people.
+    pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Result<(Target, String), Unrouted> {
         let mut routes = self.routes();
-        let on_stream = stream_of.and_then(|r| routes.host_of(r));
-        let in_flight = on_stream.or_else(|| routes.target()).and_then(|(s, related)| Some((self.port(&s)?, s, Some(related))));
-        let target = in_flight.or_else(|| {
-            let s = self.last_active.guard().clone()?;
-            Some((self.port(&s)?, s, None))
-        });
-        let (port, session, related) = target?;
+        let (session, related) = match stream_of {
+            Some(r) => {
+                let (session, related) = routes.host_of(r).ok_or(Unrouted::RequestGone)?;
+                (session, Some(related))
+            }
+            None => match routes.asker() {
+                Asker::One { session, related } => (session, Some(related)),
+                Asker::Several => return Err(Unrouted::OwnerUnknown),
+                Asker::Nobody => (self.idle_asker().ok_or(Unrouted::NoHost)?, None),
+            },
+        };
+        let port = self.port(&session).ok_or(Unrouted::NoHost)?;
         let host_side_id = routes.server_request(&session, up_id);
-        Some((Target { session, port, related }, host_side_id))
+        Ok((Target { session, port, related }, host_side_id))
+    }
+
+    /// With nothing in flight: the last active session, if its person is the only one who
+    /// could be asked (this is their own connection, or every connected session is theirs).
+    fn idle_asker(&self) -> Option<SessionId> {
+        let session = self.last_active.guard().clone()?;
+        let owner = self.hosts.owner_of(&session)?;
+        let only = self.owner.as_ref() == Some(&owner) || self.hosts.sole_owner().as_ref() == Some(&owner);
+        only.then_some(session)
     }
 
     pub fn server_request_done(&self, host_side_id: &str) {
@@ -432,7 +496,7 @@ impl Router {
 
 impl InputPath for Router {
     fn ask_target(&self, up_id: &Value, key: &str) -> Option<Asked> {
-        let (target, host_side_id) = self.server_request_target(json!(format!("input:{key}")), Some(up_id))?;
+        let (target, host_side_id) = self.server_request_target(json!(format!("input:{key}")), Some(up_id)).ok()?;
         Some(Asked { session: target.session, port: target.port.request, related: target.related, host_side_id })
     }
 

@@ -4,6 +4,7 @@
 //! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -17,6 +18,8 @@ pub struct Pending<T> {
     /// The host's own id, restored on the answer; None for the proxy's own requests.
     pub host_id: Option<Value>,
     pub session: Option<SessionId>,
+    /// The person whose session sent it (None: the proxy's own, or a session not known).
+    pub owner: Option<Arc<str>>,
     pub method: String,
     pub started: Instant,
     /// When the request is given up (`upstream.requestTimeoutMs`); progress moves it on.
@@ -48,6 +51,17 @@ pub enum Round {
     TooMany,
     /// No such request (cancelled, timed out).
     Unknown,
+}
+
+/// Whose a server request is, from the calls in flight (see [`Routes::asker`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asker {
+    /// One person's requests are in flight: the newest that can ask, and its session.
+    One { session: SessionId, related: Value },
+    /// No host request is in flight.
+    Nobody,
+    /// Several people's requests are in flight: the owner cannot be known.
+    Several,
 }
 
 /// A request given up at its deadline: answer the host, cancel it upstream.
@@ -144,6 +158,7 @@ impl<T> Routes<T> {
             reply,
             host_id: None,
             session: None,
+            owner: None,
             method: method.to_string(),
             started: now,
             deadline: now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + self.timeout),
@@ -157,12 +172,12 @@ impl<T> Routes<T> {
 
     /// A host request: rewrites its id (and progress token) in `msg` and remembers how to map
     /// the answer back. Returns the upstream id.
-    pub fn outgoing(&mut self, session: &SessionId, msg: &mut Value, reply: T) -> u64 {
-        self.outgoing_kept(session, msg, reply, false)
+    pub fn outgoing(&mut self, session: &SessionId, owner: Option<Arc<str>>, msg: &mut Value, reply: T) -> u64 {
+        self.outgoing_kept(session, owner, msg, reply, false)
     }
 
     /// [`Routes::outgoing`], keeping the request as sent when `keep` (see `resend`).
-    pub fn outgoing_kept(&mut self, session: &SessionId, msg: &mut Value, reply: T, keep: bool) -> u64 {
+    pub fn outgoing_kept(&mut self, session: &SessionId, owner: Option<Arc<str>>, msg: &mut Value, reply: T, keep: bool) -> u64 {
         let host_id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(msg).unwrap_or_default().to_string();
         let up_id = self.fresh_id();
@@ -182,6 +197,7 @@ impl<T> Routes<T> {
             reply,
             host_id: Some(host_id),
             session: Some(session.clone()),
+            owner,
             method,
             started: now,
             deadline: now + self.timeout,
@@ -273,18 +289,30 @@ impl<T> Routes<T> {
         id_of_key(&key)
     }
 
-    /// Where a server-to-client request goes: the session with the newest tools/call in flight,
-    /// else the session with the newest request in flight. With the host request it relates to.
-    pub fn target(&self) -> Option<(SessionId, Value)> {
-        // A stdio upstream does not say which request a server request belongs to. Best guess:
-        // the newest request that can ask (a call, a prompt, a read), else the newest. (A call
-        // waiting for its host's answers is older than any that asks after it.)
-        let p = self
-            .pending
-            .values()
-            .filter(|p| p.session.is_some())
-            .max_by_key(|p| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started))?;
-        Some((p.session.clone()?, p.host_id.clone()?))
+    /// Whose a server-to-client request that names no host request is (a stdio server never
+    /// names one): the calls in flight say, when they are all one person's; then it goes to that
+    /// person's newest request that can ask (a call, a prompt, a read), else their newest. Calls
+    /// of several people in flight: nobody can tell whose it is, and a guess could hand one
+    /// person's text to another, so it is `Several`.
+    pub fn asker(&self) -> Asker {
+        let mut owner: Option<&Option<Arc<str>>> = None;
+        let mut best: Option<&Pending<T>> = None;
+        let rank = |p: &Pending<T>| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started);
+        for p in self.pending.values().filter(|p| p.session.is_some()) {
+            match owner {
+                None => owner = Some(&p.owner),
+                // An unknown owner is nobody's but its own: never the same person as another.
+                Some(o) if o.is_none() || *o != p.owner => return Asker::Several,
+                Some(_) => {}
+            }
+            if best.is_none_or(|b| rank(p) > rank(b)) {
+                best = Some(p);
+            }
+        }
+        match best.and_then(|p| Some((p.session.clone()?, p.host_id.clone()?))) {
+            Some((session, related)) => Asker::One { session, related },
+            None => Asker::Nobody,
+        }
     }
 
     /// Hands a server-to-client request to `session`: the id the host will see.
@@ -322,6 +350,11 @@ impl<T> Routes<T> {
 mod tests {
     use super::*;
 
+    /// Session "A" is person a's, and so on.
+    fn who(session: &str) -> Option<Arc<str>> {
+        Some(Arc::from(session.to_lowercase()))
+    }
+
     fn call(id: Value, token: Option<&str>) -> Value {
         let mut m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "x"}});
         if let Some(t) = token {
@@ -334,8 +367,8 @@ mod tests {
     fn same_host_ids_from_two_sessions_never_collide_and_map_back() {
         let mut r: Routes<u8> = Routes::default();
         let (mut a, mut b) = (call(json!(1), None), call(json!(1), None));
-        let ua = r.outgoing(&"A".into(), &mut a, 1);
-        let ub = r.outgoing(&"B".into(), &mut b, 2);
+        let ua = r.outgoing(&"A".into(), who("A"), &mut a, 1);
+        let ub = r.outgoing(&"B".into(), who("B"), &mut b, 2);
         assert_ne!(ua, ub);
         let mut answer = json!({"jsonrpc": "2.0", "id": ub, "result": {}});
         let p = r.answered(&mut answer).unwrap();
@@ -347,8 +380,8 @@ mod tests {
     fn progress_tokens_are_unique_upstream_and_restored() {
         let mut r: Routes<()> = Routes::default();
         let (mut a, mut b) = (call(json!("q"), Some("tok")), call(json!("q"), Some("tok")));
-        r.outgoing(&"A".into(), &mut a, ());
-        r.outgoing(&"B".into(), &mut b, ());
+        r.outgoing(&"A".into(), who("A"), &mut a, ());
+        r.outgoing(&"B".into(), who("B"), &mut b, ());
         let (ta, tb) = (a["params"]["_meta"]["progressToken"].clone(), b["params"]["_meta"]["progressToken"].clone());
         assert_ne!(ta, tb);
         let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tb, "progress": 5}});
@@ -362,21 +395,24 @@ mod tests {
     fn cancellation_names_the_upstream_id() {
         let mut r: Routes<()> = Routes::default();
         let mut a = call(json!(7), Some("t"));
-        let up = r.outgoing(&"A".into(), &mut a, ());
+        let up = r.outgoing(&"A".into(), who("A"), &mut a, ());
         assert_eq!(r.cancel(&"B".into(), &json!(7)), None, "another session cannot cancel it");
         assert_eq!(r.cancel(&"A".into(), &json!(7)), Some(json!(up)));
         assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none(), "a late answer is dropped");
     }
 
     #[test]
-    fn server_requests_go_to_the_newest_tool_call() {
+    fn server_requests_go_to_the_newest_call_of_the_one_person_in_flight() {
         let mut r: Routes<()> = Routes::default();
+        assert_eq!(r.asker(), Asker::Nobody);
         r.internal("tools/list", ());
+        assert_eq!(r.asker(), Asker::Nobody, "the proxy's own requests are nobody's");
         let mut a = call(json!(1), None);
-        r.outgoing(&"A".into(), &mut a, ());
+        r.outgoing(&"A".into(), who("A"), &mut a, ());
         let mut ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
-        r.outgoing(&"B".into(), &mut ping, ());
-        assert_eq!(r.target(), Some(("A".to_string(), json!(1))), "a tools/call wins over a newer ping");
+        // Another session of the same person.
+        r.outgoing(&"A2".into(), who("A"), &mut ping, ());
+        assert_eq!(r.asker(), Asker::One { session: "A".into(), related: json!(1) }, "a tools/call wins over a newer ping");
         let id = r.server_request(&"A".into(), json!("up-5"));
         assert_eq!(r.server_request_cancelled(&json!("up-5")), Some(("A".to_string(), id.clone())));
         r.server_request_done(&id);
@@ -384,22 +420,42 @@ mod tests {
     }
 
     #[test]
+    fn a_server_request_is_nobodys_guess_when_several_people_have_calls_in_flight() {
+        let mut r: Routes<()> = Routes::default();
+        let up_a = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
+        let up_b = r.outgoing(&"B".into(), who("B"), &mut call(json!(1), None), ());
+        assert_eq!(r.asker(), Asker::Several);
+        r.answered(&mut json!({"jsonrpc": "2.0", "id": up_a, "result": {}}));
+        assert_eq!(
+            r.asker(),
+            Asker::One { session: "B".into(), related: json!(1) },
+            "once alice's call is answered, bob's is the only one"
+        );
+        r.answered(&mut json!({"jsonrpc": "2.0", "id": up_b, "result": {}}));
+        // A session whose person is not known is no one's but its own.
+        r.outgoing(&"X".into(), None, &mut call(json!(2), None), ());
+        assert_eq!(r.asker(), Asker::One { session: "X".into(), related: json!(2) });
+        r.outgoing(&"Y".into(), None, &mut call(json!(3), None), ());
+        assert_eq!(r.asker(), Asker::Several, "two unknown people are not one");
+    }
+
+    #[test]
     fn a_lost_link_fails_everything_once() {
         let mut r: Routes<u8> = Routes::default();
         r.internal("initialize", 1);
-        r.outgoing(&"A".into(), &mut call(json!(1), Some("t")), 2);
+        r.outgoing(&"A".into(), who("A"), &mut call(json!(1), Some("t")), 2);
         let failed: Vec<u8> = r.fail_all().into_iter().map(|p| p.reply).collect();
         assert_eq!(failed.len(), 2);
-        assert!(r.fail_all().is_empty() && r.target().is_none());
+        assert!(r.fail_all().is_empty() && r.asker() == Asker::Nobody);
     }
 
     #[test]
     fn requests_expire_unless_progress_keeps_them_alive() {
         let mut r: Routes<u8> = Routes::with_timeout(Duration::from_millis(100));
         let mut quiet = call(json!(1), None);
-        let quiet_up = r.outgoing(&"A".into(), &mut quiet, 1);
+        let quiet_up = r.outgoing(&"A".into(), who("A"), &mut quiet, 1);
         let mut busy = call(json!(2), Some("t"));
-        r.outgoing(&"A".into(), &mut busy, 2);
+        r.outgoing(&"A".into(), who("A"), &mut busy, 2);
         let later = Instant::now() + Duration::from_millis(150);
         assert!(r.expired(Instant::now()).is_empty());
         std::thread::sleep(Duration::from_millis(60));
@@ -417,7 +473,7 @@ mod tests {
     fn a_leaving_session_takes_its_routes() {
         let mut r: Routes<()> = Routes::default();
         let mut a = call(json!(1), Some("t"));
-        let up = r.outgoing(&"A".into(), &mut a, ());
+        let up = r.outgoing(&"A".into(), who("A"), &mut a, ());
         r.drop_session(&"A".into());
         assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none());
     }

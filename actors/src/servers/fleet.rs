@@ -151,8 +151,9 @@ impl Fleet {
 
     // ------------------------------------------------------------ hosts
 
-    pub fn register(&self, session: SessionId, port: SessionPort) {
-        self.hosts.register(session, port);
+    /// A session of `owner`'s (the person who opened it) connected.
+    pub fn register(&self, session: SessionId, port: SessionPort, owner: Arc<str>) {
+        self.hosts.register(session, port, owner);
     }
 
     /// A session left: every server forgets its routes and releases its subscriptions.
@@ -166,6 +167,15 @@ impl Fleet {
 
     pub fn broadcast(&self, ev: HostEvent) {
         self.hosts.broadcast(ev);
+    }
+
+    /// A page made here changed: its subscribers whom the rules let see it hear
+    /// `resources/updated` (about its tool's server), UI hosts `resources/list_changed`.
+    pub fn announce_page(&self, uri: &str) {
+        let server = self.catalog().by_page(uri).map(|t| t.server.clone()).unwrap_or_else(|| Arc::from(""));
+        let msg = crate::mcp::jsonrpc::notification("notifications/resources/updated", serde_json::json!({"uri": uri}));
+        self.hosts.broadcast(HostEvent::heard(msg, crate::audience::Origin { server, owner: None }));
+        self.hosts.broadcast(HostEvent::UiResourcesChanged);
     }
 
     // ------------------------------------------------------------ readiness

@@ -135,6 +135,11 @@ impl Profile {
         self.servers.as_deref().is_none_or(|s| super::glob::any(s, &t.server)) && super::glob::any(&self.tools, &t.name)
     }
 
+    /// Whether the profile may select something of `server` (its server globs allow it).
+    pub fn includes_server(&self, server: &str) -> bool {
+        self.servers.as_deref().is_none_or(|s| super::glob::any(s, server))
+    }
+
     /// Whether `tools/list` shows it.
     pub fn listed(&self, t: &ExposedTool) -> bool {
         self.includes(t) && (self.discovery == Discovery::List || super::glob::any(&self.pin, &t.name))

@@ -157,6 +157,9 @@ impl HostSession {
     /// on to every session-era server.
     fn keepalive_or_level(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        if jsonrpc::method(&msg) == Some("logging/setLevel") {
+            self.set_log_level(&msg);
+        }
         if let Some(bare) = self.deps.fleet.bare().filter(|s| !s.router.upstream_is_2026()) {
             return self.forward_to(ctx, bare, msg);
         }

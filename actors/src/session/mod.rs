@@ -17,6 +17,7 @@ pub mod discovery;
 mod discovery_calls;
 mod dispatch;
 mod forward;
+mod hearing;
 pub mod lists;
 pub mod outlet;
 pub mod plan;
@@ -43,7 +44,7 @@ use tokio::sync::oneshot;
 
 use crate::mcp::{jsonrpc, ui_meta};
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
-use crate::messages::{Close, HostEvent, SessionFlags, SessionId, SessionPort, SessionRef};
+use crate::messages::{Close, SessionFlags, SessionId, SessionPort, SessionRef};
 use crate::metrics::Metrics;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
@@ -129,6 +130,9 @@ pub struct HostSession {
     who: Arc<crate::who::Who>,
     /// The profile it connected to (`/mcp/<profile>`, `--profile`); None: every tool.
     profile: Option<Arc<str>>,
+    /// The log level the host asked for with `logging/setLevel` (None: it hears no server's
+    /// log lines but those on its own requests' streams).
+    log_level: Option<&'static str>,
     /// The id as logs show it: a short hash, never the id itself.
     log_id: String,
     /// What the edge may know without asking (see `SessionFlags`).
@@ -155,6 +159,7 @@ impl HostSession {
             last_seen: Instant::now(),
             who: crate::who::Who::anonymous(),
             profile: None,
+            log_level: None,
             log_id: table::log_name(&id),
             flags: Arc::default(),
             id,
@@ -259,7 +264,8 @@ impl Actor for HostSession {
         self.metrics.host_sessions.with_label_values(&[self.label()]).inc();
         let addr = ctx.address();
         self.self_addr = Some(addr.clone());
-        self.deps.fleet.register(self.id.clone(), SessionPort { event: addr.clone().recipient(), request: addr.recipient() });
+        let port = SessionPort { event: addr.clone().recipient(), request: addr.recipient() };
+        self.deps.fleet.register(self.id.clone(), port, self.who.key.clone());
         match self.era {
             // One call: checked often, since a host that hangs up means "cancel".
             Era::Stateless(_) => drop(ctx.run_interval(Duration::from_secs(1), |act, ctx| act.stateless_reap(ctx))),
@@ -292,32 +298,6 @@ impl Handler<Close> for HostSession {
 
     fn handle(&mut self, _: Close, ctx: &mut Self::Context) {
         ctx.stop();
-    }
-}
-
-impl Handler<HostEvent> for HostSession {
-    type Result = ();
-
-    fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
-        match ev {
-            HostEvent::Notify { msg, related } => self.send_related(msg, related.as_ref()),
-            HostEvent::ToolsChanged => {
-                self.send_session(jsonrpc::notification("notifications/tools/list_changed", Value::Null));
-                if self.ui() {
-                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
-                }
-            }
-            HostEvent::UiResourcesChanged => {
-                if self.ui() {
-                    self.send_session(jsonrpc::notification("notifications/resources/list_changed", Value::Null));
-                }
-            }
-            HostEvent::ResourceUpdated { uri, msg } => {
-                if self.subscriptions.contains(&uri) || self.ui_subscriptions.contains(&uri) {
-                    self.send_session(msg);
-                }
-            }
-        }
     }
 }
 

@@ -374,15 +374,22 @@ fn read(
 }
 
 /// `resources/subscribe` / `unsubscribe`: a page made here is the session's to keep; a
-/// server's resource goes to that server.
+/// server's resource goes to that server. Outside the session's profile nothing is found.
 fn subscription(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, on: bool) -> Plan {
     let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
         return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
     };
     if facts.ui && is_our_page(fleet, catalog, &uri) {
+        let outside = |p: &Profile| catalog.by_page(&uri).is_none_or(|t| !p.includes(t));
+        if on && facts.profile.is_some_and(outside) {
+            return Plan::Refuse(resource_not_found(id, &uri));
+        }
         return Plan::SubscribePage { uri, on };
     }
     let Some((server, own)) = fleet.server_for_uri(&uri) else { return Plan::Refuse(resource_not_found(id, &uri)) };
+    if on && facts.profile.is_some_and(|p| !p.includes_server(&server.name)) {
+        return Plan::Refuse(resource_not_found(id, &uri));
+    }
     if own != uri {
         msg["params"]["uri"] = json!(own);
     }

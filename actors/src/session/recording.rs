@@ -21,7 +21,7 @@ impl HostSession {
     }
 
     /// The entry of a request in flight: its request id and trace.
-    fn request_entry(&self, event: Event, id: &Value) -> Entry {
+    pub(in crate::session) fn request_entry(&self, event: Event, id: &Value) -> Entry {
         let mut e = self.entry(event);
         if let Some(f) = self.in_flight.get(&jsonrpc::id_key(id)) {
             e.request_id = Some(f.request_id.clone());
@@ -69,6 +69,12 @@ impl HostSession {
                 e.server = Some(t.server.clone());
                 e
             }
+            Plan::Subscribe { server, uri, on: true } => {
+                let mut e = self.request_entry(Event::Subscribe, &id).tool(uri);
+                e.server = Some(server.name.clone());
+                e
+            }
+            Plan::SubscribePage { uri, on: true } => self.request_entry(Event::Subscribe, &id).tool(uri),
             _ => return Ok(()),
         };
         match self.deps.audit.admit(entry) {

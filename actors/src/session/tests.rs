@@ -236,7 +236,7 @@ impl Fixture {
         let metrics = Arc::new(Metrics::new());
         let hosts = Arc::new(Hosts::default());
         let router =
-            Router::new(Arc::from("default"), false, Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone());
+            Router::new(Arc::from("default"), false, Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone(), None);
         router.publish(Status {
             ready: true,
             tools: crate::messages::tool_list(upstream_tools()),
@@ -500,7 +500,7 @@ async fn progress_reaches_a_request_in_flight_and_is_dropped_once_it_is_answered
     // Progress that raced the answer: it must not follow it, on any stream.
     let late = jsonrpc::notification("notifications/progress", json!({"progressToken": "mine", "progress": 2}));
     host.send(HostEvent::Notify { msg: late, related: Some(json!(7)) }).await.unwrap();
-    host.send(HostEvent::ToolsChanged).await.unwrap(); // a marker after it on the session stream
+    host.send(HostEvent::ToolsChanged(None)).await.unwrap(); // a marker after it on the session stream
     let first = next(&mut session_stream).await;
     assert_eq!(first["method"], "notifications/tools/list_changed", "got {first}");
     assert_eq!(f.deps.metrics.dropped_messages.with_label_values(&["late_progress"]).get(), 1);

@@ -39,8 +39,15 @@ impl StartPrincipal for Fake {
             });
         }
         self.started.fetch_add(1, Ordering::SeqCst);
-        let router =
-            Router::new(Arc::from("s"), true, Duration::from_secs(5), "test".into(), Arc::new(Hosts::default()), self.metrics.clone());
+        let router = Router::new(
+            Arc::from("s"),
+            true,
+            Duration::from_secs(5),
+            "test".into(),
+            Arc::new(Hosts::default()),
+            self.metrics.clone(),
+            None,
+        );
         Ok(Started { router, stop: Stoppable(self.stopped.clone()).start().recipient() })
     }
 }

@@ -12,7 +12,7 @@ use super::subscriptions::without_subscription;
 use super::{LinkMsg, ServerSupervisor};
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::messages::{HostEvent, ServerRequest};
-use crate::proxy::router::Router;
+use crate::proxy::router::{Router, Unrouted};
 use crate::servers::catalog::Naming;
 use crate::upstream::LinkEvent;
 
@@ -30,7 +30,8 @@ impl ServerSupervisor {
         }
     }
 
-    /// sampling, elicitation, roots, ping: go to the host whose request is in flight.
+    /// sampling, elicitation, roots, ping: go to the host whose request it is (see
+    /// `Router::server_request_target`); one whose owner cannot be known is refused, never guessed.
     pub(super) fn on_server_request(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
         let Some(up_id) = jsonrpc::id(&msg).cloned() else { return };
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
@@ -38,14 +39,20 @@ impl ServerSupervisor {
             let _ = self.router.send(jsonrpc::result(up_id, json!({})));
             return;
         }
-        let Some((target, host_side_id)) = self.router.server_request_target(up_id.clone(), stream_of.as_ref()) else {
-            let answer = if method == "roots/list" {
-                jsonrpc::result(up_id, json!({"roots": []}))
-            } else {
-                jsonrpc::error(up_id, code::METHOD_NOT_FOUND, format!("no connected host can answer {method} right now"))
-            };
-            let _ = self.router.send(answer);
-            return;
+        let (target, host_side_id) = match self.router.server_request_target(up_id.clone(), stream_of.as_ref()) {
+            Ok(found) => found,
+            Err(Unrouted::NoHost) if method == "roots/list" => {
+                let _ = self.router.send(jsonrpc::result(up_id, json!({"roots": []})));
+                return;
+            }
+            Err(unrouted) => {
+                self.metrics.server_requests_refused(&self.name, &method, unrouted.label()).inc();
+                let method_shown: String = method.chars().take(64).collect();
+                tracing::warn!(component = "upstream", event = "server_request_refused", server = %self.name, method = %method_shown, reason = unrouted.label(), "a server request was answered with an error instead of going to a host");
+                let code = if unrouted == Unrouted::NoHost { code::METHOD_NOT_FOUND } else { code::INTERNAL_ERROR };
+                let _ = self.router.send(jsonrpc::error(up_id, code, unrouted.why(&method_shown, &self.name)));
+                return;
+            }
         };
         let mut out = msg;
         out["id"] = json!(host_side_id);
@@ -65,30 +72,37 @@ impl ServerSupervisor {
         }));
     }
 
+    /// What the upstream notifies: what is tied to a host request goes to that request's
+    /// session only; the rest to whoever the delivery rule (`audience`) admits.
     pub(super) fn on_notification(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
-        match jsonrpc::method(&msg).unwrap_or_default() {
+        let method = jsonrpc::method(&msg).unwrap_or_default();
+        match method {
             "notifications/progress" => self.router.on_progress(&msg),
-            // A log message on a request's stream is that request's host's (the only way a
-            // 2026 host hears logs); others go to every host, as before.
-            "notifications/message"
-                if stream_of.as_ref().is_some_and(|up| self.router.notify_host_of(up, &self.with_logger(msg.clone()))) => {}
             "notifications/cancelled" => self.router.on_server_request_cancelled(&msg),
             "notifications/tools/list_changed" => self.refresh_tools(ctx),
+            // Our own listen stream says what it honours; nothing for hosts.
+            "notifications/subscriptions/acknowledged" => {
+                tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
+            }
+            // Anything on a request's stream is that request's host's (the only way a 2026 host
+            // hears logs); if that request has ended, it is no one's.
+            _ if stream_of.is_some() => {
+                let msg = if method == "notifications/message" { self.with_logger(msg) } else { msg };
+                if let Some(up) = &stream_of {
+                    self.router.notify_host_of(up, &msg);
+                }
+            }
             "notifications/resources/updated" => {
                 let mut msg = without_subscription(msg);
                 let uri = self.naming.uri_out(msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default());
                 if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
                     p.insert("uri".into(), json!(uri));
                 }
-                self.router.broadcast(HostEvent::ResourceUpdated { uri, msg });
+                self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
             }
-            // Our own listen stream says what it honours; nothing for hosts.
-            "notifications/subscriptions/acknowledged" => {
-                tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
-            }
-            m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::Notify { msg: without_subscription(msg), related: None }),
-            "notifications/message" => self.router.broadcast(HostEvent::Notify { msg: self.with_logger(msg), related: None }),
-            _ => self.router.broadcast(HostEvent::Notify { msg, related: None }),
+            m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
+            "notifications/message" => self.router.broadcast(HostEvent::heard(self.with_logger(msg), self.router.origin())),
+            _ => self.router.broadcast(HostEvent::heard(msg, self.router.origin())),
         }
     }
 

@@ -202,7 +202,9 @@ impl ServerSupervisor {
         if d.is_change() {
             tracing::info!(component = "upstream", event = "tools_changed", server = %self.name, added = ?d.added, removed = ?d.removed, changed = ?d.changed, "upstream tool list changed");
             if announce {
-                self.router.broadcast(HostEvent::ToolsChanged);
+                let names = d.added.iter().chain(&d.removed).chain(&d.changed).cloned().collect();
+                let change = crate::audience::ToolsChange { server: self.name.clone(), names };
+                self.router.broadcast(HostEvent::ToolsChanged(Some(Arc::new(change))));
             }
             let tools = Arc::new(self.registry.catalog().definitions());
             for l in &self.listeners {

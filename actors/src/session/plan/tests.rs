@@ -60,8 +60,15 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
     let fleet = Fleet::new(hosts.clone(), registry.clone());
     let nobody = Nobody.start();
     for (i, (name, naming, tools, resources)) in servers.iter().enumerate() {
-        let router =
-            Router::new(Arc::from(*name), *naming != Naming::Bare, Duration::from_secs(5), "test".into(), hosts.clone(), metrics.clone());
+        let router = Router::new(
+            Arc::from(*name),
+            *naming != Naming::Bare,
+            Duration::from_secs(5),
+            "test".into(),
+            hosts.clone(),
+            metrics.clone(),
+            None,
+        );
         let caps = if *resources { json!({"tools": {}, "resources": {"subscribe": true}}) } else { json!({"tools": {}}) };
         router.publish(crate::messages::Status {
             ready: true,

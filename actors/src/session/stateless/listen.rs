@@ -1,22 +1,35 @@
 //! `subscriptions/listen` for a stateless host: the request stays open and its stream carries
 //! the change notifications it asked for (and that `server/discover` promised), each tagged
-//! with the subscription.
+//! with the subscription. Each resource is planned as a `resources/subscribe` would be (the
+//! rules, the profile), recorded, and refused by name when it may not be heard.
 
 use serde_json::{json, Value};
 
 use super::{Call, Listen};
+use crate::audit::Event;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::{revision_2026, ui_meta};
 use crate::messages::Subscribe;
-use crate::session::plan;
+use crate::session::plan::{self, Facts, Plan};
 use crate::session::HostSession;
+
+/// Resource URIs one listen request may name (more are refused by name).
+const MAX_LISTENED: usize = 256;
 
 impl HostSession {
     /// `subscriptions/listen`: the request stays open and its stream carries the change
     /// notifications asked for, each tagged with the subscription (the request's id). Only what
-    /// `server/discover` promised is honoured; the acknowledgement says which.
+    /// `server/discover` promised and the rules allow is honoured; the acknowledgement says
+    /// which, and names what was refused and why. A session-era host is answered at once.
     pub(in crate::session) fn listen(&mut self, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        if self.call().is_none() {
+            let why = format!(
+                "subscriptions/listen is part of MCP {} (stateless); in this session use resources/subscribe, and the session stream (GET) for changes",
+                revision_2026::VERSION
+            );
+            return self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
+        }
         let Some(wanted) = msg.pointer("/params/notifications").and_then(Value::as_object).cloned() else {
             return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, "params.notifications is required: which changes to hear of (toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)"));
         };
@@ -37,27 +50,31 @@ impl HostSession {
                 honoured.insert(k.into(), json!(true));
             }
         }
-        let mut uris: Vec<String> = wanted
-            .get("resourceSubscriptions")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).take(256).map(str::to_string).collect())
-            .unwrap_or_default();
+        let asked_uris = wanted.get("resourceSubscriptions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let mut uris: Vec<String> = asked_uris.iter().filter_map(Value::as_str).map(str::to_string).collect();
         uris.sort();
         uris.dedup();
         let mut subscribed = Vec::new();
-        for uri in uris {
-            if self.ui() && plan::is_our_page(&self.deps.fleet, &self.deps.fleet.catalog(), &uri) {
-                self.ui_subscriptions.insert(uri.clone());
-                subscribed.push(json!(uri));
-            } else if has("resources", "subscribe") {
-                self.subscribe_upstream(uri.clone());
-                subscribed.push(json!(uri));
+        let mut refused = Vec::new();
+        let can_subscribe = has("resources", "subscribe");
+        for (n, uri) in uris.into_iter().enumerate() {
+            if n >= MAX_LISTENED {
+                refused.push(json!({"uri": crate::audit::bounded(&uri), "reason": format!("one listen request may name at most {MAX_LISTENED} resources")}));
+                continue;
+            }
+            match self.listen_to(&id, &uri, can_subscribe) {
+                Ok(()) => subscribed.push(json!(uri)),
+                Err(reason) => refused.push(json!({"uri": crate::audit::bounded(&uri), "reason": reason})),
             }
         }
         if !subscribed.is_empty() {
             honoured.insert("resourceSubscriptions".into(), Value::Array(subscribed));
         }
-        let ack = jsonrpc::notification("notifications/subscriptions/acknowledged", json!({"notifications": honoured}));
+        let mut params = json!({"notifications": honoured});
+        if !refused.is_empty() {
+            params["refused"] = Value::Array(refused);
+        }
+        let ack = jsonrpc::notification("notifications/subscriptions/acknowledged", params);
         let Some(call) = self.call_mut() else { return };
         call.listen = Some(listen);
         if let Some((ack, id)) = call.for_listener(ack) {
@@ -65,9 +82,51 @@ impl HostSession {
         }
     }
 
+    /// One resource of a listen request, planned as `resources/subscribe` would be: kept, or
+    /// why not (a denial is recorded as one).
+    fn listen_to(&mut self, listen_id: &Value, uri: &str, can_subscribe: bool) -> Result<(), String> {
+        let mut msg = jsonrpc::request(listen_id.clone(), "resources/subscribe", json!({"uri": uri}));
+        let profile = self.profile_now().map_err(|gone| gone.to_string())?;
+        let facts = Facts { ui: self.ui(), profile: profile.as_deref() };
+        let catalog = self.deps.fleet.catalog();
+        let deps = self.deps.clone();
+        match plan::plan(&mut msg, &deps.fleet, &catalog, facts, &|t| deps.page_rule(t), &self.access()) {
+            Plan::SubscribePage { uri, .. } => {
+                self.audit_listened(listen_id, &uri, None);
+                self.ui_subscriptions.insert(uri);
+                Ok(())
+            }
+            Plan::Subscribe { server, uri, .. } if can_subscribe => {
+                self.audit_listened(listen_id, &uri, Some(server.name.clone()));
+                self.subscribe_upstream(uri);
+                Ok(())
+            }
+            Plan::Subscribe { .. } => Err("the server behind it does not support resource subscriptions".into()),
+            Plan::Denied(denied) => {
+                self.audit_denied(&msg, &denied);
+                Err(denied.error(Value::Null)["error"]["message"].as_str().unwrap_or("not allowed").to_string())
+            }
+            Plan::Refuse(err) => Err(err["error"]["message"].as_str().unwrap_or("refused").to_string()),
+            _ => Err("not a resource that can be listened to".into()),
+        }
+    }
+
+    /// A resource a listen request now hears of: one line in the trail.
+    fn audit_listened(&self, listen_id: &Value, uri: &str, server: Option<std::sync::Arc<str>>) {
+        if self.deps.audit.is_on() {
+            let mut e = self.request_entry(Event::Subscribe, listen_id).tool(uri);
+            e.server = server;
+            e.outcome = "ok";
+            self.deps.audit.record(e);
+        }
+    }
+
     /// Holds an upstream subscription for a listening host. The upstream side files it under
     /// this session, and releases it when the session stops, whenever that is.
     fn subscribe_upstream(&mut self, uri: String) {
+        if self.subscriptions.contains(&uri) {
+            return;
+        }
         if let Some((server, own)) = self.deps.fleet.server_for_uri(&uri) {
             let msg = jsonrpc::request(json!(format!("listen:{uri}")), "resources/subscribe", json!({"uri": own}));
             server.port.subscribe.do_send(Subscribe { session: self.id.clone(), msg });

@@ -205,6 +205,11 @@ impl Call {
         }
     }
 
+    /// The log level the request asked for (`io.modelcontextprotocol/logLevel`).
+    pub(in crate::session) fn log_level(&self) -> Option<&str> {
+        self.meta.log_level.as_deref()
+    }
+
     /// Whether a notification may go to the host of this call: log messages only at the
     /// level the request asked for.
     pub(in crate::session) fn allows(&self, msg: &Value) -> bool {

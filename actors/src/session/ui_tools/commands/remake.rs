@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::Ctx;
-use crate::mcp::jsonrpc;
-use crate::messages::{HostEvent, ReadUi, ReadWait};
+use crate::messages::{ReadUi, ReadWait};
 use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, ok_result};
 
@@ -76,7 +75,5 @@ pub(super) async fn run(cx: Ctx, tool: &str, extra: Value, personal: Option<Stri
 /// Tells every host that the page `uri` changed (subscribers get resources/updated, UI hosts
 /// resources/list_changed).
 fn announce(deps: &SessionDeps, uri: &str) {
-    let msg = jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}));
-    deps.fleet.broadcast(HostEvent::ResourceUpdated { uri: uri.to_string(), msg });
-    deps.fleet.broadcast(HostEvent::UiResourcesChanged);
+    deps.fleet.announce_page(uri);
 }
