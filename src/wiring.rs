@@ -153,7 +153,10 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         audit: gov.audit(),
         profiles: gov.profiles.clone(),
         warm: warm.map(|(_, progress)| progress),
-        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal,
+        // Several people: a person who is not an admin shapes only their own pages, so that no one
+        // can make a page someone else sees do what they may not (issue 42).
+        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal
+            || (settings.host_transport != config::file::HostTransport::Stdio && settings.auth.several_people()),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,

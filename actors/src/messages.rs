@@ -411,6 +411,9 @@ pub struct Refinement {
     pub feedback: String,
     /// The cache key of the page this refinement replaced.
     pub replaced_key: Option<String>,
+    /// Who asked for it (a principal's name; histories from before have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// Appends one; answers the tool's feedback texts in order, the new one last.
@@ -420,6 +423,8 @@ pub struct Append {
     pub tool: String,
     pub feedback: String,
     pub replaced_key: Option<String>,
+    /// Who asks for it (`Who::name`).
+    pub by: String,
 }
 
 /// The full history of a tool (oldest first).

@@ -147,7 +147,7 @@ impl Handler<History> for FakeRefinements {
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
         self.log.push(format!("history {}", m.tool));
         let texts = self.history.get(&m.tool).cloned().unwrap_or_default();
-        texts.into_iter().enumerate().map(|(i, feedback)| Refinement { at: i as u64, feedback, replaced_key: None }).collect()
+        texts.into_iter().enumerate().map(|(i, feedback)| Refinement { at: i as u64, feedback, replaced_key: None, by: None }).collect()
     }
 }
 

@@ -118,7 +118,7 @@ impl Handler<Append> for Refinements {
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
         let at = crate::page::now_ms();
-        let r = Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key };
+        let r = Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key, by: Some(m.by) };
         let list = self.by_tool.entry(m.tool.clone()).or_default();
         list.push(r.clone());
         let local = feedback_of(list);

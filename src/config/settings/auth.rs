@@ -28,6 +28,14 @@ impl AuthSettings {
     pub fn configured(&self) -> bool {
         !self.tokens.is_empty() || self.tokens_file.is_some() || self.oauth.is_some()
     }
+
+    /// Whether more than one person can come in: OAuth, a tokens file (read again on SIGHUP),
+    /// or static tokens of more than one principal.
+    pub fn several_people(&self) -> bool {
+        let mut people = self.tokens.iter().map(|t| if t.named { t.label.as_str() } else { t.value.0.as_str() });
+        let first = people.next();
+        self.oauth.is_some() || self.tokens_file.is_some() || people.any(|p| Some(p) != first)
+    }
 }
 
 #[derive(Debug, Clone)]

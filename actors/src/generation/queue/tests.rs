@@ -70,7 +70,7 @@ impl Handler<History> for FakeStore {
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
         self.log.push(format!("history {}", m.tool));
-        vec![Refinement { at: 0, feedback: "bigger".into(), replaced_key: None }]
+        vec![Refinement { at: 0, feedback: "bigger".into(), replaced_key: None, by: None }]
     }
 }
 

@@ -15,7 +15,8 @@ pub(super) async fn run(cx: Ctx, tool: &str, feedback: String) -> Value {
     let replaced = cx.deps.queue.key_for.send(KeyFor { tool: t, personal: mine.clone() }).await.ok();
     // Principal scope: a person's refinement is theirs; an admin's is everyone's.
     let whose = mine.clone().unwrap_or_else(|| tool.to_string());
-    let all = cx.deps.refinements.append.send(Append { tool: whose, feedback, replaced_key: replaced }).await.unwrap_or_default();
+    let by = cx.access.who.name.to_string();
+    let all = cx.deps.refinements.append.send(Append { tool: whose, feedback, replaced_key: replaced, by }).await.unwrap_or_default();
     let scope = if mine.is_some() { "yours" } else { "shared" };
     remake::run(cx, tool, json!({"refinements": all.len(), "scope": scope}), mine).await
 }
