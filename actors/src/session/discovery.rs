@@ -75,8 +75,9 @@ pub fn parse(name: &str, args: &Value) -> Result<SearchCall, BadArguments> {
 }
 
 /// A `call_tool` made into the direct call it stands for: `msg` now calls the tool (by the name
-/// the catalog has) with the given arguments, checked against its schema first. Err: the
-/// error to answer with (what was wrong, and what to do).
+/// the catalog has) with the given arguments. Err: the error to answer with (what was wrong,
+/// and what to do). The arguments are checked against the tool's schema by
+/// [`check_direct_call`], once the rules allowed the call: a schema tells what a tool takes.
 pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -> Result<(), Value> {
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     let params = jsonrpc::params(msg);
@@ -91,7 +92,6 @@ pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -
         let why = format!("no tool named {name:?} in this profile; search_tools finds the valid names");
         return Err(jsonrpc::error(id, code::INVALID_PARAMS, why));
     };
-    check_arguments(tool, &args).map_err(|why| jsonrpc::error_with_data(id, code::INVALID_PARAMS, why.0, json!({"tool": name})))?;
     let meta = params.get("_meta").cloned();
     let mut direct = json!({"name": tool.name, "arguments": args});
     if let Some(m) = meta {
@@ -99,6 +99,16 @@ pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -
     }
     msg["params"] = direct;
     Ok(())
+}
+
+/// A direct call made of a `call_tool`, its arguments against the tool's schema. Err: the error
+/// to answer with, naming each place that does not match.
+/// `exposed`: the tool's name as the catalog has it (`msg` already names it the server's way).
+pub fn check_direct_call(msg: &Value, exposed: &str, catalog: &Catalog) -> Result<(), Value> {
+    let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+    let Some(tool) = catalog.tool(exposed) else { return Ok(()) };
+    let args = msg.pointer("/params/arguments").cloned().unwrap_or_else(|| json!({}));
+    check_arguments(tool, &args).map_err(|why| jsonrpc::error_with_data(id, code::INVALID_PARAMS, why.0, json!({"tool": exposed})))
 }
 
 /// The tool's arguments against its input schema: Err names each place that does not match.
@@ -169,7 +179,8 @@ mod tests {
     #[test]
     fn arguments_are_checked_against_the_tools_schema() {
         let mut msg = call_tool(json!({"name": "weather__get_forecast", "arguments": {"days": 9}}));
-        let err = unwrap_call_tool(&mut msg, &profile(), &catalog()).unwrap_err();
+        unwrap_call_tool(&mut msg, &profile(), &catalog()).expect("made the direct call; its schema is checked after the rules");
+        let err = check_direct_call(&msg, "weather__get_forecast", &catalog()).unwrap_err();
         let text = err["error"]["message"].as_str().unwrap();
         assert!(text.contains("\"city\" is a required property") && text.contains("/days"), "{text}");
         let mut msg = call_tool(json!({"name": "nope"}));

@@ -170,10 +170,22 @@ pub fn plan(
     page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
     access: &Access,
 ) -> Plan {
+    let call_tool = facts.profile.is_some_and(|p| p.discovery == Discovery::Search)
+        && Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ToolsCall
+        && param(msg, "/params/name") == "call_tool";
     let planned = route(msg, fleet, catalog, facts, page_rule);
-    match gate(&planned, msg, fleet, access) {
-        Some(denied) => Plan::Denied(denied),
-        None => planned,
+    if let Some(denied) = gate(&planned, msg, fleet, access) {
+        return Plan::Denied(denied);
+    }
+    // The rules first: the schema of a tool the caller may not call is none of their business.
+    match planned {
+        Plan::Forward { after: After::ToolResult { ref exposed }, .. } if call_tool => {
+            match discovery::check_direct_call(msg, exposed, catalog) {
+                Ok(()) => planned,
+                Err(refused) => Plan::Refuse(refused),
+            }
+        }
+        planned => planned,
     }
 }
 

@@ -48,15 +48,17 @@ impl HostSession {
             Plan::UiTool => {
                 let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
                 let target = args.and_then(|a| a.get("toolName")).and_then(Value::as_str);
+                // A line names the tool a `_ui_*` call is about (and its server), the call as detail.
                 let (event, tool) = match name {
                     "_ui_refine" => (Event::Refinement, target.unwrap_or(name)),
                     "_ui_regenerate" => (Event::Regenerate, target.unwrap_or(name)),
                     "_ui_refresh_tools" => (Event::AdminAction, name),
-                    _ => (Event::ToolCall, name),
+                    _ => (Event::ToolCall, target.unwrap_or(name)),
                 };
                 let mut e = self.request_entry(event, &id).tool(tool).args(args, whole);
                 if tool != name {
                     e = e.detail(name);
+                    e.server = self.deps.fleet.catalog().tool(tool).map(|t| t.server.clone());
                 }
                 e
             }

@@ -319,4 +319,40 @@ async fn the_rules_are_asked_with_the_names_hosts_see() {
     };
     let text = err["error"]["message"].as_str().unwrap();
     assert!(text.starts_with("not allowed") && !text.contains("no memory calls"), "the rule is not the caller's to know: {text}");
+
+    // Search mode's call_tool: the rules first, so a denied tool's schema (its types, its
+    // enums, that it exists) is never described to the caller.
+    use crate::servers::profiles::{Discovery, Profile, ProfileSpec};
+    let search =
+        Profile::compile(&ProfileSpec { name: "s".into(), tools: vec!["*".into()], discovery: Discovery::Search, ..Default::default() })
+            .unwrap();
+    let typed = fleet(&[(
+        "memory",
+        Naming::Prefixed(Arc::from("memory")),
+        vec![json!({"name": "read_graph", "inputSchema": {"type": "object", "properties": {"depth": {"enum": ["shallow", "deep"]}}}})],
+        true,
+    )]);
+    let catalog = typed.catalog();
+    let call = |args: Value| {
+        let mut msg = jsonrpc::request(
+            json!(1),
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "memory__read_graph", "arguments": args}}),
+        );
+        plan(&mut msg, &typed, &catalog, Facts { ui: true, profile: Some(&search) }, &|_| Ok(()), &access)
+    };
+    assert_eq!(denied(call(json!({"depth": 7}))).2, "no memory calls", "denied before its schema is checked");
+    let (code, text) = refusal(&plan(
+        &mut jsonrpc::request(
+            json!(1),
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "memory__read_graph", "arguments": {"depth": 7}}}),
+        ),
+        &typed,
+        &catalog,
+        Facts { ui: true, profile: Some(&search) },
+        &|_| Ok(()),
+        &open(),
+    ));
+    assert!(code == -32602 && text.contains("/depth"), "allowed: the schema is checked and named: {text}");
 }

@@ -36,7 +36,9 @@ impl HostSession {
             if let (Some(p), Some(t)) = (profile.as_deref(), args.get("toolName").and_then(Value::as_str)) {
                 args["toolName"] = json!(p.resolve(t));
             }
-            let call = match ui_tools::parse(&name, &args, &known) {
+            let access = act.access();
+            let shown = |n: &str| catalog.tool(n).is_some_and(|t| access.sees_tool(t) || access.sees_page(t));
+            let call = match ui_tools::parse(&name, &args, &known, &shown) {
                 Ok(c) => c,
                 Err(why) => return act.answer(jsonrpc::result(id, ui_tools::error_result(&why.to_string()))),
             };
@@ -91,7 +93,13 @@ impl HostSession {
         let (kind, tool) = match call {
             UiCall::Inspect { tool } | UiCall::PageStatus { tool, .. } => (Kind::Pages, tool),
             UiCall::Refine { tool, .. } | UiCall::Regenerate { tool, .. } => (Kind::Refinements, tool),
-            UiCall::List | UiCall::RefreshTools => return None,
+            UiCall::List => return None,
+            // It lists every server's tools again, hidden ones included: admins only.
+            UiCall::RefreshTools if self.who.admin => return None,
+            UiCall::RefreshTools => {
+                let rule = std::sync::Arc::from("_ui_refresh_tools is for admins (server.auth.admins)");
+                return Some(Denied { kind: Kind::Tools, name: "_ui_refresh_tools".into(), server: None, rule });
+            }
         };
         let server = catalog.tool(tool).map(|t| t.server.to_string()).unwrap_or_default();
         let decision = self.access().check(kind, tool, &server, None);

@@ -70,16 +70,18 @@ fn string_arg(args: &Value, name: &str) -> Result<String, BadArguments> {
     }
 }
 
-/// Parses a call; `known` are the upstream's tool names, for the "did you mean" list.
-pub fn parse(name: &str, args: &Value, known: &[String]) -> Result<UiCall, BadArguments> {
+/// Parses a call; `known` are the upstream's tool names, and `shown` says which of them the
+/// caller may see (only those are named in the "valid tool names" list).
+pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) -> bool) -> Result<UiCall, BadArguments> {
     let tool = || -> Result<String, BadArguments> {
         let t = string_arg(args, "toolName")?;
         if known.contains(&t) {
             Ok(t)
         } else {
+            let visible: Vec<&str> = known.iter().map(String::as_str).filter(|n| shown(n)).collect();
             Err(BadArguments(format!(
                 "unknown tool {t:?}; valid tool names: {}",
-                if known.is_empty() { "(the upstream has no tools)".into() } else { known.join(", ") }
+                if visible.is_empty() { "(none that you may use)".into() } else { visible.join(", ") }
             )))
         }
     };
@@ -148,42 +150,47 @@ mod tests {
 
     #[test]
     fn parses_each_call() {
-        assert_eq!(parse("_ui_list", &json!({}), &known()), Ok(UiCall::List));
-        assert_eq!(parse("_ui_inspect", &json!({"toolName": "set_units"}), &known()), Ok(UiCall::Inspect { tool: "set_units".into() }));
+        assert_eq!(parse("_ui_list", &json!({}), &known(), &|_| true), Ok(UiCall::List));
         assert_eq!(
-            parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": true}), &known()),
+            parse("_ui_inspect", &json!({"toolName": "set_units"}), &known(), &|_| true),
+            Ok(UiCall::Inspect { tool: "set_units".into() })
+        );
+        assert_eq!(
+            parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": true}), &known(), &|_| true),
             Ok(UiCall::Regenerate { tool: "set_units".into(), clear_refinements: true })
         );
         assert_eq!(
-            parse("_ui_refine", &json!({"toolName": "get_forecast", "feedback": " a table "}), &known()),
+            parse("_ui_refine", &json!({"toolName": "get_forecast", "feedback": " a table "}), &known(), &|_| true),
             Ok(UiCall::Refine { tool: "get_forecast".into(), feedback: "a table".into() })
         );
     }
 
     #[test]
     fn errors_say_what_is_valid() {
-        let e = parse("_ui_inspect", &json!({"toolName": "nope"}), &known()).unwrap_err();
+        let e = parse("_ui_inspect", &json!({"toolName": "nope"}), &known(), &|_| true).unwrap_err();
         assert!(e.0.contains("get_forecast, set_units"), "{e}");
-        assert!(parse("_ui_inspect", &json!({}), &known()).unwrap_err().0.contains("toolName is required"));
-        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known())
+        assert!(parse("_ui_inspect", &json!({}), &known(), &|_| true).unwrap_err().0.contains("toolName is required"));
+        let hidden = parse("_ui_inspect", &json!({"toolName": "nope"}), &known(), &|n| n != "set_units").unwrap_err().0;
+        assert!(hidden.contains("get_forecast") && !hidden.contains("set_units"), "only what the caller may see is named: {hidden}");
+        assert!(parse("_ui_refine", &json!({"toolName": "set_units", "feedback": 3}), &known(), &|_| true)
             .unwrap_err()
             .0
             .contains("must be a string"));
-        assert!(parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": "yes"}), &known())
+        assert!(parse("_ui_regenerate", &json!({"toolName": "set_units", "clearRefinements": "yes"}), &known(), &|_| true)
             .unwrap_err()
             .0
             .contains("true or false"));
-        assert!(parse("_ui_bogus", &json!({}), &known()).unwrap_err().0.contains("_ui_refine"));
+        assert!(parse("_ui_bogus", &json!({}), &known(), &|_| true).unwrap_err().0.contains("_ui_refine"));
     }
 
     #[test]
     fn page_status_bounds_its_wait() {
         assert_eq!(
-            parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": 2500, "html": true}), &known()),
+            parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": 2500, "html": true}), &known(), &|_| true),
             Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true, make: false })
         );
         for bad in [json!(10_001), json!(-1), json!(1.5), json!("soon")] {
-            let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known()).unwrap_err();
+            let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known(), &|_| true).unwrap_err();
             assert!(e.0.contains("from 0 to 10000"), "{e}");
         }
         let app_only = definitions().into_iter().find(|d| d["name"] == PAGE_STATUS_TOOL).unwrap();
