@@ -9,7 +9,7 @@
 //! A call's line is written when it ends; a call that never ends (its session went) is written
 //! as `abandoned` when its [`Pending`] is dropped.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -179,6 +179,20 @@ struct Inner {
     required: AtomicBool,
     whole_args: AtomicBool,
     dropped: IntCounter,
+    /// When the writer began the write it is in (`messages::monotonic_ms`; 0: not writing). A
+    /// sink that blocks (a FIFO nobody reads, a hung disk) never fails: it never returns.
+    writing_since_ms: AtomicU64,
+}
+
+/// A write that has not returned in this long means the sink is stuck: `audit.required`
+/// refuses calls until it returns.
+pub const STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Inner {
+    fn stalled(&self) -> bool {
+        let since = self.writing_since_ms.load(Ordering::Acquire);
+        since != 0 && crate::messages::monotonic_ms().saturating_sub(since) >= STALLED_AFTER.as_millis() as u64
+    }
 }
 
 /// The writer's side: entries to write, and what it tells the handles.
@@ -224,6 +238,13 @@ impl Feed {
         self.inner.dropped.inc_by(n);
     }
 
+    /// The writer starts (`true`) or ends a write to the sinks: one that does not end in
+    /// [`STALLED_AFTER`] makes `audit.required` refuse calls.
+    pub fn writing(&self, on: bool) {
+        let at = if on { crate::messages::monotonic_ms() } else { 0 };
+        self.inner.writing_since_ms.store(at, Ordering::Release);
+    }
+
     /// `audit.required`: lines that failed are kept and tried again (calls are refused
     /// meanwhile), not dropped.
     pub fn required(&self) -> bool {
@@ -260,6 +281,7 @@ impl Audit {
             required: AtomicBool::new(required),
             whole_args: AtomicBool::new(whole_args),
             dropped,
+            writing_since_ms: AtomicU64::new(0),
         });
         (Audit { inner: Some(inner.clone()) }, Feed { rx, inner })
     }
@@ -280,6 +302,13 @@ impl Audit {
     /// Whether calls record their arguments whole.
     pub fn whole_args(&self) -> bool {
         self.inner.as_ref().is_some_and(|i| i.whole_args.load(Ordering::Acquire))
+    }
+
+    /// Lines that will not be written (a shutdown gave up on them): counted as dropped.
+    pub fn count_dropped(&self, n: u64) {
+        if let Some(i) = &self.inner {
+            i.dropped.inc_by(n);
+        }
     }
 
     /// Lines queued or being written (shutdown waits for them).
@@ -321,7 +350,7 @@ impl Audit {
     pub fn admit(&self, entry: Entry) -> Result<Option<Pending>, Unavailable> {
         let Some(inner) = self.inner.as_ref().filter(|i| i.on.load(Ordering::Acquire)) else { return Ok(None) };
         let reserved = if inner.required.load(Ordering::Acquire) {
-            if !inner.healthy.load(Ordering::Acquire) || !Self::reserve(inner) {
+            if !inner.healthy.load(Ordering::Acquire) || inner.stalled() || !Self::reserve(inner) {
                 return Err(Unavailable);
             }
             true
@@ -431,6 +460,24 @@ mod tests {
         }
         assert_eq!(dropped.get(), 3);
         assert_eq!(feed.rx.try_iter().count(), 2);
+    }
+
+    #[test]
+    fn required_refuses_while_a_write_is_stuck_and_admits_once_it_returns() {
+        let (audit, feed) = Audit::start(100, true, false, counter());
+        let who = Who::anonymous();
+        feed.writing(true);
+        assert!(audit.admit(Entry::new(Event::ToolCall, &who)).is_ok(), "a write under way is no stall yet");
+        // A write that began longer ago than STALLED_AFTER and has not returned.
+        let long_ago = crate::messages::monotonic_ms() - STALLED_AFTER.as_millis() as u64 - 1;
+        audit.inner.as_ref().unwrap().writing_since_ms.store(long_ago, Ordering::Release);
+        assert_eq!(audit.admit(Entry::new(Event::ToolCall, &who)).unwrap_err(), Unavailable, "a sink that blocks is unwritable");
+        feed.writing(false);
+        assert!(audit.admit(Entry::new(Event::ToolCall, &who)).is_ok());
+        let (best_effort, feed) = Audit::start(100, false, false, counter());
+        best_effort.inner.as_ref().unwrap().writing_since_ms.store(long_ago, Ordering::Release);
+        assert!(best_effort.admit(Entry::new(Event::ToolCall, &who)).is_ok(), "not required: calls go on");
+        drop(feed);
     }
 
     #[test]

@@ -134,9 +134,12 @@ impl SessionFlags {
     }
 }
 
-fn monotonic_ms() -> u64 {
+/// Milliseconds on a monotonic clock that starts a day before the process first reads it, so
+/// it is never 0 (0 can mean "never") and a time a while back is never negative.
+pub fn monotonic_ms() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
+    let day = std::time::Duration::from_secs(86_400);
+    START.get_or_init(|| std::time::Instant::now().checked_sub(day).unwrap_or_else(std::time::Instant::now)).elapsed().as_millis() as u64
 }
 
 impl SessionRef {

@@ -86,6 +86,18 @@ impl Trail {
         while self.audit.pending() > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        let lost = self.audit.pending();
+        if lost > 0 {
+            // The sink did not take them in time (it is stuck, or far behind): said and counted.
+            self.audit.count_dropped(lost as u64);
+            tracing::error!(
+                component = "audit",
+                event = "lines_lost_at_shutdown",
+                lines = lost,
+                budget_ms = budget.as_millis() as u64,
+                "audit lines were not written before shutdown: the sink did not take them in time"
+            );
+        }
         if let Some(o) = &self.otlp {
             o.flush(deadline.saturating_duration_since(Instant::now()));
         }
@@ -175,7 +187,12 @@ impl Writer {
                 }
                 Err(RecvTimeoutError::Timeout) if !healthy => {
                     healthy = match self.kept.is_empty() {
-                        true => self.sinks.probe().is_ok(),
+                        true => {
+                            self.feed.writing(true);
+                            let ok = self.sinks.probe().is_ok();
+                            self.feed.writing(false);
+                            ok
+                        }
                         false => self.write(Vec::new()),
                     };
                     self.feed.set_healthy(healthy);
@@ -197,6 +214,13 @@ impl Writer {
 
     /// Writes a batch (after the lines kept from a failure); whether every line landed.
     fn write(&mut self, batch: Vec<Entry>) -> bool {
+        self.feed.writing(true);
+        let ok = self.write_batch(batch);
+        self.feed.writing(false);
+        ok
+    }
+
+    fn write_batch(&mut self, batch: Vec<Entry>) -> bool {
         let mut lines: Vec<String> = self.kept.drain(..).collect();
         for entry in &batch {
             let line = entry.to_line();
