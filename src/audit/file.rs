@@ -6,11 +6,22 @@ use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 
+/// The owner of a regular file that is not this service's user (a device or a pipe, such as
+/// /dev/stdout, is whoever's it is).
+pub fn foreign_owner(meta: &std::fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (meta.is_file() && meta.uid() != me).then(|| meta.uid())
+}
+
 /// Why the file cannot be written; names the path and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     #[error("{0} is a symbolic link; the audit trail is never written through one: give the real path")]
     Symlink(PathBuf),
+    #[error("{0} belongs to another user (uid {1}), who could read or rewrite the trail: remove it, or give a path in a folder only this service's user writes")]
+    NotOurs(PathBuf, u32),
     #[error("cannot open {0}: {1}")]
     Open(PathBuf, io::Error),
     #[error("cannot write {0}: {1}")]
@@ -47,6 +58,9 @@ impl AuditFile {
                 _ => FileError::Open(self.path.clone(), e),
             })?;
         let meta = f.metadata().map_err(|e| FileError::Open(self.path.clone(), e))?;
+        if let Some(owner) = foreign_owner(&meta) {
+            return Err(FileError::NotOurs(self.path.clone(), owner));
+        }
         // A file that was there before with wider permissions is narrowed (when ours to change).
         if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
             let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));

@@ -6,7 +6,7 @@
 //! blocks (a full pipe) stalls only this thread: the queue fills and what does not fit is
 //! dropped and counted, requests are not slowed.
 
-mod file;
+pub mod file;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

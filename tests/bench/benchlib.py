@@ -83,12 +83,14 @@ def answer_of(body: bytes) -> dict | None:
 
 
 class HttpMcp:
-    """One Streamable HTTP session on one kept-alive connection, requests one at a time."""
+    """One Streamable HTTP session on one kept-alive connection, requests one at a time; with a
+    token, every request carries `Authorization: Bearer <token>` (the session is that person's)."""
 
-    def __init__(self, url: str, caps: dict | None = None, name: str = "bench"):
+    def __init__(self, url: str, caps: dict | None = None, name: str = "bench", token: str | None = None):
         u = urlsplit(url)
         self.path = u.path
         self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+        self.token = token
         self.sid = None
         self.next_id = 0
         init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": caps or {}, "clientInfo": {"name": name, "version": "1"}})
@@ -99,6 +101,8 @@ class HttpMcp:
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if self.sid:
             headers["mcp-session-id"] = self.sid
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
         self.conn.request("POST", self.path, json.dumps(msg), headers)
         r = self.conn.getresponse()
         body = r.read()
@@ -168,14 +172,17 @@ class StdioMcp:
 
 LUA = r"""
 -- POSTs one JSON-RPC request per call into an existing MCP session (MCP_SESSION_ID), with ids
--- unique across threads; counts answers that are not a JSON-RPC result.
+-- unique across threads, as the person of MCP_TOKEN when it is set (Authorization: Bearer);
+-- counts answers that are not a JSON-RPC result.
 local sid = os.getenv("MCP_SESSION_ID")
+local token = os.getenv("MCP_TOKEN")
 local method = os.getenv("MCP_METHOD")
 local params = os.getenv("MCP_PARAMS")
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 if sid and sid ~= "" then wrk.headers["Mcp-Session-Id"] = sid end
+if token and token ~= "" then wrk.headers["Authorization"] = "Bearer " .. token end
 local threads = {}
 local count = 0
 function setup(thread)
@@ -214,7 +221,8 @@ end
 
 
 class Wrk:
-    """wrk driving tools/call (or any request) into one MCP session."""
+    """wrk driving tools/call (or any request) into one MCP session: `run` waits for it; `start`
+    and `finish` let several wrk processes load the service at the same time."""
 
     def __init__(self):
         self.bin = need_wrk()
@@ -222,11 +230,23 @@ class Wrk:
         self.script = Path(self.dir.name) / "mcp.lua"
         self.script.write_text(LUA)
 
-    def run(self, url: str, sid: str | None, connections: int, seconds: float, method: str = "tools/call", params: dict = ECHO) -> dict:
+    def run(self, url: str, sid: str | None, connections: int, seconds: float, method: str = "tools/call", params: dict = ECHO,
+            token: str | None = None) -> dict:
+        return self.finish(self.start(url, sid, connections, seconds, method, params, token))
+
+    def start(self, url: str, sid: str | None, connections: int, seconds: float, method: str = "tools/call", params: dict = ECHO,
+              token: str | None = None) -> subprocess.Popen:
+        """wrk started, not waited for: hand the Popen to `finish`."""
         threads = max(1, min(connections, os.cpu_count() or 1))
-        env = dict(os.environ, MCP_SESSION_ID=sid or "", MCP_METHOD=method, MCP_PARAMS=json.dumps(params))
+        env = dict(os.environ, MCP_SESSION_ID=sid or "", MCP_METHOD=method, MCP_PARAMS=json.dumps(params), MCP_TOKEN=token or "")
         argv = [self.bin, "-t", str(threads), "-c", str(connections), "-d", f"{seconds:g}s", "--timeout", "10s", "-s", str(self.script), url]
-        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+        return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finish(self, p: subprocess.Popen) -> dict:
+        """Waits for a wrk from `start` and parses its RESULT line (as `run` returns it)."""
+        out, err = p.communicate()
+        if p.returncode != 0:
+            raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
         res = None
         for line in out.splitlines():
             if line.startswith("RESULT "):
@@ -244,10 +264,10 @@ class Wrk:
         self.dir.cleanup()
 
 
-def http_session(url: str, caps: dict | None = None) -> str:
-    """Opens a session (initialize + initialized) and returns its id; the connection closes,
-    the session stays."""
-    c = HttpMcp(url, caps)
+def http_session(url: str, caps: dict | None = None, token: str | None = None) -> str:
+    """Opens a session (initialize + initialized), as the person of `token` when given, and
+    returns its id; the connection closes, the session stays."""
+    c = HttpMcp(url, caps, token=token)
     c.close()
     return c.sid
 

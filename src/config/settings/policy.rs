@@ -91,6 +91,13 @@ pub fn audit(cfg: &AuditConfig, transport: HostTransport) -> Result<AuditSetting
         if !parent.is_dir() {
             return Err(ConfigError::new("audit.file", format!("the folder {} does not exist: create it first", parent.display())));
         }
+        // One made beforehand by someone else (in a shared folder, say) is theirs to read and rewrite.
+        if let Some(owner) = std::fs::symlink_metadata(f).ok().as_ref().and_then(crate::audit::file::foreign_owner) {
+            return Err(ConfigError::new(
+                "audit.file",
+                format!("{} belongs to another user (uid {owner}), who could read or rewrite the trail: remove it, or give a path in a folder only this service's user writes", f.display()),
+            ));
+        }
     }
     if cfg.max_file_bytes < 4096 {
         return Err(ConfigError::new("audit.maxFileBytes", "must be at least 4096"));
@@ -197,6 +204,26 @@ mod tests {
         let c = config::parse(r#"{"audit": {"stdout": true, "maxFileBytes": 10}}"#).unwrap();
         assert_eq!(field(&c), "audit.maxFileBytes");
         assert!(!resolve(&Config::default()).ok().unwrap().audit.on());
+    }
+
+    #[test]
+    fn an_audit_file_another_user_made_is_refused() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // only root can give a file to another user; CI runs as root
+        }
+        let dir = std::env::temp_dir().join(format!("audit-owner-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("audit.jsonl");
+        let text = format!(r#"{{"audit": {{"file": {:?}}}}}"#, file.display().to_string());
+        std::fs::write(&file, "").unwrap();
+        assert!(resolve(&config::parse(&text).unwrap()).is_ok(), "our own file is taken");
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        let e = resolve(&config::parse(&text).unwrap()).err().expect("another user's file is refused");
+        assert!(e.field == "audit.file" && e.message.contains("uid 65534"), "{e}");
+        let mut f = crate::audit::file::AuditFile::new(file.clone(), 1 << 20, 1);
+        assert!(matches!(f.write(b"x\n"), Err(crate::audit::file::FileError::NotOurs(_, 65534))), "nor written at run time");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
