@@ -37,6 +37,12 @@ pub enum Event {
     AdminAction,
     /// A resource or page subscribed to (`resources/subscribe`, or one of a listen request's).
     Subscribe,
+    /// A server's own resource read (`resources/read` of what is not a page made here).
+    ResourceRead,
+    /// `prompts/get`.
+    PromptGet,
+    /// `completion/complete` (of a prompt's or a resource template's argument).
+    Completion,
     SessionOpen,
     SessionClose,
     ConfigReload,

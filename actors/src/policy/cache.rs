@@ -170,6 +170,17 @@ impl Policies {
     pub fn visible(&self, s: &Subject) -> bool {
         self.current().is_none_or(|live| live.known(s).visible)
     }
+
+    /// Whether the rules deny this principal every tool of `s.server` (see
+    /// `Policy::denies_whole_server`; asked rarely, so not cached).
+    pub fn denies_whole_server(&self, s: &Subject) -> bool {
+        self.current().is_some_and(|live| {
+            let mut failures = Vec::new();
+            let denied = live.policy.denies_whole_server(s, &mut failures);
+            live.failed(&failures, s);
+            denied
+        })
+    }
 }
 
 #[cfg(test)]

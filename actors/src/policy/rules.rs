@@ -442,6 +442,31 @@ impl Policy {
         self.default == Effect::Allow
     }
 
+    /// Whether the rules deny every tool of `s.server`, whatever its tools are named (they may
+    /// not be known yet: a person's own server before its first list). Walking the rules as a
+    /// call would: one that names some tools might allow one of them (not denied); the first
+    /// server-wide one (no tool names, or `*`) whose condition holds decides; none: the default.
+    pub fn denies_whole_server(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
+        let s = Subject { kind: Kind::Tools, args: None, ..*s };
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.kinds & Kind::Tools.bit() == 0 || !rule.servers.as_deref().is_none_or(|g| crate::servers::glob::any(g, s.server)) {
+                continue;
+            }
+            let every_name = rule.tools.as_deref().is_none_or(|g| g.iter().any(|g| g.as_str() == "*"));
+            if !every_name || rule.reads_args() {
+                // It may decide some tool, or some call, otherwise: not denied as a whole.
+                if rule.effect == Effect::Allow {
+                    return false;
+                }
+                continue;
+            }
+            if self.holds(i, rule, &s, failures) {
+                return rule.effect == Effect::Deny;
+            }
+        }
+        self.default == Effect::Deny
+    }
+
     fn holds(&self, i: usize, rule: &Rule, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
         let Some(when) = &rule.when else { return true };
         match when.eval(&self.env, s) {

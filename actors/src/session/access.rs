@@ -30,6 +30,18 @@ impl Access {
         self.policies.visible(&Subject { kind, name, server, who: &self.who, transport: self.transport, args: None })
     }
 
+    /// Whether the rules deny this principal every tool of `server`, known yet or not.
+    pub fn denies_whole_server(&self, server: &str) -> bool {
+        self.policies.denies_whole_server(&Subject {
+            kind: Kind::Tools,
+            name: "",
+            server,
+            who: &self.who,
+            transport: self.transport,
+            args: None,
+        })
+    }
+
     /// Whether the tool is listed to this principal.
     pub fn sees_tool(&self, t: &ExposedTool) -> bool {
         self.visible(Kind::Tools, &t.name, &t.server)

@@ -106,7 +106,14 @@ impl HostSession {
         self.with_catalog(ctx, id, move |act, ctx, catalog| act.plan_and_carry_out(ctx, msg, &catalog));
     }
 
-    fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog) {
+    fn plan_and_carry_out(&mut self, ctx: &mut Context<Self>, msg: Value, catalog: &Catalog) {
+        self.plan_then_carry_out(ctx, msg, catalog, true);
+    }
+
+    /// `learn`: a call to a tool nobody knows yet may be to a person's own server whose tools
+    /// are not learned: that person's connection is started, and the call planned again once
+    /// (hosts that keep tool lists, and 2026 clients, call without listing first).
+    fn plan_then_carry_out(&mut self, ctx: &mut Context<Self>, mut msg: Value, catalog: &Catalog, learn: bool) {
         let profile = match self.profile_now() {
             Ok(p) => p,
             Err(gone) => return self.answer(gone.answer(jsonrpc::id(&msg).cloned().unwrap_or(Value::Null))),
@@ -114,6 +121,16 @@ impl HostSession {
         let facts = Facts { ui: self.ui(), profile: profile.as_deref() };
         let deps = self.deps.clone();
         let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t), &self.access());
+        if learn && matches!(planned, Plan::Refuse(_)) && jsonrpc::method(&msg) == Some("tools/call") {
+            let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let learning = self.learn_per_principal_servers(Some(&name));
+            if !learning.is_empty() {
+                return self.after_learning(ctx, learning, move |act, ctx| {
+                    let catalog = act.deps.fleet.catalog();
+                    act.plan_then_carry_out(ctx, msg, &catalog, false)
+                });
+            }
+        }
         self.carry_out(ctx, msg, planned);
     }
 

@@ -14,6 +14,7 @@ use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
+use crate::proxy::router::Router;
 use crate::servers::catalog::{Catalog, ExposedTool, Naming};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
@@ -24,6 +25,8 @@ use crate::session::ui_tools;
 
 /// How long one server may take to list one page for a host's joined list.
 const PAGE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a person's first list or call waits for their own server's tools to be known.
+const LEARN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl HostSession {
     /// One page of the tools hosts see: the catalog's, then the `_ui_*` tools. Only the page
@@ -35,7 +38,12 @@ impl HostSession {
             Err(why) => return self.answer(jsonrpc::error(id, code::INVALID_PARAMS, why)),
         };
         let per_page = self.deps.limits.tools_per_page.max(1);
-        self.learn_per_principal_servers();
+        // A person's first list waits (bounded) for their own servers' tools, so it is whole.
+        let learning = self.learn_per_principal_servers(None);
+        self.after_learning(ctx, learning, move |act, ctx| act.tools_page(ctx, id, offset, per_page));
+    }
+
+    fn tools_page(&mut self, ctx: &mut Context<Self>, id: Value, offset: usize, per_page: usize) {
         self.with_catalog(ctx, id.clone(), move |act, _ctx, catalog| {
             let profile = match act.profile_now() {
                 Ok(p) => p,
@@ -87,18 +95,49 @@ impl HostSession {
     }
 
     /// A per-principal server's tools are learned from its first connection: a person listing
-    /// tools starts theirs (if they have the credentials) while nobody's runs yet; the list
-    /// gains its tools when it is known, and hosts hear `list_changed`.
-    fn learn_per_principal_servers(&self) {
+    /// tools (or calling one of such a server's tools) starts theirs, if they have the
+    /// credentials and the rules do not deny them the whole server, while its tools are not
+    /// known yet. `name`: only the servers that could own a tool of that name. Answers the
+    /// connections started, to wait for (their tools are in the catalog once they are ready).
+    pub(super) fn learn_per_principal_servers(&self, name: Option<&str>) -> Vec<Arc<Router>> {
         let catalog = self.deps.fleet.catalog();
+        let access = self.access();
+        let mut started = Vec::new();
         for s in self.deps.fleet.servers().iter() {
             let Some(pool) = &s.pool else { continue };
-            if pool.running().0 == 0 && !catalog.tools().iter().any(|t| t.server == s.name) {
-                if let Err(why) = pool.router_for(&self.who) {
-                    tracing::debug!(component = "principals", event = "not_learned", server = %s.name, principal = %self.who.name, error = %why, "no connection to learn the server's tools from");
+            let could_own = match (&s.naming, name) {
+                (Naming::Prefixed(p), Some(n)) => n.strip_prefix(&**p).is_some_and(|rest| rest.starts_with("__")),
+                _ => true,
+            };
+            if !could_own || catalog.tools().iter().any(|t| t.server == s.name) {
+                continue;
+            }
+            if access.denies_whole_server(&s.name) {
+                continue; // nothing of it is theirs to use: no process, no slot
+            }
+            match pool.router_for(&self.who) {
+                Ok(router) => started.push(router),
+                Err(why) => {
+                    tracing::debug!(component = "principals", event = "not_learned", server = %s.name, principal = %self.who.name, error = %why, "no connection to learn the server's tools from")
                 }
             }
         }
+        started
+    }
+
+    /// Runs `then` once the connections `learning` started are ready or `LEARN_WAIT` has
+    /// passed (a list or call is then answered with what is known).
+    pub(super) fn after_learning(
+        &mut self,
+        ctx: &mut Context<Self>,
+        learning: Vec<Arc<Router>>,
+        then: impl FnOnce(&mut Self, &mut Context<Self>) + 'static,
+    ) {
+        if learning.is_empty() {
+            return then(self, ctx);
+        }
+        let waits = learning.into_iter().map(|r| async move { r.ready(LEARN_WAIT).await.is_ok() });
+        ctx.spawn(futures::future::join_all(waits).into_actor(self).map(move |_, act, ctx| then(act, ctx)));
     }
 
     /// The `resources/list` entries of the pages made here (UI hosts only).

@@ -77,6 +77,36 @@ impl HostSession {
                 e
             }
             Plan::SubscribePage { uri, on: true } => self.request_entry(Event::Subscribe, &id).tool(uri),
+            // A server's own resources, prompts and completions: what was read or asked, by
+            // the names hosts know (the plan has already named them the server's way).
+            Plan::Forward { server, after } => {
+                let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default();
+                let (event, name) = match (jsonrpc::method(msg).unwrap_or_default(), after) {
+                    ("resources/read", After::ServerUi { uri, .. }) => (Event::ResourceRead, uri.clone()),
+                    ("resources/read", _) => (Event::ResourceRead, server.naming.uri_out(shown("/params/uri"))),
+                    ("prompts/get", _) => (Event::PromptGet, server.naming.name_out(shown("/params/name"))),
+                    ("completion/complete", _) => {
+                        let what = if shown("/params/ref/type") == "ref/prompt" {
+                            server.naming.name_out(shown("/params/ref/name"))
+                        } else {
+                            server.naming.uri_out(shown("/params/ref/uri"))
+                        };
+                        (Event::Completion, what)
+                    }
+                    _ => return Ok(()),
+                };
+                let mut e = self.request_entry(event, &id).tool(&name);
+                e.server = Some(server.name.clone());
+                e
+            }
+            // A tool call that routes nowhere (an unknown name, a bad call_tool): recorded as refused.
+            Plan::Refuse(_) if jsonrpc::method(msg) == Some("tools/call") => {
+                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let mut e = self.request_entry(Event::ToolCall, &id).tool(name).args(args, whole);
+                e.outcome = "refused";
+                self.deps.audit.record(e);
+                return Ok(());
+            }
             _ => return Ok(()),
         };
         match self.deps.audit.admit(entry) {

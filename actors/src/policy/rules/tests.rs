@@ -141,3 +141,29 @@ fn what_is_known_before_the_arguments() {
     assert!(only_if.visible_from(0, &call(&dev, "t", None), &mut f), "an allow that reads the arguments may hold");
     assert!(f.is_empty(), "{f:?}");
 }
+
+#[test]
+fn a_whole_server_is_denied_only_when_no_tool_of_it_could_be_allowed() {
+    let server_rule = |effect: Effect, when: Option<&str>| RuleSpec {
+        servers: Some(vec!["secret".into()]),
+        effect: Some(effect),
+        when: when.map(str::to_string),
+        ..Default::default()
+    };
+    fn on<'a>(w: &'a Who, server: &'a str) -> Subject<'a> {
+        Subject { kind: Kind::Tools, name: "", server, who: w, transport: "stdio", args: None }
+    }
+    let (bob, alice) = (&who("bob", json!({})), &who("alice", json!({})));
+    let p = Policy::compile(Effect::Allow, &[server_rule(Effect::Deny, Some("principal.name == 'bob'"))]).unwrap();
+    assert!(p.denies_whole_server(&on(bob, "secret"), &mut Vec::new()));
+    assert!(!p.denies_whole_server(&on(alice, "secret"), &mut Vec::new()));
+    assert!(!p.denies_whole_server(&on(bob, "shared"), &mut Vec::new()), "another server");
+    // Default deny: a server no rule lets anyone near is denied; one whose tools a rule names may not be.
+    let p = Policy::compile(Effect::Deny, &[spec(&["github__create_*"], Effect::Allow, Some("principal.name == 'alice'"))]).unwrap();
+    assert!(!p.denies_whole_server(&on(bob, "github"), &mut Vec::new()), "a rule naming tools might allow one");
+    let p = Policy::compile(Effect::Deny, &[server_rule(Effect::Allow, Some("principal.name == 'alice'"))]).unwrap();
+    assert!(p.denies_whole_server(&on(bob, "secret"), &mut Vec::new()) && !p.denies_whole_server(&on(alice, "secret"), &mut Vec::new()));
+    // A deny naming some tools leaves the rest to later rules.
+    let p = Policy::compile(Effect::Allow, &[spec(&["secret__drop_*"], Effect::Deny, None)]).unwrap();
+    assert!(!p.denies_whole_server(&on(bob, "secret"), &mut Vec::new()));
+}
