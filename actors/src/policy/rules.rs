@@ -12,6 +12,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::servers::glob::{Glob, GlobError};
+
+mod types;
 use crate::who::Who;
 
 /// What kind of thing a request touches.
@@ -188,6 +190,9 @@ impl Condition {
         for (k, v) in values {
             cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
         }
+        if let Some(what) = types::mismatch(self.program.expression(), &cx) {
+            return Err(EvalError::TypeMismatch(what));
+        }
         match self.program.execute(&cx) {
             Ok(cel::Value::Bool(b)) => Ok(b),
             Ok(other) => Err(EvalError::NotBool(format!("{other:?}"))),
@@ -333,9 +338,12 @@ pub enum EvalError {
     Variable { name: &'static str, reason: String },
     #[error("the condition gave {0}, not true or false")]
     NotBool(String),
-    /// CEL failed (a missing key, a type mismatch, ...).
+    /// CEL failed (a missing key, an operator on the wrong types, ...).
     #[error("{0}")]
     Execution(String),
+    /// A comparison of values of different types (CEL would call it false).
+    #[error("the condition {0}")]
+    TypeMismatch(String),
 }
 
 impl EvalError {
@@ -344,6 +352,7 @@ impl EvalError {
             EvalError::Variable { .. } => "variable",
             EvalError::NotBool(_) => "not_bool",
             EvalError::Execution(_) => "execution",
+            EvalError::TypeMismatch(_) => "type_mismatch",
         }
     }
 }

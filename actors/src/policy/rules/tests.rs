@@ -167,3 +167,41 @@ fn a_whole_server_is_denied_only_when_no_tool_of_it_could_be_allowed() {
     let p = Policy::compile(Effect::Allow, &[spec(&["secret__drop_*"], Effect::Deny, None)]).unwrap();
     assert!(!p.denies_whole_server(&on(bob, "secret"), &mut Vec::new()));
 }
+
+#[test]
+fn a_value_of_the_wrong_type_makes_a_deny_rule_deny() {
+    let alice = who("alice", json!({"groups": ["ops"]}));
+    let denies = |when: &str, args: Value| {
+        let p = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Deny, Some(when))]).unwrap();
+        !decide(&p, &call(&alice, "weather__get_forecast", Some(&args))).allowed()
+    };
+    // Equality: CEL says false across types; here a wrong type is no pass.
+    for wrong in [json!(["Secret"]), json!(null), json!(5), json!(true), json!({"name": "Secret"})] {
+        assert!(denies("args.city == 'Secret'", json!({"city": wrong.clone()})), "== with {wrong}");
+        assert!(denies("args.city != 'Oslo'", json!({"city": wrong.clone()})), "!= with {wrong}");
+    }
+    assert!(denies("args.days == 3", json!({"days": "3"})), "a number against a string");
+    assert!(denies("args.ok == true", json!({"ok": "true"})));
+    assert!(denies("args.tags == ['a']", json!({"tags": "a"})));
+    // Ordering and membership.
+    assert!(denies("args.days > 7", json!({"days": "30"})));
+    assert!(denies("args.days <= 7", json!({"days": [1]})));
+    assert!(denies("args.city in ['Secret', 'Vault']", json!({"city": 5})));
+    assert!(denies("args.city in {'Secret': 1}", json!({"city": ["Secret"]})));
+    assert!(denies("'Secret' in args.cities", json!({"cities": "Secret Oslo"})));
+    assert!(denies("args.city.startsWith('Sec')", json!({"city": 7})));
+    // The right types decide as CEL says; numbers compare across kinds; null is a check.
+    assert!(denies("args.city == 'Secret'", json!({"city": "Secret"})));
+    assert!(!denies("args.city == 'Secret'", json!({"city": "Oslo"})));
+    assert!(!denies("args.days == 3", json!({"days": 4})) && denies("args.days == 3", json!({"days": 3.0})));
+    assert!(!denies("args.city in ['Secret', 'Vault']", json!({"city": "Oslo"})));
+    assert!(denies("args.city == null", json!({"city": null})) && !denies("args.city == null", json!({"city": "Oslo"})));
+    assert!(!denies("has(args.city) && args.city == 'Secret'", json!({})), "an absent key the condition tests for");
+    // An allow rule with a wrong type does not grant.
+    let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("args.city != 'Secret'"))]).unwrap();
+    assert!(!decide(&p, &call(&alice, "t", Some(&json!({"city": ["Secret"]})))).allowed());
+    assert!(decide(&p, &call(&alice, "t", Some(&json!({"city": "Oslo"})))).allowed());
+    // A claim of the wrong type, too.
+    let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("principal.claims.groups == 'ops'"))]).unwrap();
+    assert!(!decide(&p, &call(&alice, "t", None)).allowed());
+}
