@@ -105,7 +105,9 @@ pub struct Starter {
 
 impl Starter {
     /// The server's spec with `who`'s credentials.
-    fn spec_for(&self, who: &Who) -> Result<UpstreamSpec, PrincipalRefusal> {
+    /// The server's spec with `who`'s credentials, and the exchange of their token if the
+    /// server takes an exchanged one.
+    fn spec_for(&self, who: &Who) -> Result<(UpstreamSpec, Option<Arc<Exchanged>>), PrincipalRefusal> {
         let server: Arc<str> = Arc::from(self.settings.name.as_str());
         let map = self.secrets.current();
         let mine = map.get(&*who.name);
@@ -121,19 +123,22 @@ impl Starter {
             return Err(PrincipalRefusal::MissingSecrets { server, principal: who.name.clone(), names: missing });
         }
         let exchange = self.settings.per_principal.as_ref().and_then(|p| p.exchange.clone());
+        let mut exchanged = None;
         if let (Some(cfg), UpstreamSpec::StreamableHttp { bearer, .. }) = (exchange, &mut spec) {
             let Some(token) = who.token.clone() else {
                 return Err(PrincipalRefusal::NeedsAccessToken { server, principal: who.name.clone() });
             };
-            *bearer = Some(Bearer(Arc::new(Exchanged::new(cfg, token, server, self.metrics.access.token_exchanges.clone()))));
+            let x = Arc::new(Exchanged::new(cfg, token, server, self.metrics.access.token_exchanges.clone()));
+            *bearer = Some(Bearer(x.clone()));
+            exchanged = Some(x);
         }
-        Ok(spec)
+        Ok((spec, exchanged))
     }
 }
 
 impl StartPrincipal for Starter {
     fn start(&self, who: &Who) -> Result<Started, PrincipalRefusal> {
-        let spec = self.spec_for(who)?;
+        let (spec, exchanged) = self.spec_for(who)?;
         let s = &self.settings;
         let name: Arc<str> = Arc::from(s.name.as_str());
         let named = matches!(self.naming, Naming::Prefixed(_));
@@ -147,7 +152,7 @@ impl StartPrincipal for Starter {
             supervisor = supervisor.with_listener(l.clone());
         }
         let addr = Supervisor::start_in_arbiter(&self.arbiter, move |_| supervisor);
-        Ok(Started { router, stop: addr.recipient() })
+        Ok(Started { router, stop: addr.recipient(), exchanged })
     }
 }
 

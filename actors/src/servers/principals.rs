@@ -54,6 +54,9 @@ impl PrincipalRefusal {
 pub struct Started {
     pub router: Arc<Router>,
     pub stop: Recipient<Shutdown>,
+    /// A remote server reached with the person's exchanged token: told each token they come
+    /// with, so the current one is exchanged (None: no token exchange).
+    pub exchanged: Option<Arc<crate::upstream::token_exchange::Exchanged>>,
 }
 
 /// Starts a principal's connection to one server (the shell's: secrets, programs, arbiters).
@@ -142,6 +145,9 @@ impl PrincipalPool {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = slots.get_mut(&who.key) {
             s.last_used = Instant::now();
+            if let (Some(x), Some(token)) = (&s.started.exchanged, &who.token) {
+                x.present(token);
+            }
             return Ok(s.started.router.clone());
         }
         let refused = |r: PrincipalRefusal| {

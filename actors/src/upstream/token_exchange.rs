@@ -68,7 +68,9 @@ const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
 pub struct Exchanged {
     cfg: Arc<ExchangeConfig>,
     client: reqwest::Client,
-    subject: SubjectToken,
+    /// The person's access token as they last presented it: what is exchanged.
+    subject: std::sync::RwLock<SubjectToken>,
+    /// The token minted for the server, for `subject` as it was then, until it expires.
     held: tokio::sync::Mutex<Option<(String, Instant)>>,
     /// A 401 came with the held token: the next request exchanges again.
     stale: std::sync::atomic::AtomicBool,
@@ -84,7 +86,19 @@ impl Exchanged {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
+        let subject = std::sync::RwLock::new(subject);
         Exchanged { cfg, client, subject, held: tokio::sync::Mutex::new(None), stale: Default::default(), server, outcomes }
+    }
+
+    /// The person came with `token` (a call, a list): from now on it is the one exchanged. A
+    /// new one (their old one expired, say) makes the next request exchange again, so a
+    /// connection never stays on a token its person no longer holds.
+    pub fn present(&self, token: &SubjectToken) {
+        let mut subject = self.subject.write().unwrap_or_else(|e| e.into_inner());
+        if *subject != *token {
+            *subject = token.clone();
+            self.stale.store(true, std::sync::atomic::Ordering::Release);
+        }
     }
 
     fn count(&self, outcome: &str) {
@@ -93,9 +107,10 @@ impl Exchanged {
 
     async fn exchange(&self) -> Result<(String, Instant), TokenError> {
         let scope = self.cfg.scopes.join(" ");
+        let subject = self.subject.read().unwrap_or_else(|e| e.into_inner()).clone();
         let mut form: Vec<(&str, &str)> = vec![
             ("grant_type", GRANT),
-            ("subject_token", &self.subject.0),
+            ("subject_token", &subject.0),
             ("subject_token_type", ACCESS_TOKEN),
             ("requested_token_type", ACCESS_TOKEN),
         ];
@@ -165,5 +180,29 @@ impl BearerSource for Exchanged {
 
     fn invalidate(&self) {
         self.stale.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_token_from_the_person_is_the_one_exchanged_next() {
+        let cfg = Arc::new(ExchangeConfig {
+            token_endpoint: url::Url::parse("http://127.0.0.1:9/token").unwrap(),
+            client_id: "c".into(),
+            client_secret: "s".into(),
+            audience: None,
+            resource: None,
+            scopes: Vec::new(),
+        });
+        let outcomes = IntCounterVec::new(prometheus::Opts::new("x", "x"), &["server", "outcome"]).unwrap();
+        let x = Exchanged::new(cfg, SubjectToken(Arc::from("first")), Arc::from("s"), outcomes);
+        x.present(&SubjectToken(Arc::from("first")));
+        assert!(!x.stale.load(std::sync::atomic::Ordering::Acquire), "the same token keeps what was minted for it");
+        x.present(&SubjectToken(Arc::from("second")));
+        assert!(x.stale.load(std::sync::atomic::Ordering::Acquire), "a new token is exchanged on the next request");
+        assert_eq!(&*x.subject.read().unwrap().0, "second");
     }
 }

@@ -48,7 +48,7 @@ impl StartPrincipal for Fake {
             self.metrics.clone(),
             None,
         );
-        Ok(Started { router, stop: Stoppable(self.stopped.clone()).start().recipient() })
+        Ok(Started { router, stop: Stoppable(self.stopped.clone()).start().recipient(), exchanged: None })
     }
 }
 
