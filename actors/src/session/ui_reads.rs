@@ -27,6 +27,8 @@ use crate::who::Who;
 pub struct EdgeReader<'a> {
     pub who: &'a Arc<Who>,
     pub transport: &'static str,
+    /// The profile the reading session serves (None: every tool).
+    pub profile: Option<&'a str>,
     /// The ids of the read's audit line: made only when there is a trail to write (a request
     /// id may be new randomness, a session's name a hash; a read needs neither otherwise).
     pub ids: &'a dyn Fn() -> ReadIds,
@@ -41,8 +43,8 @@ pub struct ReadIds {
 }
 
 /// The ready result of `uri`'s page, when a UI host may be given it without asking anyone: the
-/// tool's server is up, the catalog still lists the tool with a page, and the rules let this
-/// reader have it (its line in the audit trail written). The one place that decides it; None
+/// tool's server is up, the catalog still lists the tool with a page, the reader's profile
+/// includes it, and the rules let this reader have it (its line in the audit trail written). The one place that decides it; None
 /// sends the read the usual way (the session refuses what the rules refuse, and says so).
 pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<Hit> {
     // Principal scope: whether this caller has pages of their own is the session's to find out.
@@ -50,6 +52,13 @@ pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<H
         return None;
     }
     let (tool, server, hit) = shared_ready_page(deps, uri)?;
+    // A page outside the session's profile (or a profile gone in a reload): the session says so.
+    if let Some(name) = reader.profile {
+        let catalog = deps.fleet.catalog();
+        if !deps.profiles.get(name).is_some_and(|p| catalog.tool(&tool).is_some_and(|t| p.includes(t))) {
+            return None;
+        }
+    }
     if deps.policies.is_on() {
         // Not visible: the session decides (and counts) the refusal; visible: decided here.
         let access = Access { policies: deps.policies.clone(), who: reader.who.clone(), transport: reader.transport };

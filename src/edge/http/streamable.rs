@@ -188,7 +188,12 @@ fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: 
     let uri = msg.pointer("/params/uri").and_then(Value::as_str)?;
     // Only what the session would serve the same way (it asks the same function).
     let ids = || ReadIds { session: log_name(session_id), request_id: super::request_id(req), trace_id: super::traces::cx(req).trace_id() };
-    let reader = EdgeReader { who: &super::auth::caller_who(req), transport: Transport::StreamableHttp.label(), ids: &ids };
+    let reader = EdgeReader {
+        who: &super::auth::caller_who(req),
+        transport: Transport::StreamableHttp.label(),
+        profile: session.profile.as_deref(),
+        ids: &ids,
+    };
     let hit = ready_page(&edge.session, uri, reader)?;
     session.flags.touch();
     tracing::debug!(component = "http", event = "ready_read", uri = %uri, kind = hit.kind, "ui:// read answered from the ready page");
