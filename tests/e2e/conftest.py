@@ -57,6 +57,24 @@ def wait_port(port: int, timeout: float = 30.0) -> None:
     raise TimeoutError(f"port {port} not open after {timeout}s")
 
 
+def wait_for(predicate, timeout: float, what: str, every: float = 0.1):
+    """Polls `predicate` until it returns something truthy, and returns that; fails naming
+    `what` after `timeout` seconds. An exception from `predicate` counts as not yet (a file
+    half written, a server not up) and is shown if the time runs out."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            got = predicate()
+            if got:
+                return got
+        except Exception as e:
+            last = e
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout} s" + (f" (last error: {last!r})" if last else ""))
+        time.sleep(every)
+
+
 class Proc:
     """A child process whose output goes to a log file under tests/artifacts."""
 

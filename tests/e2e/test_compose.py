@@ -47,6 +47,14 @@ import build_images  # noqa: E402
 TOKEN = "compose-test-token-5f1c0e7a9b2d4c6e8f00112233445566"
 API_KEY = "sk-compose-test-key"
 STEP = 120  # seconds any one docker-compose command may take
+# Each stack test's time limit (pytest-timeout; the other tests get tests/e2e/pytest.ini's
+# 300 s). The first test that asks for `images` also builds whatever image is missing, inside
+# its limit: from nothing (debootstrap of the Debian base, Debian's packages into three images,
+# Node from npm, the stripped binary) that is several minutes on the 2-core test machine, more
+# on a slow mirror; with the images there, a stack takes one to two minutes, and its own waits
+# (STEP per docker-compose command, readiness, the dashboard's scrapes) add up to about a quarter
+# of an hour at worst.
+STACK_LIMIT = 1800
 
 
 def sh(args, timeout=STEP, check=True, **kw) -> subprocess.CompletedProcess:
@@ -384,6 +392,7 @@ def test_grafana_provisioning_files_parse():
         assert "./grafana/provisioning:/etc/grafana/provisioning:ro" in text and "./grafana/dashboards:/var/lib/grafana/dashboards:ro" in text
 
 
+@pytest.mark.timeout(STACK_LIMIT)
 def test_the_single_server_stack(images, tmp_path):
     """deploy/docker-compose.yml: pages persist in the named volume across a restart (with their
     refinements), the HEALTHCHECK turns healthy, a stop drains, Prometheus scrapes the service
@@ -478,6 +487,7 @@ def test_the_single_server_stack(images, tmp_path):
         assert "MADE-WHILE-STOPPING" in html and len(llm_calls(s)) == calls, "the page made during the stop was stored"
 
 
+@pytest.mark.timeout(STACK_LIMIT)
 def test_the_replicas_stack(images, tmp_path):
     """deploy/docker-compose.replicas.yml: two replicas, Redis and HAProxy; a page read through
     both replicas is made once; with one replica killed, new sessions through HAProxy work."""
@@ -528,6 +538,7 @@ def test_the_replicas_stack(images, tmp_path):
         assert len(llm_calls(s)) == calls, "the surviving replica serves the page from Redis"
 
 
+@pytest.mark.timeout(STACK_LIMIT)
 def test_the_several_servers_stack(images, tmp_path):
     """deploy/docker-compose.servers.yml with deploy/servers.json: both servers' tools are listed
     and callable through the one service."""

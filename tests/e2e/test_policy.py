@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from conftest import BIN, metric
+from conftest import BIN, metric, wait_for
 from test_auth import JwksServer, open_sse, public_jwk, request, token_proxy
 from test_protocol_2026 import post as post_2026
 from test_teams import post, scrape_with
@@ -302,12 +302,14 @@ def test_every_answered_call_is_in_the_trail_when_the_service_stops(tmp_path):
         threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
         for t in threads:
             t.start()
-        time.sleep(1.0)
-        proc.p.send_signal(signal.SIGTERM)
-        assert proc.p.wait(timeout=15) == 0
-        stop.set()
-        for t in threads:
-            t.join(10)
+        try:
+            wait_for(lambda: len(answered) > 20, 30, "calls flowing before SIGTERM")
+            proc.p.send_signal(signal.SIGTERM)
+            assert proc.p.wait(timeout=15) == 0
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(10)
     ok = [x for x in map(json.loads, audit.read_text().splitlines()) if x["event"] == "tool_call" and x["outcome"] == "ok"]
     assert len(answered) > 20 and len(ok) == len(answered), (len(answered), len(ok))
 
@@ -328,8 +330,8 @@ def test_the_whole_arguments_only_when_asked_and_never_through_a_symlink(tmp_pat
     with token_proxy(tmp_path, TOKENS, config={"audit": {"file": str(audit), "arguments": True}}, name="proxy-audit-args") as (base, _proc, _log):
         sid = init_ui(base, ALICE)
         call(base, ALICE, sid, "get_current_weather", city="Oslo")
-        time.sleep(0.5)
-        line = next(json.loads(x) for x in audit.read_text().splitlines() if '"tool_call"' in x)
+        line = wait_for(lambda: next((json.loads(x) for x in audit.read_text().splitlines() if '"tool_call"' in x), None), 10,
+                        "the call's line in the trail")
         assert line["args"] == {"city": "Oslo"} and len(line["args_sha256"]) == 64
 
 
@@ -344,7 +346,9 @@ def test_required_refuses_calls_while_the_trail_cannot_be_written_and_a_full_sin
                 break
             time.sleep(0.1)
         assert "audit trail cannot be written" in answer["error"]["message"] and "audit.required" in answer["error"]["message"], answer
-        time.sleep(1.5)  # the writer tries the kept lines again each second; /dev/full still takes nothing
+        # Deliberately past a retry (no condition to wait for: nothing changes): the writer tries
+        # the kept lines again each second, /dev/full still takes nothing, and calls stay refused.
+        time.sleep(1.5)
         assert all("error" in call(base, ALICE, sid, "get_current_weather", city="Oslo") for _ in range(5)), "refused while unwritable"
         samples = scrape_with(base, ALICE)
         assert metric(samples, "mcp_gen_ui_refusals_total", reason="audit_unavailable") >= 6
@@ -353,8 +357,8 @@ def test_required_refuses_calls_while_the_trail_cannot_be_written_and_a_full_sin
     with token_proxy(tmp_path, TOKENS, config={"audit": {"file": "/dev/full"}}, name="proxy-audit-best-effort") as (base, _proc, _log):
         sid = init_ui(base, ALICE)
         assert all("result" in call(base, ALICE, sid, "get_current_weather", city="Oslo") for _ in range(20))
-        time.sleep(0.5)
-        assert metric(scrape_with(base, ALICE), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 20
+        wait_for(lambda: metric(scrape_with(base, ALICE), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 20, 10,
+                 "the 20 calls' lines counted as dropped")
     # stdout nobody reads: the writer blocks on the pipe, the queue fills, the rest is dropped and
     # counted; every call is still answered.
     with token_proxy(tmp_path, TOKENS, config={"audit": {"stdout": True, "queue": 50}}, name="proxy-audit-stuck") as (base, _proc, _log):

@@ -19,7 +19,7 @@ from pathlib import Path
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from conftest import BIN, metric, proxy_http
+from conftest import BIN, metric, proxy_http, wait_for
 from exchange_peers import CLIENT_ID, CLIENT_SECRET, AuthServer, RemoteServer
 from test_auth import JwksServer, public_jwk, request
 from test_teams import scrape_with
@@ -68,9 +68,11 @@ def session(base, token):
     return sid
 
 
-def rpc(base, token, sid, method, params=None, timeout=30):
+def rpc(base, token, sid, method, params=None, timeout=30, request_id=None):
+    """`request_id` is sent as X-Request-Id, which the audit line of the call carries."""
+    headers = {"Mcp-Session-Id": sid, **({"X-Request-Id": request_id} if request_id else {})}
     code, _, text = request(base + "/mcp", "POST", {"jsonrpc": "2.0", "id": next(IDS), "method": method, "params": params or {}},
-                            token=token, headers={"Mcp-Session-Id": sid}, timeout=timeout)
+                            token=token, headers=headers, timeout=timeout)
     assert code == 200, (code, text)
     return json.loads(text)
 
@@ -85,8 +87,23 @@ def listed_once_learned(base, token, sid, tool, timeout=20):
     raise AssertionError(f"{tool} never listed")
 
 
-def whoami(base, token, sid, tool="secret__whoami"):
-    return rpc(base, token, sid, "tools/call", {"name": tool, "arguments": {}})
+def whoami(base, token, sid, tool="secret__whoami", request_id=None):
+    return rpc(base, token, sid, "tools/call", {"name": tool, "arguments": {}}, request_id=request_id)
+
+
+def audited_calls(tmp_path) -> list[dict]:
+    """The trail's lines for calls (answered, refused or denied)."""
+    lines = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    return [x for x in lines if x["event"] in ("tool_call", "denied")]
+
+
+def whose(calls: list[dict]) -> list[tuple]:
+    """Each call line as (principal, tool, whose credentials, outcome), in a stable order."""
+    return whose_sorted((c["principal"], c.get("tool"), c.get("credentials"), c["outcome"]) for c in calls)
+
+
+def whose_sorted(rows) -> list[tuple]:
+    return sorted(rows, key=repr)
 
 
 def alive(pid: int) -> bool:
@@ -125,11 +142,12 @@ def test_each_person_reaches_the_server_as_themselves(tmp_path):
         secret = next(s for s in state["servers"] if s["name"] == "secret")
         assert secret["perPrincipal"]["running"] == 2 and secret["tools"] == 1, secret
         assert "alice" not in json.dumps(state), "/readyz does not name people"
-        # The trail says whose credentials each call went with, never the credentials.
-        time.sleep(0.5)
+        # The trail says whose credentials each call went with, never the credentials: one line
+        # for each of the three calls, no more; carol's refusal went with no one's.
+        expected = [("alice", "secret__whoami", "alice", "ok"), ("bob", "secret__whoami", "bob", "ok"), ("carol", "secret__whoami", None, "error")]
+        wait_for(lambda: len(audited_calls(tmp_path)) >= len(expected), 10, "the three calls' lines in the trail")
+        assert whose(audited_calls(tmp_path)) == whose_sorted(expected), audited_calls(tmp_path)
         audit = (tmp_path / "audit.jsonl").read_text()
-        calls = [json.loads(x) for x in audit.splitlines() if '"tool_call"' in x]
-        assert {(c["principal"], c.get("credentials")) for c in calls} >= {("alice", "alice"), ("bob", "bob")}
         text = audit + log.read_text()
         for s in ("ghp-alice-0001", "ghp-bob-0002", *PEOPLE.values()):
             assert s not in text, f"{s} reached the log or the trail"
@@ -142,6 +160,8 @@ def test_each_person_reaches_the_server_as_themselves(tmp_path):
         again = whoami(base, PEOPLE["alice"], a)
         assert again["result"]["structuredContent"]["secret"] == "ghp-alice-0001"
         assert again["result"]["structuredContent"]["pid"] != pid
+    # Stopped, the service has written its whole trail: those three lines and alice's last call.
+    assert whose(audited_calls(tmp_path)) == whose_sorted([*expected, ("alice", "secret__whoami", "alice", "ok")])
 
 
 def test_the_caps_hold_under_a_burst(tmp_path):
@@ -151,18 +171,34 @@ def test_the_caps_hold_under_a_burst(tmp_path):
         sids = {p: session(base, PEOPLE[p]) for p in people}
         listed_once_learned(base, PEOPLE["alice"], sids["alice"], "secret__whoami")
 
-        def call(p):
-            return p, whoami(base, PEOPLE[p], sids[p])
+        def call(job):
+            n, p = job
+            rid = f"burst-{n}-{p}"  # X-Request-Id: finds this call's line in the trail
+            return p, rid, whoami(base, PEOPLE[p], sids[p], request_id=rid)
 
         with ThreadPoolExecutor(6) as pool:
-            results = list(pool.map(call, people * 4))
-        ok = {p for p, r in results if "result" in r}
-        full = [r["error"]["message"] for p, r in results if "error" in r]
+            results = list(pool.map(call, enumerate(people * 4)))
+        ok = {p for p, _, r in results if "result" in r}
+        full = [r["error"]["message"] for p, _, r in results if "error" in r]
         assert len(ok) == 2, ok
         assert full and all("already runs 2 connections" in m and "perPrincipalMax" in m for m in full), full
+        # Every answer went with its own caller's credentials, never another's; a refusal with none.
+        for p, rid, r in results:
+            if "result" in r:
+                assert r["result"]["structuredContent"]["secret"] == SECRETS[p]["SECRET_TOKEN"], (p, rid, r)
+            else:
+                assert "ghp-" not in json.dumps(r), (p, rid, r)
+        pids = {p: {r["result"]["structuredContent"]["pid"] for q, _, r in results if q == p and "result" in r} for p in ok}
+        assert all(len(v) == 1 for v in pids.values()) and len(set.union(*pids.values())) == len(ok), f"one process per person: {pids}"
         state = json.loads(request(base + "/readyz")[2])
         assert state["servers"][0]["perPrincipal"]["running"] == 2
         assert metric(scrape_with(base, PEOPLE["alice"]), "mcp_gen_ui_principal_starts_total", server="secret", outcome="server_full") >= 1
+    # Stopped, the service has written its whole trail: exactly one line per call of the burst
+    # (no other call was made), each with its caller and whose credentials it went with.
+    calls = audited_calls(tmp_path)
+    got = {c.get("request_id"): (c["principal"], c.get("tool"), c.get("credentials"), c["outcome"]) for c in calls}
+    want = {rid: (p, "secret__whoami", p, "ok") if "result" in r else (p, "secret__whoami", None, "error") for p, rid, r in results}
+    assert len(calls) == len(got) and got == want, calls
 
 
 def test_a_changed_secret_takes_effect_and_a_readable_file_is_refused(tmp_path):

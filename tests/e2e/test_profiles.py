@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BIN, NODE, NODE_MODULES, UI_EXT, metric, proxy_http
+from conftest import BIN, NODE, NODE_MODULES, UI_EXT, metric, proxy_http, wait_for
 from test_auth import request
 from test_many_servers import EVERYTHING, MEMORY, TIME
 from test_policy import sse_answers
@@ -181,10 +181,12 @@ def test_call_tool_routes_validates_and_refuses_like_a_direct_call(tmp_path):
         upstream_err = rpc(base, "/mcp/all", sid, "tools/call", {"name": "call_tool", "arguments": {"name": "files__read_text_file", "arguments": {"path": "/etc/passwd"}}})
         direct_err = rpc(base, "/mcp", direct, "tools/call", {"name": "files__read_text_file", "arguments": {"path": "/etc/passwd"}})
         assert upstream_err == {**direct_err, "id": upstream_err["id"]}
-        time.sleep(0.5)
-        lines = [json.loads(x) for x in audit.read_text().splitlines()]
-        tools_called = [(x["event"], x.get("tool")) for x in lines if x["event"] in ("tool_call", "denied")]
-        assert ("tool_call", "files__read_text_file") in tools_called and ("denied", "weather__get_weather_map") in tools_called, tools_called
+        # The trail is written in batches: wait until both lines are in.
+        def called():
+            lines = [json.loads(x) for x in audit.read_text().splitlines()]
+            return [(x["event"], x.get("tool")) for x in lines if x["event"] in ("tool_call", "denied")]
+        wait_for(lambda: {("tool_call", "files__read_text_file"), ("denied", "weather__get_weather_map")} <= set(called()), 10,
+                 "the call through call_tool and its denial in the audit trail")
         assert metric(scrape(base), "mcp_gen_ui_policy_decisions_total", rule="no maps", outcome="deny") == 1
 
 
@@ -230,8 +232,7 @@ def test_profiles_reload_and_hosts_hear_of_it(tmp_path):
         cfg["profiles"]["tiny"]["tools"] = []
         cfg_path.write_text(json.dumps(cfg))
         os.kill(proc.p.pid, 1)
-        time.sleep(1.5)
-        assert "profiles.tiny.tools" in log.read_text()
+        wait_for(lambda: "profiles.tiny.tools" in log.read_text(), 15, "the rejected profile named in the log")
         assert {n for n in tools(base, "/mcp/tiny", sid) if not n.startswith("_ui_")} == {"weather__get_forecast"}
 
 
@@ -245,10 +246,13 @@ def test_a_profile_on_stdio_and_errors_at_start(tmp_path):
         def ask(msg):
             p.stdin.write(json.dumps(msg) + "\n")
             p.stdin.flush()
-            while True:
+            skipped = []
+            while len(skipped) < 1000:  # notifications may come first; the answer is never that far behind
                 line = json.loads(p.stdout.readline())
                 if line.get("id") == msg.get("id"):
                     return line
+                skipped.append(line)
+            raise AssertionError(f"no answer to {msg['method']} after {len(skipped)} other messages: {skipped[-3:]}")
 
         ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "s", "version": "1"}}})
         deadline = time.time() + 30

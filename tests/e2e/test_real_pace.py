@@ -186,16 +186,27 @@ def test_two_replicas_share_one_paced_generation(fake, tmp_path):
             assert first_a["provisional"] and first_b["provisional"], (first_a, first_b)
 
             async def follow_on_b():
-                async with session("mcp", b) as s:
+                """B's status while A writes the page: every answer says it is being written on
+                another replica (README: "its status says the page is being written on another
+                replica, until it is stored"), while A's own status shows it writing."""
+                on_b, on_a = [], []
+                async with session("mcp", b) as sb, session("mcp", a) as sa:
                     for _ in range(40):
-                        st = structured(await s.call_tool("_ui_page_status", {"toolName": "get_forecast", "waitMs": 2000}))
+                        st = structured(await sb.call_tool("_ui_page_status", {"toolName": "get_forecast", "waitMs": 2000}))
                         if st["state"] != "writing":
-                            return st
-                        assert st["phase"] in ("other_replica", "queued", "asking", "writing"), st
-                return st
+                            return st, on_b, on_a
+                        on_b.append(st)
+                        on_a.append(structured(await sa.call_tool("_ui_page_status", {"toolName": "get_forecast"})))
+                raise AssertionError(f"still writing after 40 status calls: {on_b[-1]}")
 
-            st = anyio.run(follow_on_b)
+            st, on_b, on_a = anyio.run(follow_on_b)
             assert st["state"] == "ready", st
+            assert on_b, "B was asked while the page was being written"
+            assert all(x["phase"] == "other_replica" for x in on_b), [x["phase"] for x in on_b]
+            # Meanwhile A shows its own generation, its characters arriving.
+            writing_on_a = [x for x in on_a if x["state"] == "writing"]
+            assert writing_on_a and all(x["phase"] != "other_replica" for x in writing_on_a), on_a
+            assert any(x["phase"] == "writing" and x["chars"] > 0 for x in writing_on_a), on_a
             for base in (a, b):
                 html, meta = read_ui(base, "get_forecast")
                 assert "ONE-FOR-BOTH" in html and meta["kind"] == "generated"
@@ -242,7 +253,9 @@ def test_a_refinement_answers_within_the_budget_and_the_page_follows(fake, tmp_p
                 await watcher.subscribe_resource("ui://get_forecast")
                 before = (await s.read_resource("ui://get_forecast")).contents[0]
                 assert "BEFORE" in before.text or before.meta["mcp-gen-ui"]["provisional"]
+                deadline = time.monotonic() + 30
                 while "BEFORE" not in (await s.read_resource("ui://get_forecast")).contents[0].text:
+                    assert time.monotonic() < deadline, "the first page written within 30 s"
                     await anyio.sleep(0.2)
                 updated = anyio.Event()
                 t0 = time.monotonic()
