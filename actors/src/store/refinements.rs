@@ -47,13 +47,32 @@ pub struct Refinements {
     pages: Option<Arc<ReadyPages>>,
     /// The replicas' shared histories (None: this process alone).
     shared: Option<RedisStore>,
+    /// Refinements made while Redis was away, by history, in order: written back to Redis
+    /// (before any newer one) once it answers, so Redis's history does not lose them.
+    unsynced: ByTool,
+}
+
+/// How often refinements made while Redis was away are offered to it again.
+const WRITE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Pushes `list` to the shared history of `tool`, in order, until one fails: how many went,
+/// and the history as Redis has it after the last that went.
+async fn push_in_order(shared: &RedisStore, tool: &str, list: &[Refinement]) -> (usize, Option<Vec<Refinement>>) {
+    let mut all = None;
+    for (n, r) in list.iter().enumerate() {
+        match shared.push_refinement(tool, r).await {
+            Ok(a) => all = Some(a),
+            Err(_) => return (n, all),
+        }
+    }
+    (list.len(), all)
 }
 
 impl Refinements {
     /// `cache_dir`: persist the histories there (None: memory only).
     pub fn new(cache_dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Self {
         let file = cache_dir.map(|d| snapshot_file::state_dir(&d).join("refinements.json"));
-        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None, shared: None }
+        Refinements { by_tool: HashMap::new(), file, writer: None, metrics, pages: None, shared: None, unsynced: HashMap::new() }
     }
 
     /// Keeps the histories in Redis, shared by every replica.
@@ -89,6 +108,9 @@ impl Actor for Refinements {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if self.shared.is_some() {
+            ctx.run_interval(WRITE_BACK_EVERY, |act, ctx| act.write_back(ctx));
+        }
         let Some(file) = self.file.clone() else { return };
         if self.writer.is_none() {
             self.writer = Some(Writer::start(file.clone()));
@@ -113,6 +135,39 @@ fn feedback_of(list: &[Refinement]) -> Vec<String> {
     list.iter().map(|r| r.feedback.clone()).collect()
 }
 
+impl Refinements {
+    /// Offers Redis the refinements made while it was away (each history in order); what it
+    /// takes leaves `unsynced`, and the other replicas hear of the change.
+    fn write_back(&mut self, ctx: &mut Context<Self>) {
+        let Some(shared) = self.shared.clone() else { return };
+        for (tool, list) in std::mem::take(&mut self.unsynced) {
+            let shared = shared.clone();
+            ctx.spawn(
+                async move {
+                    let (went, all) = push_in_order(&shared, &tool, &list).await;
+                    if went > 0 {
+                        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+                    }
+                    (tool, list, went, all)
+                }
+                .into_actor(self)
+                .map(|(tool, mut list, went, all), act, _| {
+                    let rest = list.split_off(went);
+                    if !rest.is_empty() {
+                        // Still away: kept, before anything newer made meanwhile.
+                        let newer = act.unsynced.remove(&tool).unwrap_or_default();
+                        act.unsynced.insert(tool.clone(), rest.into_iter().chain(newer).collect());
+                    } else if let Some(all) = all.filter(|_| !act.unsynced.contains_key(&tool)) {
+                        tracing::info!(component = "refinements", event = "written_back", tool = %tool, refinements = went, "refinements made while Redis was away are in its history now");
+                        act.by_tool.insert(tool.clone(), all);
+                        act.changed(&tool);
+                    }
+                }),
+            );
+        }
+    }
+}
+
 impl Handler<Append> for Refinements {
     type Result = ResponseActFuture<Self, Vec<String>>;
 
@@ -125,24 +180,32 @@ impl Handler<Append> for Refinements {
         self.changed(&m.tool);
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
         let tool = m.tool;
+        // Made while Redis was away and not written back yet: those go first, in order.
+        let mut pending = self.unsynced.remove(&tool).unwrap_or_default();
+        pending.push(r);
         Box::pin(
             async move {
-                let res = shared.push_refinement(&tool, &r).await;
-                if res.is_ok() {
+                let (went, all) = push_in_order(&shared, &tool, &pending).await;
+                if went > 0 {
                     // Every other replica drops its ready page for the tool: its next read asks Redis.
                     let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
                 }
-                (tool, res)
+                (tool, pending, went, all)
             }
             .into_actor(self)
-            .map(move |(tool, res), act, _| match res {
-                Ok(all) => {
-                    let answer = feedback_of(&all);
-                    act.by_tool.insert(tool, all);
-                    answer
+            .map(move |(tool, mut pending, went, all), act, _| {
+                let rest = pending.split_off(went);
+                if rest.is_empty() {
+                    if let Some(all) = all {
+                        let answer = feedback_of(&all);
+                        act.by_tool.insert(tool, all);
+                        return answer;
+                    }
                 }
-                // Redis is away: the refinement lives here only (until its history is read from Redis again).
-                Err(_) => local,
+                // Redis is away: kept here and written back once it answers (`write_back`).
+                let newer = act.unsynced.remove(&tool).unwrap_or_default();
+                act.unsynced.insert(tool, rest.into_iter().chain(newer).collect());
+                local
             }),
         )
     }
@@ -154,6 +217,10 @@ impl Handler<History> for Refinements {
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
         let local = self.by_tool.get(&m.tool).cloned().unwrap_or_default();
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
+        if self.unsynced.contains_key(&m.tool) {
+            // Redis's copy lacks what was made while it was away: the local one is whole.
+            return Box::pin(fut::ready(local));
+        }
         let tool = m.tool;
         Box::pin(async move { (shared.refinements(&tool).await, tool) }.into_actor(self).map(move |(res, tool), act, _| match res {
             Ok(all) => {
@@ -180,11 +247,14 @@ impl Handler<Clear> for Refinements {
             let removed = !personal.is_empty();
             for k in personal {
                 self.by_tool.remove(&k);
+                self.unsynced.remove(&k);
             }
             if removed {
                 self.persist();
             }
         }
+        // Cleared: what was waiting to be written back is gone with the rest.
+        self.unsynced.remove(&m.tool);
         let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
         if n > 0 {
             self.changed(&m.tool);
