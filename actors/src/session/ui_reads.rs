@@ -47,8 +47,9 @@ pub struct ReadIds {
 /// includes it, and the rules let this reader have it (its line in the audit trail written). The one place that decides it; None
 /// sends the read the usual way (the session refuses what the rules refuse, and says so).
 pub fn ready_page(deps: &SessionDeps, uri: &str, reader: EdgeReader) -> Option<Hit> {
-    // Principal scope: whether this caller has pages of their own is the session's to find out.
-    if deps.personal_scope {
+    // Principal scope: whether this caller has pages of their own is the session's to find out
+    // (an admin's pages are the shared ones).
+    if deps.personal_scope && !reader.who.admin {
         return None;
     }
     let (tool, server, hit) = shared_ready_page(deps, uri)?;
