@@ -402,6 +402,16 @@ impl Router {
         true
     }
 
+    /// A log line that names no request (a stdio server's, during a call): to the call in flight
+    /// when all calls in flight on this server are one person's, on its stream. False when that
+    /// cannot be known (nothing or several people's calls in flight).
+    pub fn log_to_the_one_caller(&self, msg: &Value) -> bool {
+        let Asker::One { session, related } = self.routes().asker() else { return false };
+        let Some(port) = self.port(&session) else { return false };
+        port.event.do_send(HostEvent::Notify { msg: msg.clone(), related: Some(related) });
+        true
+    }
+
     /// A progress notification: to the host that asked for it, with its own token back.
     pub fn on_progress(&self, msg: &Value) {
         let Some(p) = self.routes().progress(msg) else { return };

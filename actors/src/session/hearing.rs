@@ -120,7 +120,15 @@ impl Handler<HostEvent> for HostSession {
 
     fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
         match ev {
-            HostEvent::Notify { msg, related } => self.send_related(msg, related.as_ref()),
+            HostEvent::Notify { msg, related } => {
+                // A request's own log line, at the level the session asked for if it asked.
+                let level = msg.pointer("/params/level").and_then(Value::as_str);
+                let log = jsonrpc::method(&msg) == Some("notifications/message");
+                if log && self.log_level.is_some() && !crate::mcp::revision_2026::log_wanted(level, self.log_level) {
+                    return;
+                }
+                self.send_related(msg, related.as_ref())
+            }
             HostEvent::Heard { msg, heard } => {
                 if audience::admits(&self.facts(), &heard) {
                     self.send_session(msg);

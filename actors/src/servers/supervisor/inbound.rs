@@ -101,7 +101,14 @@ impl ServerSupervisor {
                 self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
             }
             m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
-            "notifications/message" => self.router.broadcast(HostEvent::heard(self.with_logger(msg), self.router.origin())),
+            // A stdio server's log line during a call is that call's, when whose it is can be
+            // known; otherwise it goes to who asked for logs (the delivery rule).
+            "notifications/message" => {
+                let msg = self.with_logger(msg);
+                if !self.router.log_to_the_one_caller(&msg) {
+                    self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
+                }
+            }
             _ => self.router.broadcast(HostEvent::heard(msg, self.router.origin())),
         }
     }
