@@ -40,6 +40,9 @@ pub struct Incoming {
     pub request_id: String,
     /// The edge's span for it (the HTTP request), when tracing is on.
     pub trace: crate::trace::TraceCx,
+    /// Who the edge authenticated this request as (None: the stdio edge, or a test): the
+    /// session's person with the token and claims of this request (a refreshed token).
+    pub caller: Option<Arc<crate::who::Who>>,
 }
 
 /// The session stream (stdio out, legacy SSE stream, Streamable HTTP GET stream) opened.

@@ -71,6 +71,7 @@ pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
                         sink: None,
                         request_id: uuid::Uuid::new_v4().simple().to_string(),
                         trace: Default::default(),
+                        caller: None,
                     });
                 }
             }
@@ -130,6 +131,7 @@ impl Stateless {
                             sink: None,
                             request_id: uuid::Uuid::new_v4().simple().to_string(),
                             trace: Default::default(),
+                            caller: None,
                         });
                         None
                     }
@@ -168,6 +170,7 @@ impl Stateless {
                     sink: Some(out.clone()),
                     request_id: uuid::Uuid::new_v4().simple().to_string(),
                     trace: Default::default(),
+                    caller: None,
                 });
             }
             Err(err) => {

@@ -272,6 +272,13 @@ impl Handler<Incoming> for HostSession {
 
     fn handle(&mut self, m: Incoming, ctx: &mut Self::Context) {
         self.last_seen = Instant::now();
+        // The same person with a new token (theirs expired and their host signed in again):
+        // their calls go on with it, so a token exchange uses the token they hold now.
+        if let Some(who) =
+            m.caller.filter(|w| w.key == self.who.key && (w.token != self.who.token || w.claims_digest != self.who.claims_digest))
+        {
+            self.who = who;
+        }
         match jsonrpc::kind(&m.msg) {
             Kind::Request => self.on_request(ctx, m.msg, m.sink, m.request_id, m.trace),
             Kind::Notification => self.on_notification(m.msg),

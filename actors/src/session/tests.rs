@@ -329,7 +329,10 @@ impl Fixture {
 /// Hands the session one message with its own stream; answers that stream.
 async fn post(session: &Addr<HostSession>, msg: Value) -> mpsc::Receiver<Value> {
     let (sink, rx) = sink_channel();
-    session.send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default() }).await.expect("the session runs");
+    session
+        .send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default(), caller: None })
+        .await
+        .expect("the session runs");
     rx
 }
 
@@ -555,7 +558,7 @@ fn stateless_call(id: i64, extra: Value) -> Value {
 
 async fn post_ref(session: &SessionRef, msg: Value) -> mpsc::Receiver<Value> {
     let (sink, rx) = sink_channel();
-    session.incoming.do_send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default() });
+    session.incoming.do_send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default(), caller: None });
     rx
 }
 
@@ -651,6 +654,7 @@ async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_requ
         sink: None,
         request_id: "t".into(),
         trace: Default::default(),
+        caller: None,
     })
     .await
     .unwrap();
@@ -734,7 +738,7 @@ async fn cancelling_the_retry_cancels_the_call_upstream() {
     let _stream = post_ref(&session, retry).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let cancel = jsonrpc::notification("notifications/cancelled", json!({"requestId": 2, "reason": "no"}));
-    session.incoming.do_send(Incoming { msg: cancel, sink: None, request_id: "t".into(), trace: Default::default() });
+    session.incoming.do_send(Incoming { msg: cancel, sink: None, request_id: "t".into(), trace: Default::default(), caller: None });
     let sent = next(&mut link).await;
     assert_eq!(sent["method"], "notifications/cancelled", "{sent}");
     assert_eq!(sent["params"]["requestId"], upstream_call["id"], "the call is cancelled by the id the upstream knows");

@@ -74,7 +74,13 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
         }
     }
     for m in msgs {
-        session.incoming.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req), trace: super::traces::cx(&req) });
+        session.incoming.do_send(Incoming {
+            msg: m,
+            sink: None,
+            request_id: super::request_id(&req),
+            trace: super::traces::cx(&req),
+            caller: Some(super::auth::caller_who(&req)),
+        });
     }
     HttpResponse::Accepted().body("Accepted")
 }

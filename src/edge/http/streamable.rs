@@ -132,7 +132,13 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
-            session.incoming.do_send(Incoming { msg: m, sink: None, request_id: super::request_id(&req), trace: super::traces::cx(&req) });
+            session.incoming.do_send(Incoming {
+                msg: m,
+                sink: None,
+                request_id: super::request_id(&req),
+                trace: super::traces::cx(&req),
+                caller: Some(super::auth::caller_who(&req)),
+            });
         }
         return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
@@ -144,7 +150,13 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
-        session.incoming.do_send(Incoming { msg: m, sink, request_id: super::request_id(&req), trace: super::traces::cx(&req) });
+        session.incoming.do_send(Incoming {
+            msg: m,
+            sink,
+            request_id: super::request_id(&req),
+            trace: super::traces::cx(&req),
+            caller: Some(super::auth::caller_who(&req)),
+        });
     }
     drop(tx);
     if plain {
@@ -254,7 +266,13 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),
     };
     let (tx, mut rx) = sink_channel();
-    session.incoming.do_send(Incoming { msg, sink: Some(tx), request_id: super::request_id(req), trace: super::traces::cx(req) });
+    session.incoming.do_send(Incoming {
+        msg,
+        sink: Some(tx),
+        request_id: super::request_id(req),
+        trace: super::traces::cx(req),
+        caller: Some(super::auth::caller_who(req)),
+    });
     if !wants_stream {
         return match rx.recv().await {
             Some(answer) => reply(StatusCode::from_u16(revision_2026::http_status(&answer)).unwrap_or(StatusCode::OK), answer),
