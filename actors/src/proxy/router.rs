@@ -402,14 +402,23 @@ impl Router {
         true
     }
 
-    /// A log line that names no request (a stdio server's, during a call): to the call in flight
-    /// when all calls in flight on this server are one person's, on its stream. False when that
-    /// cannot be known (nothing or several people's calls in flight).
-    pub fn log_to_the_one_caller(&self, msg: &Value) -> bool {
-        let Asker::One { session, related } = self.routes().asker() else { return false };
-        let Some(port) = self.port(&session) else { return false };
-        port.event.do_send(HostEvent::Notify { msg: msg.clone(), related: Some(related) });
-        true
+    /// Whose a log line that names no request is (a stdio server's, during a call): the session
+    /// of the call in flight when all calls in flight on this server are one person's; None when
+    /// that cannot be known (nothing or several people's calls in flight). Asked on the link's
+    /// reader, in order with the answers (an answer that overtook the line would end the call).
+    pub fn the_one_caller(&self) -> Option<SessionId> {
+        match self.routes().asker() {
+            Asker::One { session, .. } => Some(session),
+            _ => None,
+        }
+    }
+
+    /// A notification for `session` alone, on its session stream (its call may be answered as
+    /// plain JSON, which carries nothing else).
+    pub fn notify_session(&self, session: &SessionId, msg: Value) {
+        if let Some(port) = self.port(session) {
+            port.event.do_send(HostEvent::Notify { msg, related: None });
+        }
     }
 
     /// A progress notification: to the host that asked for it, with its own token back.

@@ -101,14 +101,8 @@ impl ServerSupervisor {
                 self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
             }
             m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
-            // A stdio server's log line during a call is that call's, when whose it is can be
-            // known; otherwise it goes to who asked for logs (the delivery rule).
-            "notifications/message" => {
-                let msg = self.with_logger(msg);
-                if !self.router.log_to_the_one_caller(&msg) {
-                    self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
-                }
-            }
+            // Whose it is was not known on the reader (see `route`): who asked for logs hears it.
+            "notifications/message" => self.router.broadcast(HostEvent::heard(self.with_logger(msg), self.router.origin())),
             _ => self.router.broadcast(HostEvent::heard(msg, self.router.origin())),
         }
     }
@@ -144,6 +138,27 @@ impl ServerSupervisor {
                 }
             }
         }));
+    }
+}
+
+/// A log line the reader found to be one caller's (see `route`).
+pub(super) struct CallersLog {
+    gen: u64,
+    msg: Value,
+    session: crate::messages::SessionId,
+}
+
+impl Message for CallersLog {
+    type Result = ();
+}
+
+impl Handler<CallersLog> for ServerSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, m: CallersLog, _ctx: &mut Self::Context) {
+        if m.gen == self.generation {
+            self.router.notify_session(&m.session, self.with_logger(m.msg));
+        }
     }
 }
 
@@ -186,6 +201,12 @@ fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, addr: &Addr
             let Some(msg) = to_router(router, msg) else { return };
             let ev = match stream_of {
                 Some(request) => LinkEvent::OnStream { msg, request },
+                // A stdio server's log line during a call is that call's person's when the calls
+                // in flight say so; decided here, before an answer read after it ends the call.
+                None if jsonrpc::method(&msg) == Some("notifications/message") => match router.the_one_caller() {
+                    Some(session) => return addr.do_send(CallersLog { gen, msg, session }),
+                    None => LinkEvent::Message(msg),
+                },
                 None => LinkEvent::Message(msg),
             };
             addr.do_send(LinkMsg { gen, ev });
