@@ -9,6 +9,7 @@ import http.client
 import itertools
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -29,6 +30,43 @@ PROFILES = {
     "all": {"tools": ["*"], "discovery": "search", "pin": ["weather__*"]},
     "readonly": {"servers": ["files"], "tools": ["files__read_*", "files__list_*", "files__get_*"]},
 }
+
+
+# Words a task may share with a tool without saying what it does.
+STOP_WORDS = frozenset("""a an the and or but if then so of to in on at by for from with into onto over under about as is are was were
+be been being am do does did done have has had having i me my mine you your yours we us our he him his she her it its they them their
+this that these those what which who whom whose where when why how all any some no not can could would should will shall may might must
+just also there here up out off than too very now please let s t d ll re ve m o""".split())
+
+
+def stem(word: str) -> str:
+    """A word less its ending: "files" and "file" give "fil"; "moving", "moved" and "move", "mov";
+    "directories", "directory"."""
+    for suffix, instead in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2 and not (suffix == "s" and word.endswith("ss")):
+            word = word[:-len(suffix)] + instead
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # "logging" -> "logg" -> "log"
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Stems of the words of a task, a tool's name (split on _, -, camelCase) or a description."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS and len(w) > 1}
+
+
+def shared_words(task: str, tool: dict) -> set[str]:
+    """The words a task shares with a tool's name, description and input properties (names and
+    descriptions): a stem, or one beginning the other when both have five letters or more
+    ("compress", "compression")."""
+    props = tool.get("inputSchema", {}).get("properties", {})
+    text = " ".join([tool["name"], tool.get("description") or ""] + [f"{k} {v.get('description') or ''}" for k, v in props.items()])
+    theirs = content_words(text)
+    return {a for a in content_words(task) for b in theirs if a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))}
 
 
 def five_servers(tmp_path) -> Path:
@@ -140,15 +178,18 @@ def test_search_finds_the_tool_for_plain_language_tasks(tmp_path):
             "weather__get_current_weather", "weather__get_forecast", "weather__get_weather_map", "weather__set_units",
             "search_tools", "describe_tools", "call_tool"}
         assert listed["call_tool"]["_meta"]["ui"]["resourceUri"] == "ui://_ui/call_tool", "call_tool has a page of its own"
+        # The tasks that share no word with their tools are left out: a ranking by words finds few of
+        # them (tests/bench/search.py reports how many); the others, 90% in the top 3.
+        tasks = [t for t in TASKS if not t.get("shares_no_word")]
         hits, misses = 0, []
-        for t in TASKS:
+        for t in tasks:
             found = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": t["task"], "limit": 3}})
             names = [x["name"] for x in found["result"]["structuredContent"]["tools"]]
             if any(n in t["tools"] for n in names):
                 hits += 1
             else:
                 misses.append((t["task"], names))
-        assert hits >= 0.9 * len(TASKS), f"top-3 hits {hits}/{len(TASKS)}; missed {misses}"
+        assert hits >= 0.9 * len(tasks), f"top-3 hits {hits}/{len(tasks)}; missed {misses}"
         one = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": "what time is it in Tokyo", "limit": 1}})
         first = one["result"]["structuredContent"]["tools"][0]
         assert first["name"].startswith("time__") and first["description"] and first["score"] > 0
@@ -157,6 +198,25 @@ def test_search_finds_the_tool_for_plain_language_tasks(tmp_path):
         assert d["tools"][0]["inputSchema"]["required"] and d["unknown"] == ["nope"]
         bad = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": "x", "limit": 500}})
         assert bad["error"]["code"] == -32602 and "limit" in bad["error"]["message"]
+
+
+def test_the_tasks_marked_shares_no_word_share_no_word_with_their_tools(tmp_path):
+    """search_tasks.json's shares_no_word tasks share no content word with their tools' names,
+    descriptions and input properties, as the fleet lists them (not a copy that could go stale)."""
+    hard = [t for t in TASKS if t.get("shares_no_word")]
+    assert len(hard) >= 15, len(hard)
+    with proxy(tmp_path, "proxy-profiles-words") as (base, _proc, _log):
+        listed = tools(base, "/mcp", session(base, "/mcp", ui=False))
+    unknown = {n for t in TASKS for n in t["tools"]} - set(listed)
+    assert not unknown, f"tasks name tools the fleet does not have: {unknown}"
+    shared = {(t["task"], n): words for t in hard for n in t["tools"] if (words := shared_words(t["task"], listed[n]))}
+    assert not shared, shared
+    # The check sees shared words where there are some: in every other task, and across forms of
+    # a word.
+    blind = [t["task"] for t in TASKS if not t.get("shares_no_word") and not any(shared_words(t["task"], listed[n]) for n in t["tools"])]
+    assert not blind, f"unmarked tasks that share no word with their tools: {blind}"
+    assert shared_words("Moving the directories, logging it", {"name": "move_file", "description": "Directory log"}) == {"mov", "directory", "log"}
+    assert shared_words("compression", {"name": "x", "description": "Compresses a file"}) == {"compression"}
 
 
 def test_call_tool_routes_validates_and_refuses_like_a_direct_call(tmp_path):
