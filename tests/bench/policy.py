@@ -9,7 +9,8 @@ compared with the no-rules baseline of the same run:
 - the same 50 with a first rule whose condition reads the arguments (evaluated on every call);
 - no rules, the audit trail on (a line per call to a file), the file on disk where the bench
   runs, and in memory (/dev/shm, where there is one): the difference is the disk's writeback,
-  which runs in the kernel's threads on the same cores, not in the service.
+  which runs in the kernel's threads on the same cores, not in the service;
+- issue 42's: the 50 rules and the complete trail together (audit.required), against neither.
 
     tests/.venv/bin/python tests/bench/policy.py [--seconds 5] [--connections 8] [--rounds 3] [--no-build]
 """
@@ -74,6 +75,8 @@ def main() -> None:
         "50 rules": {"policy": fifty_rules(False)},
         "50 rules, args": {"policy": fifty_rules(True)},
         "audit on": {"audit": {"file": str(tmp / "audit.jsonl")}},
+        # Issue 42: the rules and the complete trail together (every call's line, required).
+        "rules + trail": {"policy": fifty_rules(False), "audit": {"file": str(tmp / "audit-both.jsonl"), "required": True}},
     }
     shm = Path("/dev/shm")
     mem = Path(tempfile.mkdtemp(prefix="bench-policy-", dir=shm)) if shm.is_dir() else None
@@ -106,6 +109,7 @@ def main() -> None:
         ("50 rules / no rules", f"{median['50 rules'] / base:.2f}x", ">= 0.95x", median["50 rules"] / base >= 0.95),
         ("50 rules, one reading args / no rules", f"{median['50 rules, args'] / base:.2f}x", "-", None),
         ("audit trail on / off", f"{median['audit on'] / base:.2f}x", "-", None),
+        ("50 rules and the trail (required) / neither", f"{median['rules + trail'] / base:.2f}x", ">= 0.90x", median["rules + trail"] / base >= 0.90),
     ]
     if mem:
         rows.append(("audit trail on, its file in memory / off", f"{median['audit in memory'] / base:.2f}x", "-", None))

@@ -488,7 +488,9 @@ class Listen(Channel):
         r = c.getresponse()
         self.conn, self.closed = c, False
         if not (r.status == 200 and (r.getheader("content-type") or "").startswith("text/event-stream")):
+            self.closed = True
             self.hear("listen", r.read().decode())
+            c.close()
             raise AssertionError(f"{person.name}'s listen: {r.status} {self.got(lambda m: True)}")
         self.reader = Reader(f"{person.name}-{label}-listen", sock, r.readline, lambda data: self.hear("listen", data))
 
