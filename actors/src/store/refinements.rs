@@ -55,17 +55,33 @@ pub struct Refinements {
 /// How often refinements made while Redis was away are offered to it again.
 const WRITE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Pushes `list` to the shared history of `tool`, in order, until one fails: how many went,
-/// and the history as Redis has it after the last that went.
-async fn push_in_order(shared: &RedisStore, tool: &str, list: &[Refinement]) -> (usize, Option<Vec<Refinement>>) {
+/// Pushes `list` to the shared history of `tool`, in order, until one fails, and tells the
+/// other replicas if any went: how many went, and the history as Redis has it after the last.
+async fn push_in_order(shared: RedisStore, tool: String, list: Vec<Refinement>) -> Pushed {
     let mut all = None;
+    let mut went = list.len();
     for (n, r) in list.iter().enumerate() {
-        match shared.push_refinement(tool, r).await {
+        match shared.push_refinement(&tool, r).await {
             Ok(a) => all = Some(a),
-            Err(_) => return (n, all),
+            Err(_) => {
+                went = n;
+                break;
+            }
         }
     }
-    (list.len(), all)
+    if went > 0 {
+        // Every other replica drops its ready page for the tool: its next read asks Redis.
+        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+    }
+    Pushed { tool, list, went, all }
+}
+
+/// What [`push_in_order`] did.
+struct Pushed {
+    tool: String,
+    list: Vec<Refinement>,
+    went: usize,
+    all: Option<Vec<Refinement>>,
 }
 
 impl Refinements {
@@ -141,30 +157,27 @@ impl Refinements {
     fn write_back(&mut self, ctx: &mut Context<Self>) {
         let Some(shared) = self.shared.clone() else { return };
         for (tool, list) in std::mem::take(&mut self.unsynced) {
-            let shared = shared.clone();
-            ctx.spawn(
-                async move {
-                    let (went, all) = push_in_order(&shared, &tool, &list).await;
-                    if went > 0 {
-                        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
-                    }
-                    (tool, list, went, all)
+            ctx.spawn(push_in_order(shared.clone(), tool, list).into_actor(self).map(|pushed, act, _| {
+                let (tool, went) = (pushed.tool.clone(), pushed.went);
+                if let Some(all) = act.after_push(pushed).filter(|_| !act.unsynced.contains_key(&tool)) {
+                    tracing::info!(component = "refinements", event = "written_back", tool = %tool, refinements = went, "refinements made while Redis was away are in its history now");
+                    act.by_tool.insert(tool.clone(), all);
+                    act.changed(&tool);
                 }
-                .into_actor(self)
-                .map(|(tool, mut list, went, all), act, _| {
-                    let rest = list.split_off(went);
-                    if !rest.is_empty() {
-                        // Still away: kept, before anything newer made meanwhile.
-                        let newer = act.unsynced.remove(&tool).unwrap_or_default();
-                        act.unsynced.insert(tool.clone(), rest.into_iter().chain(newer).collect());
-                    } else if let Some(all) = all.filter(|_| !act.unsynced.contains_key(&tool)) {
-                        tracing::info!(component = "refinements", event = "written_back", tool = %tool, refinements = went, "refinements made while Redis was away are in its history now");
-                        act.by_tool.insert(tool.clone(), all);
-                        act.changed(&tool);
-                    }
-                }),
-            );
+            }));
         }
+    }
+
+    /// What did not go is kept for the next write-back, before anything newer made meanwhile;
+    /// Redis's whole history when everything went.
+    fn after_push(&mut self, mut p: Pushed) -> Option<Vec<Refinement>> {
+        let rest = p.list.split_off(p.went);
+        if rest.is_empty() {
+            return p.all;
+        }
+        let newer = self.unsynced.remove(&p.tool).unwrap_or_default();
+        self.unsynced.insert(p.tool, rest.into_iter().chain(newer).collect());
+        None
     }
 }
 
@@ -183,31 +196,18 @@ impl Handler<Append> for Refinements {
         // Made while Redis was away and not written back yet: those go first, in order.
         let mut pending = self.unsynced.remove(&tool).unwrap_or_default();
         pending.push(r);
-        Box::pin(
-            async move {
-                let (went, all) = push_in_order(&shared, &tool, &pending).await;
-                if went > 0 {
-                    // Every other replica drops its ready page for the tool: its next read asks Redis.
-                    let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
-                }
-                (tool, pending, went, all)
-            }
-            .into_actor(self)
-            .map(move |(tool, mut pending, went, all), act, _| {
-                let rest = pending.split_off(went);
-                if rest.is_empty() {
-                    if let Some(all) = all {
-                        let answer = feedback_of(&all);
-                        act.by_tool.insert(tool, all);
-                        return answer;
-                    }
+        Box::pin(push_in_order(shared, tool, pending).into_actor(self).map(move |pushed, act, _| {
+            let tool = pushed.tool.clone();
+            match act.after_push(pushed) {
+                Some(all) => {
+                    let answer = feedback_of(&all);
+                    act.by_tool.insert(tool, all);
+                    answer
                 }
                 // Redis is away: kept here and written back once it answers (`write_back`).
-                let newer = act.unsynced.remove(&tool).unwrap_or_default();
-                act.unsynced.insert(tool, rest.into_iter().chain(newer).collect());
-                local
-            }),
-        )
+                None => local,
+            }
+        }))
     }
 }
 

@@ -5,7 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::sse;
-use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Incoming};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream};
 use mcp_gen_ui_actors::session::Transport;
 use serde::Deserialize;
 
@@ -74,13 +74,7 @@ pub async fn post(req: HttpRequest, query: web::Query<SessionQuery>, payload: we
         }
     }
     for m in msgs {
-        session.incoming.do_send(Incoming {
-            msg: m,
-            sink: None,
-            request_id: super::request_id(&req),
-            trace: super::traces::cx(&req),
-            caller: Some(super::auth::caller_who(&req)),
-        });
+        session.incoming.do_send(super::incoming(&req, m, None));
     }
     HttpResponse::Accepted().body("Accepted")
 }

@@ -201,6 +201,22 @@ impl Edge {
     }
 }
 
+/// A message of this HTTP request for its session: with the request's id, its span and who the
+/// edge authenticated it as.
+pub fn incoming(
+    req: &HttpRequest,
+    msg: serde_json::Value,
+    sink: Option<mcp_gen_ui_actors::messages::Sink>,
+) -> mcp_gen_ui_actors::messages::Incoming {
+    mcp_gen_ui_actors::messages::Incoming {
+        msg,
+        sink,
+        request_id: request_id(req),
+        trace: traces::cx(req),
+        caller: Some(auth::caller_who(req)),
+    }
+}
+
 /// The request id for a message: the host's `x-request-id` when it is a sane token, else new.
 pub fn request_id(req: &HttpRequest) -> String {
     if let Some(id) = traces::request_id(req) {

@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::param_headers;
 use mcp_gen_ui_actors::mcp::revision_2026;
-use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, SessionRef};
 use mcp_gen_ui_actors::session::table::log_name;
 use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, EdgeReader, ReadIds, Transport, HOST_PROTOCOL_VERSIONS};
 use serde_json::Value;
@@ -132,13 +132,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
     if !kinds.iter().any(expects_answer) {
         for m in msgs {
-            session.incoming.do_send(Incoming {
-                msg: m,
-                sink: None,
-                request_id: super::request_id(&req),
-                trace: super::traces::cx(&req),
-                caller: Some(super::auth::caller_who(&req)),
-            });
+            session.incoming.do_send(super::incoming(&req, m, None));
         }
         return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
     }
@@ -150,13 +144,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
-        session.incoming.do_send(Incoming {
-            msg: m,
-            sink,
-            request_id: super::request_id(&req),
-            trace: super::traces::cx(&req),
-            caller: Some(super::auth::caller_who(&req)),
-        });
+        session.incoming.do_send(super::incoming(&req, m, sink));
     }
     drop(tx);
     if plain {
@@ -266,13 +254,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),
     };
     let (tx, mut rx) = sink_channel();
-    session.incoming.do_send(Incoming {
-        msg,
-        sink: Some(tx),
-        request_id: super::request_id(req),
-        trace: super::traces::cx(req),
-        caller: Some(super::auth::caller_who(req)),
-    });
+    session.incoming.do_send(super::incoming(req, msg, Some(tx)));
     if !wants_stream {
         return match rx.recv().await {
             Some(answer) => reply(StatusCode::from_u16(revision_2026::http_status(&answer)).unwrap_or(StatusCode::OK), answer),
