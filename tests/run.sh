@@ -55,8 +55,12 @@ step "end-to-end tests"
 export MCP_GEN_UI_BIN="$ROOT/target/debug/mcp-gen-ui"
 tests/.venv/bin/python -m pytest tests/e2e -q -p no:cacheprovider "$@"
 
-step "template page parts (Node's test runner: the schema model, the validation, the result helpers, the assembly)"
+step "template page parts (Node's test runner: the schema model, the validation, the result helpers, the View runtime, the assembly)"
 node --test templates/page/*.test.mjs
+
+step "template page as served (the same Node tests, and the View runtime's, against the minified scripts of a template page the debug build serves over HTTP: tests/served_page.py saves it)"
+timeout 120 python3 tests/served_page.py tests/artifacts/served-page.html "$MCP_GEN_UI_BIN"
+SERVED_PAGE=tests/artifacts/served-page.html timeout 300 node --test templates/page/*.test.mjs
 
 step "browser tests (headless Chromium, official AppBridge)"
 (cd tests/node && node --test browser/)

@@ -1,21 +1,14 @@
 // The parts as the build assembles them (PAGE_PARTS in actors/build.rs): every part listed once,
-// one script that compiles, no part redeclaring another's name, no HTML built from strings.
+// one script that compiles, no part redeclaring another's name, no HTML built from strings. With
+// SERVED_PAGE (served.mjs), the page's scripts as served: the sources' script minified.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import vm from "node:vm";
 import { PAGE_DIR } from "./load.mjs";
+import { SERVED_PAGE, loadServed, pageParts as order, pageSource, runtimeSource, servedScripts } from "./served.mjs";
 
-const BUILD_RS = new URL("../../actors/build.rs", PAGE_DIR);
 const read = (name) => readFileSync(new URL(name, PAGE_DIR), "utf8");
-
-function order() {
-  const rs = readFileSync(BUILD_RS, "utf8");
-  const start = rs.indexOf("const PAGE_PARTS: [&str; ");
-  assert.ok(start >= 0, "PAGE_PARTS is an array in actors/build.rs");
-  const body = rs.slice(start, rs.indexOf("];", start));
-  return [...body.matchAll(/"([\w.]+\.js)"/g)].map((m) => m[1]);
-}
 
 test("PAGE_PARTS lists every part once, open.js first and main.js last", () => {
   const parts = order();
@@ -51,4 +44,20 @@ test("the parts between open.js and main.js only declare, each name once", () =>
     }
   }
   assert.ok(seen.get("check") === "validate.js" && seen.get("app") === "host.js");
+});
+
+test("the served page's scripts: the sources' minified, none ends its <script> or builds HTML from strings", { skip: !SERVED_PAGE && "SERVED_PAGE not set" }, () => {
+  const { runtime, page } = servedScripts();
+  for (const [name, script, source] of [["page script", page, pageSource()], ["runtime", runtime, runtimeSource()]]) {
+    assert.doesNotThrow(() => new vm.Script(script, { filename: name }));
+    assert.doesNotMatch(script, /<\/script|<!--/i, name);
+    assert.match(script, /^[\x00-\x7f]*$/, `${name}: ASCII (minify.rs escapes the rest)`);
+    assert.ok(script.length * 100 <= source.length * 85, `${name}: ${script.length} of ${source.length} bytes, not minified`);
+  }
+  assert.doesNotMatch(page, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  // Every function the parts declare at their top level, at its place in the served script
+  // (loadServed checks each against the served text).
+  const declared = new Set([...pageSource().matchAll(/\n  function ([\w$]+)\(/g)].map((m) => m[1]));
+  const served = loadServed({});
+  for (const name of declared) assert.equal(typeof served[name], "function", name);
 });
