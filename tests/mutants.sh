@@ -2,11 +2,15 @@
 # Mutation testing of the pure decision code (not run by CI): cargo-mutants changes one thing at
 # a time in the routing plan, the rules and the delivery rule of what servers send toward hosts,
 # and runs the crate's unit tests against each change; a change no test notices survives.
-#   tests/mutants.sh [minutes]       (default 40; installs cargo-mutants from crates.io if missing)
+#   tests/mutants.sh [minutes] [regex]  (default 40 minutes, every function; installs cargo-mutants
+#                                        from crates.io if missing; e.g. 20 'asker|admits|About::of')
 # Bounded: each mutant's build and tests time out, and the whole run stops after [minutes].
+# In place (the work tree's own target, so a mutant builds in seconds): cargo-mutants puts each
+# file back as it was, also when interrupted; commit or stash first all the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-40}
+filter=${2:-}
 if ! command -v cargo-mutants >/dev/null 2>&1; then
   cargo install --locked cargo-mutants
 fi
@@ -19,7 +23,8 @@ files=(
 )
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
-timeout --signal=INT "$((minutes * 60))" cargo mutants --package mcp-gen-ui-actors "${args[@]}" \
+[ -n "$filter" ] && args+=(--re "$filter")
+timeout --signal=INT "$((minutes * 60))" cargo mutants --in-place --package mcp-gen-ui-actors "${args[@]}" \
   --timeout 120 --build-timeout 300 --output target/mutants -- --lib || true
 echo "survivors (missed): target/mutants/mutants.out/missed.txt"
 cat target/mutants/mutants.out/missed.txt 2>/dev/null || true

@@ -420,6 +420,25 @@ mod tests {
     }
 
     #[test]
+    fn of_one_persons_requests_the_newest_call_asks() {
+        // Many tables, each with its own hash order: the choice cannot come from the order.
+        for _ in 0..20 {
+            let mut r: Routes<()> = Routes::default();
+            let ping = |id: u64| json!({"jsonrpc": "2.0", "id": format!("ping-{id}"), "method": "ping"});
+            for i in 0..5 {
+                r.outgoing(&"A".into(), who("A"), &mut ping(i), ());
+            }
+            r.outgoing(&"A".into(), who("A"), &mut call(json!("old call"), None), ());
+            std::thread::sleep(Duration::from_millis(2));
+            r.outgoing(&"A2".into(), who("A"), &mut call(json!("new call"), None), ());
+            for i in 5..10 {
+                r.outgoing(&"A".into(), who("A"), &mut ping(i), ());
+            }
+            assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: json!("new call") });
+        }
+    }
+
+    #[test]
     fn a_server_request_is_nobodys_guess_when_several_people_have_calls_in_flight() {
         let mut r: Routes<()> = Routes::default();
         let up_a = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
