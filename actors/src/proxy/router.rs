@@ -17,11 +17,13 @@ use crate::locks::{Recover, RecoverRw};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
-use crate::metrics::{method_label, Metrics};
+use crate::metrics::Metrics;
 use crate::proxy::hosts::Hosts;
-use crate::proxy::input_rounds::{self, Asked, InputPath, InputRound};
-use crate::proxy::routes::{Asker, Round, Routes};
+use crate::proxy::input_rounds::{Asked, InputPath};
+use crate::proxy::routes::Routes;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
+
+mod to_hosts;
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
@@ -344,136 +346,6 @@ impl Router {
             msg["params"]["requestId"] = up_id;
         }
         let _ = self.send(msg);
-    }
-
-    // ------------------------------------------------------------ upstream -> host
-
-    /// An answer from the upstream: to whoever waits for it, its id set back to theirs. A 2026
-    /// upstream's `input_required` answer is not for the host as such: its questions go to the
-    /// host as server requests, and the request goes again with the answers.
-    pub fn on_response(self: &Arc<Self>, mut msg: Value) {
-        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_2026() {
-            if let Some(up_id) = jsonrpc::id(&msg).cloned() {
-                let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
-                match round {
-                    Round::Ask { session, request } => {
-                        let round = InputRound { up_id: up_id.clone(), session, request, answer: msg };
-                        return input_rounds::spawn(self.clone() as Arc<dyn InputPath>, round);
-                    }
-                    Round::TooMany => {
-                        let why =
-                            format!("the upstream asked for input more than {MAX_INPUT_ROUNDS} times in one call; the call was given up");
-                        return self.give_up(&up_id, code::INTERNAL_ERROR, why);
-                    }
-                    Round::NotKept | Round::Unknown => {} // delivered as it is, below
-                }
-            }
-        }
-        let Some(p) = self.routes().answered(&mut msg) else {
-            tracing::debug!(
-                component = "upstream",
-                event = "late_response",
-                "answer to a request no longer waited for (cancelled or timed out)"
-            );
-            return;
-        };
-        self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
-        let _ = p.reply.send(msg);
-    }
-
-    /// Whether the upstream request `up_id` still waits for its answer.
-    pub fn is_pending(&self, up_id: &Value) -> bool {
-        self.routes().is_pending(up_id)
-    }
-
-    /// Answers the host waiting on `up_id` with an error (and forgets the route).
-    pub fn give_up(&self, up_id: &Value, code: i64, why: String) {
-        if let Some(p) = self.routes().give_up(up_id) {
-            let _ = p.reply.send(jsonrpc::error(p.host_id.unwrap_or(Value::Null), code, why));
-        }
-    }
-
-    /// A notification about the upstream request `up_id`: to that request's host, on its
-    /// stream. False when no host request is behind it.
-    pub fn notify_host_of(&self, up_id: &Value, msg: &Value) -> bool {
-        let Some((session, host_req)) = self.routes().host_of(up_id) else { return false };
-        let Some(port) = self.port(&session) else { return false };
-        port.event.do_send(HostEvent::Notify { msg: msg.clone(), related: Some(host_req) });
-        true
-    }
-
-    /// Whose a log line that names no request is (a stdio server's, during a call): the session
-    /// of the call in flight when all calls in flight on this server are one person's; None when
-    /// that cannot be known (nothing or several people's calls in flight). Asked on the link's
-    /// reader, in order with the answers (an answer that overtook the line would end the call).
-    pub fn the_one_caller(&self) -> Option<SessionId> {
-        match self.routes().asker() {
-            Asker::One { session, .. } => Some(session),
-            _ => None,
-        }
-    }
-
-    /// A notification for `session` alone, on its session stream (its call may be answered as
-    /// plain JSON, which carries nothing else).
-    pub fn notify_session(&self, session: &SessionId, msg: Value) {
-        if let Some(port) = self.port(session) {
-            port.event.do_send(HostEvent::Notify { msg, related: None });
-        }
-    }
-
-    /// A progress notification: to the host that asked for it, with its own token back.
-    pub fn on_progress(&self, msg: &Value) {
-        let Some(p) = self.routes().progress(msg) else { return };
-        if let Some(port) = self.port(&p.session) {
-            port.event.do_send(HostEvent::Notify { msg: p.msg, related: Some(p.related) });
-        }
-    }
-
-    /// The upstream withdrew a request it sent to a host: forward it under the host's id.
-    pub fn on_server_request_cancelled(&self, msg: &Value) {
-        let Some(up_id) = msg.pointer("/params/requestId") else { return };
-        let Some((session, host_side_id)) = self.routes().server_request_cancelled(up_id) else { return };
-        if let Some(port) = self.port(&session) {
-            let mut out = msg.clone();
-            out["params"]["requestId"] = json!(host_side_id);
-            port.event.do_send(HostEvent::Notify { msg: out, related: None });
-        }
-    }
-
-    /// Where a server-to-client request goes, with the id the host will see it under. The one
-    /// rule: to the session of the host request it names (`stream_of`, an upstream id: the
-    /// request whose stream carried it), else of the call in flight when all calls in flight
-    /// are one person's, else (nothing in flight) the last active session when it is the only
-    /// person who could be asked. Never a guess across people.
-    pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Result<(Target, String), Unrouted> {
-        let mut routes = self.routes();
-        let (session, related) = match stream_of {
-            Some(r) => {
-                let (session, related) = routes.host_of(r).ok_or(Unrouted::RequestGone)?;
-                (session, Some(related))
-            }
-            None => match routes.asker() {
-                Asker::One { session, related } => (session, Some(related)),
-                Asker::Several => return Err(Unrouted::OwnerUnknown),
-                Asker::Nobody => (self.idle_asker().ok_or(Unrouted::NoHost)?, None),
-            },
-        };
-        let port = self.port(&session).ok_or(Unrouted::NoHost)?;
-        let host_side_id = routes.server_request(&session, up_id);
-        Ok((Target { session, port, related }, host_side_id))
-    }
-
-    /// With nothing in flight: the last active session, if its person is the only one who
-    /// could be asked (this is their own connection, or every connected session is theirs).
-    fn idle_asker(&self) -> Option<SessionId> {
-        let session = self.last_active.guard().clone()?;
-        let owner = self.hosts.owner_of(&session)?;
-        let only = self.owner.as_ref() == Some(&owner) || self.hosts.sole_owner().as_ref() == Some(&owner);
-        only.then_some(session)
-    }
-
-    pub fn server_request_done(&self, host_side_id: &str) {
-        self.routes().server_request_done(host_side_id);
     }
 
     // ------------------------------------------------------------ failure and time
