@@ -57,11 +57,14 @@ impl HostSession {
         let mut subscribed = Vec::new();
         let mut refused = Vec::new();
         let can_subscribe = has("resources", "subscribe");
-        for (n, uri) in uris.into_iter().enumerate() {
-            if n >= MAX_LISTENED {
-                refused.push(json!({"uri": crate::audit::bounded(&uri), "reason": format!("one listen request may name at most {MAX_LISTENED} resources")}));
-                continue;
-            }
+        // Past the bound, one entry says how many were left out (the answer stays small whatever
+        // the host sent).
+        if uris.len() > MAX_LISTENED {
+            let left_out = uris.len() - MAX_LISTENED;
+            uris.truncate(MAX_LISTENED);
+            refused.push(json!({"uri": null, "reason": format!("{left_out} more resources were not taken: one listen request may name at most {MAX_LISTENED}")}));
+        }
+        for uri in uris {
             match self.listen_to(&id, &uri, can_subscribe) {
                 Ok(()) => subscribed.push(json!(uri)),
                 Err(reason) => refused.push(json!({"uri": crate::audit::bounded(&uri), "reason": reason})),
