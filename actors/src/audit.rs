@@ -55,6 +55,9 @@ pub struct Entry {
     pub time: SystemTime,
     pub event: Event,
     pub principal: Arc<str>,
+    /// Which credential named the principal (`token`, `jwt`, `anonymous`): a label and a
+    /// subject may spell the same name.
+    pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +104,7 @@ impl Entry {
             time: SystemTime::now(),
             event,
             principal: principal.name.clone(),
+            source: principal.source.as_str(),
             session: None,
             transport: None,
             server: None,

@@ -399,8 +399,8 @@ impl AccessMetrics {
             ),
             principal_connections: r.gauges(
                 "principal_connections",
-                "Per-principal upstream connections running, by server and principal (the first 100 principals by name, the rest _other)",
-                &["server", "principal"],
+                "Per-principal upstream connections running, by server, principal (the first 100 principals by name, the rest _other) and the credential that named them (token, jwt)",
+                &["server", "principal", "source"],
             ),
             principal_starts: r.counters(
                 "principal_starts_total",

@@ -25,6 +25,30 @@ pub struct Who {
     /// The OAuth access token the request came with (for RFC 8693 token exchange only; never
     /// logged, never passed on as it came in).
     pub token: Option<SubjectToken>,
+    /// Which kind of credential said who this is: names are unique across sources (the edge
+    /// refuses a clash), and rules, audit lines and metrics still say which one it was.
+    pub source: Source,
+}
+
+/// Where a principal's identity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Authentication is off.
+    Anonymous,
+    /// A static bearer token (its label).
+    Token,
+    /// An OAuth access token (its subject, or a client where that is configured).
+    Jwt,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Anonymous => "anonymous",
+            Source::Token => "token",
+            Source::Jwt => "jwt",
+        }
+    }
 }
 
 /// A caller's access token: printed as `[redacted]`.
@@ -40,7 +64,13 @@ impl std::fmt::Debug for SubjectToken {
 impl Who {
     pub fn new(key: Arc<str>, name: Arc<str>, claims: Arc<Value>, admin: bool) -> Who {
         let claims_digest = digest(&claims);
-        Who { key, name, claims, admin, claims_digest, token: None }
+        Who { key, name, claims, admin, claims_digest, token: None, source: Source::Token }
+    }
+
+    /// The same principal, as having come from `source`.
+    pub fn from_source(mut self, source: Source) -> Who {
+        self.source = source;
+        self
     }
 
     /// The principal, with the access token it presented (a JWT).
@@ -53,7 +83,7 @@ impl Who {
     pub fn anonymous() -> Arc<Who> {
         static NOBODY: LazyLock<Arc<Who>> = LazyLock::new(|| {
             let name: Arc<str> = Arc::from(ANONYMOUS);
-            Arc::new(Who::new(name.clone(), name, Arc::new(Value::Object(Default::default())), true))
+            Arc::new(Who::new(name.clone(), name, Arc::new(Value::Object(Default::default())), true).from_source(Source::Anonymous))
         });
         NOBODY.clone()
     }

@@ -562,9 +562,10 @@ def test_a_jwt_that_names_nobody_is_refused_and_subjects_are_kept_whole(oauth):
     """The subject owns sessions and refinements: a token without one, or with one that is
     not a printable name, is refused rather than merged into someone else."""
     base, make = oauth["base"], oauth["make"]
-    assert_refused(initialize(base, make(sub=None)), error="invalid_token", says=("names no subject",))
+    assert_refused(initialize(base, make(sub=None)), error="invalid_token", says=("names no person",))
     assert_refused(initialize(base, make(sub="x" * 300)), error="invalid_token", says=("printable name",))
-    assert initialize(base, make(sub=None, client_id="service-a"))[0] == 200, "client credentials name their client"
+    # A client is not a person unless the operator says so (server.auth.oauth.clientIdsArePeople).
+    assert_refused(initialize(base, make(sub=None, client_id="service-a")), error="invalid_token", says=("clientIdsArePeople",))
 
 
 def test_forwarded_headers_from_an_untrusted_peer_do_not_choose_the_oauth_urls(oauth):

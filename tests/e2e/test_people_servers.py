@@ -96,8 +96,8 @@ def test_a_person_denied_a_whole_per_person_server_gets_no_process_for_it(tmp_pa
         assert running(base, "other") == 1, server_state(base, "other")
         assert secret_children(proc.p.pid) == [bobs_other["pid"]], "bob's process for `other`, none for `secret`"
         samples = scrape_with(base, PEOPLE["alice"])
-        assert metric(samples, "mcp_gen_ui_principal_connections", server="other", principal="bob") == 1
-        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob") == 0
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="other", principal="bob", source="token") == 1
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob", source="token") == 0
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="started") == 0
 
         # Alice's first list starts her processes and waits for them: it has `secret`'s tool.
@@ -111,8 +111,8 @@ def test_a_person_denied_a_whole_per_person_server_gets_no_process_for_it(tmp_pa
         again = whoami(base, PEOPLE["bob"], b)
         assert "error" in again and "ghp-" not in json.dumps(again), again
         samples = scrape_with(base, PEOPLE["alice"])
-        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice") == 1
-        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob") == 0
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob", source="token") == 0
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="started") == 1
         assert running(base, "secret") == 1
         # Two processes in all: bob's for `other`, alice's for `secret` (hers for `other` starts

@@ -136,7 +136,7 @@ def test_each_person_reaches_the_server_as_themselves(tmp_path):
         assert "secret__extra" not in {t["name"] for t in rpc(base, PEOPLE["bob"], b, "tools/list")["result"]["tools"]}
         samples = scrape_with(base, PEOPLE["alice"])
         assert metric(samples, "mcp_gen_ui_principal_tool_lists_differ_total", server="secret") >= 1
-        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice") == 1
+        assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="missing_secret") >= 1
         state = json.loads(request(base + "/readyz")[2])
         secret = next(s for s in state["servers"] if s["name"] == "secret")
@@ -281,3 +281,77 @@ def test_a_remote_server_gets_a_token_exchanged_for_each_person(tmp_path):
         users.stop()
         auth.stop()
         remote.stop()
+
+
+def test_names_from_different_sources_never_merge_unless_the_operator_says_so(tmp_path):
+    """Issue 42: a static token labelled alice, a JWT with sub=alice and a JWT with only
+    client_id=alice were one person (her secrets, her rules). Now a subject that spells a
+    token's label is refused, a client is never a person unless configured, and the config
+    maps a label and a subject to one person: one process, one name in rules and the trail,
+    which still says which credential it was."""
+    users = JwksServer()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    users.keys = [public_jwk(key, "k1", "RS256")]
+
+    def sign_in(**claims):
+        now = int(time.time())
+        body = {"iss": users.url, "aud": AUDIENCE, "iat": now, "exp": now + 600, **claims}
+        return jwt.encode(body, key, algorithm="RS256", headers={"kid": "k1"})
+
+    oauth = ["--oauth-issuer", users.url, "--oauth-audience", AUDIENCE, "--oauth-jwks-url", users.url + "/jwks"]
+    policy = {"default": "allow", "rules": [
+        {"name": "jwt no extra", "tools": ["secret__whoami"], "effect": "deny", "when": "principal.source == 'jwt' && principal.name == 'bob'"}]}
+    try:
+        # Unmapped: the label and the subject are two principals, and they cannot be told apart.
+        first = tmp_path / "unmapped"
+        first.mkdir()
+        with proxy(first, "proxy-identity-unmapped", {"secret": secret_server()}, args=oauth) as (base, _proc, log):
+            code, _, text = request(base + "/mcp", "POST", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "p", "version": "1"}}}, token=sign_in(sub="alice"))
+            assert code == 401 and "spells the name of a static token" in text, (code, text)
+            code, _, text = request(base + "/mcp", "POST", {"jsonrpc": "2.0", "id": 1, "method": "initialize"},
+                                    token=sign_in(client_id="alice"))
+            assert code == 401 and "clientIdsArePeople" in text, (code, text)
+            sa = session(base, PEOPLE["alice"])
+            listed_once_learned(base, PEOPLE["alice"], sa, "secret__whoami")
+            assert whoami(base, PEOPLE["alice"], sa)["result"]["structuredContent"]["secret"] == "ghp-alice-0001"
+            # A subject that spells no label is its own person, with no one's secrets.
+            eve = sign_in(sub="eve")
+            se = session(base, eve)
+            refused = whoami(base, eve, se)
+            assert "SECRET_TOKEN for eve:" in refused["error"]["message"] and "ghp-" not in json.dumps(refused), refused
+        # Mapped: the operator says the label alice and the subject u-248 are one person.
+        second = tmp_path / "mapped"
+        second.mkdir()
+        cfg = {"server": {"auth": {"people": {"alice": {"tokens": ["alice"], "subjects": ["u-248"]}, "bob": {"tokens": ["bob"], "subjects": ["u-316"]}},
+                                   "oauth": {"clientIdsArePeople": True}}},
+               "policy": policy}
+        with proxy(second, "proxy-identity-mapped", {"secret": secret_server()}, config=cfg, args=oauth) as (base, _proc, log):
+            by_jwt = sign_in(sub="u-248")
+            sa, sj = session(base, PEOPLE["alice"]), session(base, by_jwt)
+            listed_once_learned(base, PEOPLE["alice"], sa, "secret__whoami")
+            via_token = whoami(base, PEOPLE["alice"], sa, request_id="id-token")["result"]["structuredContent"]
+            via_jwt = whoami(base, by_jwt, sj, request_id="id-jwt")["result"]["structuredContent"]
+            assert via_token == via_jwt and via_jwt["secret"] == "ghp-alice-0001", "one person: one process, her secrets"
+            # Bob signs in with a JWT only: the rule on the source denies him; his token does not.
+            bob_jwt = sign_in(sub="u-316")
+            sbj, sbt = session(base, bob_jwt), session(base, PEOPLE["bob"])
+            denied = whoami(base, bob_jwt, sbj, request_id="id-bob-jwt")
+            assert "error" in denied and "ghp-bob" not in json.dumps(denied), denied
+            assert "not permitted for this principal" in denied["error"]["message"], denied
+            assert whoami(base, PEOPLE["bob"], sbt)["result"]["structuredContent"]["secret"] == "ghp-bob-0002"
+            # A client stands for itself, named client:..., with nobody's secrets.
+            client = sign_in(client_id="alice")
+            sc = session(base, client)
+            refused = whoami(base, client, sc)
+            assert "SECRET_TOKEN for client:alice:" in refused["error"]["message"], refused
+            assert "ghp-alice" not in json.dumps(refused)
+            lines = {x.get("request_id"): x for x in map(json.loads, (second / "audit.jsonl").read_text().splitlines())}
+            assert (lines["id-token"]["principal"], lines["id-token"]["source"]) == ("alice", "token")
+            assert (lines["id-jwt"]["principal"], lines["id-jwt"]["source"]) == ("alice", "jwt")
+            assert (lines["id-bob-jwt"]["principal"], lines["id-bob-jwt"]["source"], lines["id-bob-jwt"]["outcome"]) == ("bob", "jwt", "denied")
+            samples = scrape_with(base, PEOPLE["alice"])
+            assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
+            assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="jwt") == 0
+    finally:
+        users.stop()

@@ -175,7 +175,8 @@ impl Condition {
     /// Whether it holds for the request (an error: see the module's note).
     fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, EvalError> {
         let mut cx = cel::Context::with_env(env.clone());
-        let principal = serde_json::json!({"name": &*s.who.name, "claims": &*s.who.claims, "admin": s.who.admin});
+        let principal =
+            serde_json::json!({"name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin});
         let args = s.args.cloned().unwrap_or_else(|| Value::Object(Default::default()));
         let tool = if s.kind.names() == Names::Tools { s.name } else { "" };
         let values: [(&str, Value); 7] = [

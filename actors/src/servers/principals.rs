@@ -84,6 +84,7 @@ impl Total {
 struct Slot {
     started: Started,
     name: Arc<str>,
+    source: &'static str,
     last_used: Instant,
 }
 
@@ -169,10 +170,10 @@ impl PrincipalPool {
             }
         };
         self.starts.with_label_values(&[&self.server, "started"]).inc();
-        self.connections.with_label_values(&[&self.server, &self.label(&who.name)]).inc();
+        self.connections.with_label_values(&[&self.server, &self.label(&who.name), who.source.as_str()]).inc();
         tracing::info!(component = "principals", event = "started", server = %self.server, principal = %who.name, "started server {} for {}", self.server, who.name);
         let router = started.router.clone();
-        slots.insert(who.key.clone(), Slot { started, name: who.name.clone(), last_used: Instant::now() });
+        slots.insert(who.key.clone(), Slot { started, name: who.name.clone(), source: who.source.as_str(), last_used: Instant::now() });
         Ok(router)
     }
 
@@ -196,7 +197,7 @@ impl PrincipalPool {
             .drain()
             .map(|(_, s)| {
                 self.total.running.fetch_sub(1, Ordering::AcqRel);
-                self.connections.with_label_values(&[&self.server, &self.label(&s.name)]).dec();
+                self.connections.with_label_values(&[&self.server, &self.label(&s.name), s.source]).dec();
                 s.started.router.fail_all(why);
                 s.started.stop
             })
@@ -209,7 +210,7 @@ impl PrincipalPool {
         for key in &gone {
             if let Some(s) = slots.remove(key) {
                 self.total.running.fetch_sub(1, Ordering::AcqRel);
-                self.connections.with_label_values(&[&self.server, &self.label(&s.name)]).dec();
+                self.connections.with_label_values(&[&self.server, &self.label(&s.name), s.source]).dec();
                 tracing::info!(component = "principals", event = "stopped", server = %self.server, principal = %s.name, reason = why, "stopped server {} for {} ({why})", self.server, s.name);
                 s.started.router.fail_all(&format!("server {}'s connection for {} stopped ({why}); retry", self.server, s.name));
                 s.started.stop.do_send(Shutdown);

@@ -25,7 +25,7 @@ pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
 pub use policy::{AuditConfig, EffectConfig, KindConfig, PolicyConfig};
 pub use profiles::{DiscoveryConfig, ProfileConfig};
-pub use server::{HostTransport, LimitsConfig, ServerConfig};
+pub use server::{HostTransport, LimitsConfig, PersonConfig, ServerConfig};
 pub use servers::ServerEntryConfig;
 pub use traces::TracingConfig;
 pub use upstream::{UpstreamConfig, UpstreamTransport};

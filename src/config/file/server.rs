@@ -100,10 +100,27 @@ pub struct AuthConfig {
     pub tokens_file: Option<PathBuf>,
     /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
     pub oauth: Option<OAuthConfig>,
-    /// Principals with the admin right (token labels, as in `alice:TOKEN`, or JWT subjects):
-    /// with `refinements.scope: principal`, their refinements shape everyone's page. A JWT
-    /// granting the scope `mcp-gen-ui:admin` has it too.
+    /// Principals with the admin right (token labels, as in `alice:TOKEN`, JWT subjects, or
+    /// names of `people`): with `refinements.scope: principal`, their refinements shape
+    /// everyone's page. A JWT granting the scope `mcp-gen-ui:admin` has it too.
     pub admins: Vec<String>,
+    /// People known by more than one credential, by the name rules, secrets, admins and the
+    /// audit trail use for them: `{"alice": {"tokens": ["alice-laptop"], "subjects":
+    /// ["248289761001"]}}`. Each credential listed is that one person (one set of sessions,
+    /// refinements, secrets and per-person connections). Without it a token's label and a
+    /// JWT's subject are different people, and a JWT whose subject spells a token's label or a
+    /// person's name is refused (the service cannot tell them apart).
+    pub people: std::collections::BTreeMap<String, PersonConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// The credentials one person signs in with.
+pub struct PersonConfig {
+    /// Labels of static tokens (`label:TOKEN` in a flag, the config or the tokens file).
+    pub tokens: Vec<String>,
+    /// Subjects (`sub`) of OAuth access tokens from `server.auth.oauth.issuer`.
+    pub subjects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -124,6 +141,10 @@ pub struct OAuthConfig {
     /// This server's resource identifier in the protected-resource metadata (RFC 9728).
     /// Default: the /mcp URL the request came to.
     pub resource: Option<String>,
+    /// Accept an access token without `sub` as the client it names (`client_id`, else `azp`),
+    /// named `client:<id>` in rules, secrets and the trail. Off: such a token is refused, so
+    /// a client can never stand in for a person whose name it spells.
+    pub client_ids_are_people: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]

@@ -21,6 +21,8 @@ pub struct AuthSettings {
     pub oauth: Option<OAuthSettings>,
     /// `server.auth.admins`: principals whose refinements are everyone's.
     pub admins: Vec<String>,
+    /// `server.auth.people`: credentials that are one person.
+    pub people: super::people::People,
 }
 
 impl AuthSettings {
@@ -45,6 +47,8 @@ pub struct OAuthSettings {
     pub jwks_url: url::Url,
     pub required_scopes: Vec<String>,
     pub resource: Option<String>,
+    /// `clientIdsArePeople`: a token without `sub` is the client it names.
+    pub client_ids_are_people: bool,
 }
 
 /// OAuth from the flags over the config file; None when neither configures it.
@@ -99,7 +103,14 @@ fn oauth(args: &Args, cfg: &mut Config) -> Result<Option<OAuthSettings>, ConfigE
             if let Some(r) = &o.resource {
                 http_url(r, "server.auth.oauth.resource")?;
             }
-            Some(OAuthSettings { issuer, audience, jwks_url, required_scopes: o.required_scopes.clone(), resource: o.resource.clone() })
+            Some(OAuthSettings {
+                issuer,
+                audience,
+                jwks_url,
+                required_scopes: o.required_scopes.clone(),
+                resource: o.resource.clone(),
+                client_ids_are_people: o.client_ids_are_people,
+            })
         }
     })
 }
@@ -146,12 +157,27 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
 
     let oauth = oauth(args, cfg)?;
     let disabled = args.no_auth || cfg.server.auth.disabled;
-    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone() };
+    let people = super::people::resolve(&cfg.server.auth.people)?;
+    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone(), people };
+    // A labelled token spelling a person's name, not listed for them, could not be told from
+    // them: refused at start (a tokens file's later lines are refused at the edge).
+    for t in auth.tokens.iter().chain(&auth.file_tokens).filter(|t| t.named) {
+        if auth.people.is_person(&t.label) && auth.people.of_token(&t.label).is_none() {
+            return Err(ConfigError::new(
+                format!("server.auth.people.{}", t.label),
+                format!(
+                    "is also the label of a token it does not list: add {:?} to server.auth.people.{}.tokens if that token is theirs, or give the token another label",
+                    t.label, t.label
+                ),
+            ));
+        }
+    }
     if auth.oauth.is_none() {
         // An admin is a token's own label (or a JWT subject): a name no token has is a typo
         // that leaves nobody able to refine the shared pages. A warning: the tokens file may
         // gain that token on SIGHUP.
-        let names: Vec<&str> = auth.tokens.iter().chain(&auth.file_tokens).filter(|t| t.named).map(|t| t.label.as_str()).collect();
+        let names: Vec<&str> =
+            auth.tokens.iter().chain(&auth.file_tokens).filter(|t| t.named).map(|t| t.label.as_str()).chain(auth.people.names()).collect();
         for a in auth.admins.iter().filter(|a| !names.contains(&a.as_str())) {
             warnings.push(format!(
                 "server.auth.admins: {a:?} is the label of no token (labels are given as {a}:TOKEN, and are case-sensitive), so nobody is that admin"

@@ -7,6 +7,7 @@ mod cache;
 pub mod generation;
 mod llm;
 mod logging;
+pub mod people;
 pub mod policy;
 pub mod server;
 pub mod servers;

@@ -141,6 +141,20 @@ fn an_admin_that_no_token_is_labelled_as_is_warned_about() {
 }
 
 #[test]
+fn a_token_label_that_spells_a_person_not_listing_it_is_refused_at_start() {
+    let (dir, cfg) = write_config("people", r#"{"server": {"auth": {"people": {"bob": {"subjects": ["u-316"]}}}}}"#);
+    let e = resolve(&args(&["--demo", "--config", &cfg, "--auth-token", "bob:flag-token-000000002"]), &no_env).unwrap_err();
+    assert_eq!(e.field, "server.auth.people.bob");
+    assert!(e.message.contains("server.auth.people.bob.tokens"), "{e}");
+    let listed = r#"{"server": {"auth": {"people": {"bob": {"tokens": ["bob"], "subjects": ["u-316"]}}, "admins": ["bob"]}}}"#;
+    std::fs::write(&cfg, listed).unwrap();
+    let s = resolve(&args(&["--demo", "--config", &cfg, "--auth-token", "bob:flag-token-000000002"]), &no_env).unwrap();
+    assert_eq!(s.auth.people.of_subject("u-316").as_deref(), Some("bob"));
+    assert!(s.warnings.iter().all(|w| !w.contains("server.auth.admins")), "a person is an admin's name: {:?}", s.warnings);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn auth_errors_name_the_field_and_never_the_token() {
     let e = resolve(&args(&["--demo", "--auth-token", "has space"]), &no_env).unwrap_err();
     assert_eq!(e.field, "--auth-token");

@@ -32,6 +32,7 @@ use super::oauth::{OAuth, Refusal};
 use super::principal::token_key;
 pub use super::principal::{caller, caller_who, Caller, Principal};
 use crate::config::file_error::FileError;
+use crate::config::settings::people::People;
 use crate::config::settings::AuthSettings;
 use crate::config::tokens::{read_tokens_file, Secret, StaticToken};
 
@@ -74,6 +75,8 @@ struct Digested {
     label: String,
     /// Whose token it is (`principal::token_key`), made once when the token is read.
     key: String,
+    /// Given a label by its configuration (`alice:TOKEN`): only such a token can be a person's.
+    named: bool,
     digest: [u8; 32],
 }
 
@@ -86,7 +89,7 @@ fn digested(tokens: &[StaticToken]) -> Vec<Digested> {
         .iter()
         .map(|t| {
             let digest = digest(&t.value.0);
-            Digested { key: token_key(&t.label, t.named, &digest), label: t.label.clone(), digest }
+            Digested { key: token_key(&t.label, t.named, &digest), label: t.label.clone(), named: t.named, digest }
         })
         .collect()
 }
@@ -101,8 +104,10 @@ pub struct Auth {
     oauth: Option<OAuth>,
     /// What to send, for refusals: which tokens this service takes.
     hint: String,
-    /// `server.auth.admins`: token labels and JWT subjects with the admin right.
+    /// `server.auth.admins`: token labels, JWT subjects and people with the admin right.
     admins: Vec<String>,
+    /// `server.auth.people`: credentials that are one person.
+    people: People,
 }
 
 impl Auth {
@@ -116,6 +121,7 @@ impl Auth {
             oauth: None,
             hint: String::new(),
             admins: Vec::new(),
+            people: People::default(),
         }
     }
 
@@ -127,7 +133,12 @@ impl Auth {
         let mut fixed = digested(&s.tokens);
         if let Some(g) = generated {
             let d = digest(&g.0);
-            fixed.push(Digested { label: "generated-at-start".into(), key: token_key("generated-at-start", false, &d), digest: d });
+            fixed.push(Digested {
+                label: "generated-at-start".into(),
+                key: token_key("generated-at-start", false, &d),
+                named: false,
+                digest: d,
+            });
         }
         let has_static = !fixed.is_empty() || s.tokens_file.is_some();
         let mut hint = Vec::new();
@@ -144,6 +155,7 @@ impl Auth {
         Auth {
             on: true,
             admins: s.admins.clone(),
+            people: s.people.clone(),
             fixed,
             file: s.tokens_file.clone(),
             from_file: RwLock::new(digested(&s.file_tokens)),
@@ -178,24 +190,60 @@ impl Auth {
         Ok(n)
     }
 
-    /// Whether `who` has the admin right.
+    /// Whether `who` has the admin right: `admins` names them (a person, a token's label, a
+    /// JWT's subject, also as `sub=...`), or their JWT grants the admin scope. Names are unique
+    /// across sources (`authenticate` refuses a clash), so a name here is one principal.
     pub fn is_admin(&self, who: &Principal) -> bool {
+        let named = |n: &str| self.admins.iter().any(|a| a == n);
         match who {
             Principal::Anonymous => true,
-            Principal::Token(label, _) => self.admins.iter().any(|a| a == label),
-            Principal::Jwt(who, scope, _) => *scope || self.admins.iter().any(|a| who.strip_prefix("sub=") == Some(a.as_str()) || a == who),
+            Principal::Token { .. } => named(&who.name()),
+            Principal::Jwt { admin_scope, claim, id, .. } => *admin_scope || named(&who.name()) || named(&format!("{claim}={id}")),
         }
+    }
+
+    /// Whether a static token accepted now carries this label.
+    fn has_token_named(&self, label: &str) -> bool {
+        let file = self.from_file.read().expect("tokens lock");
+        self.fixed.iter().chain(file.iter()).any(|t| t.named && t.label == label)
+    }
+
+    /// The principal of a static token: its person when `people` lists its label. A labelled
+    /// token that spells a person's name without being listed for them is refused: the
+    /// service could not tell that token from the person.
+    fn token_principal(&self, label: String, key: String, named: bool) -> Result<Principal, Denied> {
+        let person = if named { self.people.of_token(&label) } else { None };
+        if named && person.is_none() && self.people.is_person(&label) {
+            return Err(Denied::Invalid(format!(
+                "the token labelled {label} spells the name of a person of server.auth.people who does not list it: list it under server.auth.people.{label}.tokens, or give the token another label"
+            )));
+        }
+        Ok(Principal::Token { label, key, person })
+    }
+
+    /// The principal of a valid access token: its person when `people` lists its subject. A
+    /// subject that spells a token's label or a person's name, without being listed, is
+    /// refused: otherwise an identity provider's `alice` would get the secrets, rules and
+    /// admin right of the operator's token `alice`.
+    fn jwt_principal(&self, sub: super::oauth::Subject) -> Result<Principal, Denied> {
+        let person = if sub.claim == "sub" { self.people.of_subject(&sub.id) } else { None };
+        if sub.claim == "sub" && person.is_none() && (self.people.is_person(&sub.id) || self.has_token_named(&sub.id)) {
+            return Err(Denied::Invalid(
+                "the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into(),
+            ));
+        }
+        Ok(Principal::Jwt { claim: sub.claim, id: sub.id, admin_scope: sub.admin, claims: sub.claims, person })
     }
 
     /// The label and key of the static token equal to `presented`, comparing digests in
     /// constant time.
-    fn match_static(&self, presented: &str) -> Option<(String, String)> {
+    fn match_static(&self, presented: &str) -> Option<(String, String, bool)> {
         let d = digest(presented);
         let file = self.from_file.read().expect("tokens lock");
         let mut found = None;
         for t in self.fixed.iter().chain(file.iter()) {
             if bool::from(t.digest.ct_eq(&d)) && found.is_none() {
-                found = Some((t.label.clone(), t.key.clone()));
+                found = Some((t.label.clone(), t.key.clone(), t.named));
             }
         }
         found
@@ -217,12 +265,12 @@ impl Auth {
         if token.is_empty() {
             return Err(Denied::Malformed("Bearer is followed by no token"));
         }
-        if let Some((label, key)) = self.match_static(token) {
-            return Ok(Principal::Token(label, key));
+        if let Some((label, key, named)) = self.match_static(token) {
+            return self.token_principal(label, key, named);
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => Ok(Principal::Jwt(sub.0, sub.1, sub.2)),
+                Ok(sub) => self.jwt_principal(sub),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },
@@ -318,7 +366,7 @@ pub async fn require<B: MessageBody + 'static>(
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
             let mut caller = who.who(admin);
-            if matches!(who, Principal::Jwt(..)) {
+            if matches!(who, Principal::Jwt { .. }) {
                 // Kept for RFC 8693 token exchange toward servers that ask for it, nothing else.
                 let bearer = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.get(7..)).unwrap_or_default();
                 caller = caller.with_token(bearer.trim());
@@ -459,6 +507,7 @@ mod tests {
                 jwks_url: url::Url::parse("https://as.example.com/jwks").unwrap(),
                 required_scopes: vec!["mcp:tools".into()],
                 resource: None,
+                client_ids_are_people: false,
             }),
             ..settings(&["static-token-123456"])
         };

@@ -38,7 +38,15 @@ pub enum Refusal {
 #[derive(Debug, Clone, PartialEq)]
 /// Who a valid access token speaks for, whether it grants `mcp-gen-ui:admin`, and its claims
 /// (which policy rules may read; never logged).
-pub struct Subject(pub String, pub bool, pub std::sync::Arc<Value>);
+pub struct Subject {
+    /// The claim that named it: `sub`, or (with `clientIdsArePeople`) `client_id` / `azp`.
+    pub claim: &'static str,
+    /// Its value, whole: printable, 1 to 256 characters.
+    pub id: String,
+    /// Whether the token grants `mcp-gen-ui:admin`.
+    pub admin: bool,
+    pub claims: std::sync::Arc<Value>,
+}
 
 struct Key {
     kid: Option<String>,
@@ -306,16 +314,25 @@ impl OAuth {
             return Err(Refusal::MissingScopes(missing));
         }
         // The subject is a principal (it owns sessions, refinements, allowances): taken whole,
-        // named with its claim so that a `sub` and a `client_id` never meet, never cut or
-        // cleaned into someone else's; a token that names nobody is refused.
-        let Some((claim, who)) = ["sub", "client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str).map(|v| (*c, v)))
-        else {
-            return Err(Refusal::Invalid("the access token names no subject (sub, client_id or azp)".into()));
+        // never cut or cleaned into someone else's. A client (`client_id`, `azp`) stands for a
+        // person only where the operator says so: else a client named `alice` would be alice.
+        let claims_to_try: &[&'static str] = if self.settings.client_ids_are_people { &["sub", "client_id", "azp"] } else { &["sub"] };
+        let Some((claim, who)) = claims_to_try.iter().find_map(|c| claims.get(*c).and_then(Value::as_str).map(|v| (*c, v))) else {
+            return Err(Refusal::Invalid(if self.settings.client_ids_are_people {
+                "the access token names no subject (sub, client_id or azp)".into()
+            } else {
+                "the access token names no person (sub); a client's own token (client_id, azp) is accepted only with server.auth.oauth.clientIdsArePeople".into()
+            }));
         };
         if who.is_empty() || who.len() > 256 || who.chars().any(char::is_control) {
             return Err(Refusal::Invalid(format!("the access token's {claim} is not a printable name of 1 to 256 characters")));
         }
-        Ok(Subject(format!("{claim}={who}"), granted.iter().any(|s| s == ADMIN_SCOPE), std::sync::Arc::new(claims.clone())))
+        Ok(Subject {
+            claim,
+            id: who.to_string(),
+            admin: granted.iter().any(|s| s == ADMIN_SCOPE),
+            claims: std::sync::Arc::new(claims.clone()),
+        })
     }
 }
 

@@ -76,7 +76,7 @@ async fn one_connection_per_person_within_the_caps() {
     assert_eq!(p.router_for(&who("carol")).err(), Some(PrincipalRefusal::ServerFull { server: Arc::from("s"), max: 2 }));
     assert_eq!(fake.started.load(Ordering::SeqCst), 2);
     assert!(matches!(p.router_for(&who("dave")), Err(PrincipalRefusal::ServerFull { .. })), "the cap is checked first");
-    assert!(metrics.render().contains(r#"mcp_gen_ui_principal_connections{principal="alice",server="s"} 1"#));
+    assert!(metrics.render().contains(r#"mcp_gen_ui_principal_connections{principal="alice",server="s",source="token"} 1"#));
     assert!(matches!(p.router_for(&Who::anonymous()), Err(PrincipalRefusal::Anonymous { .. })));
 }
 
