@@ -1,6 +1,10 @@
-//! mcp-gen-ui: wraps one MCP server and gives each of its tools an MCP Apps UI.
+//! mcp-gen-ui: sits in front of MCP servers (one or many, stdio or remote), proxies them to
+//! any host, and gives each of their tools an MCP Apps UI page that a model writes. This file
+//! parses the command line and runs one of: the service, `check`, `export`, `healthcheck`, or
+//! the bundled demo server.
 
 mod audit;
+mod check;
 mod config;
 mod demo_upstream;
 mod edge;
@@ -34,6 +38,13 @@ fn main() -> ExitCode {
     }
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);
+    }
+    if let Some(Command::Check { config, servers_file, principal_secrets }) = &args.command {
+        let mut args = Args { command: None, ..args };
+        args.config = config.clone().or(args.config);
+        args.servers_file = servers_file.clone().or(args.servers_file);
+        args.principal_secrets = principal_secrets.clone().or(args.principal_secrets);
+        return check::run(&args, &|k| std::env::var(k).ok());
     }
     if let Some(Command::DemoUpstream) = args.command {
         return match demo_upstream::run() {

@@ -202,6 +202,19 @@ pub enum Command {
         #[arg(default_value = "http://127.0.0.1:8080/healthz")]
         url: String,
     },
+    /// Validate the configuration without starting anything; print what it would serve; exit 2
+    /// naming the file and field when it is not valid (the other flags apply as for a run).
+    Check {
+        /// JSON config file (as --config).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The servers file (as --servers-file).
+        #[arg(long, value_name = "FILE")]
+        servers_file: Option<PathBuf>,
+        /// The principal secrets file (as --principal-secrets).
+        #[arg(long, value_name = "FILE")]
+        principal_secrets: Option<PathBuf>,
+    },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {
         /// Where to write the pages.
