@@ -262,7 +262,7 @@ pub struct ReadUi {
     pub force: bool,
     /// `refinements.scope: principal`: the caller's own refinements (their history key), read
     /// after the shared ones. None: the shared page.
-    pub personal: Option<String>,
+    pub personal: Option<HistoryKey>,
     /// The span of the read that asked: a generation it starts is its child, and a read that
     /// joins one in flight links to it.
     pub trace: crate::trace::TraceCx,
@@ -305,7 +305,7 @@ impl PageRead {
 pub struct StatusOf {
     pub tool: Value,
     /// As in [`ReadUi`].
-    pub personal: Option<String>,
+    pub personal: Option<HistoryKey>,
     pub wait: std::time::Duration,
 }
 
@@ -338,7 +338,7 @@ pub struct ForgetTool {
 pub struct Peek {
     pub tool: Value,
     /// As in [`ReadUi`].
-    pub personal: Option<String>,
+    pub personal: Option<HistoryKey>,
 }
 
 /// The cache key a read of the tool would use now (for `_ui_inspect`, and the key a
@@ -348,7 +348,7 @@ pub struct Peek {
 pub struct KeyFor {
     pub tool: Value,
     /// As in [`ReadUi`].
-    pub personal: Option<String>,
+    pub personal: Option<HistoryKey>,
 }
 
 /// How many reads are waiting on a lookup or generation (shutdown drains to zero).
@@ -422,11 +422,63 @@ pub struct Refinement {
     pub by: Option<String>,
 }
 
+/// Whose refinement history: a tool's shared one, or one person's own of that tool
+/// (`refinements.scope: principal`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HistoryKey {
+    pub tool: String,
+    /// The person (`Who::key`) whose own history it is; None: the tool's shared one.
+    pub owner: Option<String>,
+}
+
+/// Between the tool and the person in a personal history's stored form: a control character,
+/// which neither tool names hosts see nor principals' keys contain. Only the stored form (the
+/// snapshot file, Redis list names) carries it; everything else holds the typed key.
+const STORED_SEPARATOR: char = '\u{1f}';
+
+impl HistoryKey {
+    pub fn shared(tool: &str) -> HistoryKey {
+        HistoryKey { tool: tool.to_string(), owner: None }
+    }
+
+    pub fn personal(tool: &str, owner: &str) -> HistoryKey {
+        HistoryKey { tool: tool.to_string(), owner: Some(owner.to_string()) }
+    }
+
+    /// As files and Redis keys carry it: the tool's name, or tool, separator, person (the form
+    /// histories were stored in before the key was typed, so they stay reachable).
+    pub fn stored(&self) -> String {
+        match &self.owner {
+            Some(o) => format!("{}{STORED_SEPARATOR}{o}", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
+    pub fn from_stored(s: &str) -> HistoryKey {
+        match s.split_once(STORED_SEPARATOR) {
+            Some((tool, owner)) => HistoryKey::personal(tool, owner),
+            None => HistoryKey::shared(s),
+        }
+    }
+}
+
+impl Serialize for HistoryKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.stored())
+    }
+}
+
+impl<'de> Deserialize<'de> for HistoryKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(HistoryKey::from_stored(&String::deserialize(d)?))
+    }
+}
+
 /// Appends one; answers the tool's feedback texts in order, the new one last.
 #[derive(Message)]
 #[rtype(result = "Vec<String>")]
 pub struct Append {
-    pub tool: String,
+    pub key: HistoryKey,
     pub feedback: String,
     pub replaced_key: Option<String>,
     /// Who asks for it (`Who::name`).
@@ -437,14 +489,14 @@ pub struct Append {
 #[derive(Message)]
 #[rtype(result = "Vec<Refinement>")]
 pub struct History {
-    pub tool: String,
+    pub key: HistoryKey,
 }
 
 /// Forgets a tool's history (on request, or when the tool is gone). Answers how many there were.
 #[derive(Message)]
 #[rtype(result = "usize")]
 pub struct Clear {
-    pub tool: String,
+    pub key: HistoryKey,
     /// The tool is gone: every principal's own refinements of it go too (this process's).
     pub every_scope: bool,
 }
@@ -458,7 +510,27 @@ pub struct RefinementsPort {
 
 impl RefinementsPort {
     /// The feedback texts of a tool, oldest first (empty when the actor is gone).
-    pub async fn feedback(&self, tool: &str) -> Vec<String> {
-        self.history.send(History { tool: tool.to_string() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
+    pub async fn feedback(&self, key: &HistoryKey) -> Vec<String> {
+        self.history.send(History { key: key.clone() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_keys_keep_the_stored_form_of_before() {
+        let mine = HistoryKey::personal("get_weather", "token alice");
+        assert_eq!(mine.stored(), "get_weather\u{1f}token alice", "files and Redis lists written before stay reachable");
+        assert_eq!(HistoryKey::from_stored(&mine.stored()), mine);
+        assert_eq!(HistoryKey::from_stored("get_weather"), HistoryKey::shared("get_weather"));
+        // As a map key in the snapshot file: a JSON object keyed by the stored form.
+        let map = std::collections::HashMap::from([(mine.clone(), 1), (HistoryKey::shared("t"), 2)]);
+        let text = serde_json::to_string(&map).unwrap();
+        let back: std::collections::HashMap<HistoryKey, i32> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, map);
+        let old: std::collections::HashMap<HistoryKey, i32> = serde_json::from_str("{\"w\\u001fjwt sub=bob\": 3}").unwrap();
+        assert_eq!(old.get(&HistoryKey::personal("w", "jwt sub=bob")), Some(&3));
     }
 }

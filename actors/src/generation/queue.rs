@@ -26,8 +26,8 @@ use crate::generation::cache_key::{cache_key, refinements_hash};
 use crate::generation::pipeline::{self, Deps, Spare};
 use crate::generation::progress::Progress;
 use crate::messages::{
-    Abandon, CachePort, Clear, ForgetTool, Get, History, InvalidateTool, KeyFor, PageRead, PageStatus, Peek, Pending, QueuePort, ReadUi,
-    ReadWait, RefinementsPort, StatusOf, ToolsUpdated,
+    Abandon, CachePort, Clear, ForgetTool, Get, History, HistoryKey, InvalidateTool, KeyFor, PageRead, PageStatus, Peek, Pending,
+    QueuePort, ReadUi, ReadWait, RefinementsPort, StatusOf, ToolsUpdated,
 };
 use crate::page::{tool_hash, UiEntry, UiType};
 use crate::store::learned_shapes::LearnedShapes;
@@ -209,10 +209,10 @@ impl GenerationQueue {
 
     /// The feedback a read's page is made with: the tool's shared refinements, then (principal
     /// scope) the caller's own (none when the refinements actor is away).
-    fn feedback_of(&self, tool: &Value, personal: Option<String>) -> impl std::future::Future<Output = Vec<String>> + 'static {
-        let tool = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let shared = self.refinements.history.send(History { tool });
-        let own = personal.map(|p| self.refinements.history.send(History { tool: p }));
+    fn feedback_of(&self, tool: &Value, personal: Option<HistoryKey>) -> impl std::future::Future<Output = Vec<String>> + 'static {
+        let tool = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        let shared = self.refinements.history.send(History { key: HistoryKey::shared(tool) });
+        let own = personal.map(|key| self.refinements.history.send(History { key }));
         async move {
             let mut all: Vec<String> = shared.await.unwrap_or_default().into_iter().map(|r| r.feedback).collect();
             if let Some(own) = own {

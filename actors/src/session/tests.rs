@@ -145,8 +145,8 @@ impl Handler<History> for FakeRefinements {
     type Result = Vec<Refinement>;
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
-        self.log.push(format!("history {}", m.tool));
-        let texts = self.history.get(&m.tool).cloned().unwrap_or_default();
+        self.log.push(format!("history {}", m.key.stored()));
+        let texts = self.history.get(&m.key.stored()).cloned().unwrap_or_default();
         texts.into_iter().enumerate().map(|(i, feedback)| Refinement { at: i as u64, feedback, replaced_key: None, by: None }).collect()
     }
 }
@@ -155,7 +155,7 @@ impl Handler<Append> for FakeRefinements {
     type Result = Vec<String>;
 
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
-        self.log.push(format!("append {}", m.tool));
+        self.log.push(format!("append {}", m.key.stored()));
         vec![m.feedback]
     }
 }
@@ -164,7 +164,7 @@ impl Handler<Clear> for FakeRefinements {
     type Result = usize;
 
     fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
-        self.log.push(format!("clear {}", m.tool));
+        self.log.push(format!("clear {}", m.key.stored()));
         0
     }
 }

@@ -15,12 +15,11 @@ use super::HostSession;
 use crate::audit::{Entry, Event};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
-use crate::messages::{History, ReadUi, ReadWait, Subscribe};
+use crate::messages::{History, HistoryKey, ReadUi, ReadWait, Subscribe};
 use crate::policy::Kind;
 use crate::servers::catalog::ExposedTool;
 use crate::servers::fleet::Server;
 use crate::store::ready_pages::Hit;
-use crate::store::refinements::personal_key;
 use crate::who::Who;
 
 /// Who reads a page at the edge, for the rules and the audit trail.
@@ -98,8 +97,8 @@ impl HostSession {
     /// page (never kept ready: the ready pages are everyone's); anyone else the shared one.
     pub(super) fn read_page(&mut self, ctx: &mut Context<Self>, id: Value, uri: String, tool: ExposedTool) {
         let Some(own) = self.own() else { return self.read_shared_page(ctx, id, uri, tool) };
-        let key = personal_key(&tool.name, &own);
-        let mine = self.deps.refinements.history.send(History { tool: key.clone() });
+        let key = HistoryKey::personal(&tool.name, &own);
+        let mine = self.deps.refinements.history.send(History { key: key.clone() });
         ctx.spawn(mine.into_actor(self).map(move |res, act, ctx| {
             if res.map(|h| h.is_empty()).unwrap_or(true) {
                 return act.read_shared_page(ctx, id, uri, tool);

@@ -14,29 +14,13 @@ use actix::prelude::*;
 
 use crate::contain;
 pub use crate::messages::Refinement;
-use crate::messages::{Append, Clear, History, RefinementsPort};
+use crate::messages::{Append, Clear, History, HistoryKey, RefinementsPort};
 use crate::metrics::Metrics;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};
 
-type ByTool = HashMap<String, Vec<Refinement>>;
-
-/// Between a tool's name and a principal in the history key of that principal's own
-/// refinements (`refinements.scope: principal`): a control character, which neither tool
-/// names hosts see nor principals' labels contain.
-const PERSONAL_SEPARATOR: char = '\u{1f}';
-
-/// The key of `principal`'s own refinements of `tool`. Histories, their files, Redis lists and
-/// replica events carry it like a tool name, so the scope survives restarts and replicas.
-pub fn personal_key(tool: &str, principal: &str) -> String {
-    format!("{tool}{PERSONAL_SEPARATOR}{principal}")
-}
-
-/// The tool a history key belongs to (a personal key's tool, or the key itself).
-pub fn tool_of_key(key: &str) -> &str {
-    key.split(PERSONAL_SEPARATOR).next().unwrap_or(key)
-}
+type ByTool = HashMap<HistoryKey, Vec<Refinement>>;
 
 pub struct Refinements {
     by_tool: ByTool,
@@ -57,11 +41,11 @@ const WRITE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Pushes `list` to the shared history of `tool`, in order, until one fails, and tells the
 /// other replicas if any went: how many went, and the history as Redis has it after the last.
-async fn push_in_order(shared: RedisStore, tool: String, list: Vec<Refinement>) -> Pushed {
+async fn push_in_order(shared: RedisStore, key: HistoryKey, list: Vec<Refinement>) -> Pushed {
     let mut all = None;
     let mut went = list.len();
     for (n, r) in list.iter().enumerate() {
-        match shared.push_refinement(&tool, r).await {
+        match shared.push_refinement(&key, r).await {
             Ok(a) => all = Some(a),
             Err(_) => {
                 went = n;
@@ -69,16 +53,17 @@ async fn push_in_order(shared: RedisStore, tool: String, list: Vec<Refinement>) 
             }
         }
     }
-    if went > 0 {
-        // Every other replica drops its ready page for the tool: its next read asks Redis.
-        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
+    if went > 0 && key.owner.is_none() {
+        // Every other replica drops its ready page for the tool: its next read asks Redis. (A
+        // person's own page is never kept ready.)
+        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: key.tool.clone() }).await;
     }
-    Pushed { tool, list, went, all }
+    Pushed { key, list, went, all }
 }
 
 /// What [`push_in_order`] did.
 struct Pushed {
-    tool: String,
+    key: HistoryKey,
     list: Vec<Refinement>,
     went: usize,
     all: Option<Vec<Refinement>>,
@@ -102,9 +87,9 @@ impl Refinements {
         self
     }
 
-    fn changed(&self, tool: &str) {
-        if let Some(p) = &self.pages {
-            p.invalidate(tool);
+    fn changed(&self, key: &HistoryKey) {
+        if let (Some(p), None) = (&self.pages, &key.owner) {
+            p.invalidate(&key.tool);
         }
         self.persist();
     }
@@ -156,13 +141,13 @@ impl Refinements {
     /// takes leaves `unsynced`, and the other replicas hear of the change.
     fn write_back(&mut self, ctx: &mut Context<Self>) {
         let Some(shared) = self.shared.clone() else { return };
-        for (tool, list) in std::mem::take(&mut self.unsynced) {
-            ctx.spawn(push_in_order(shared.clone(), tool, list).into_actor(self).map(|pushed, act, _| {
-                let (tool, went) = (pushed.tool.clone(), pushed.went);
-                if let Some(all) = act.after_push(pushed).filter(|_| !act.unsynced.contains_key(&tool)) {
-                    tracing::info!(component = "refinements", event = "written_back", tool = %tool, refinements = went, "refinements made while Redis was away are in its history now");
-                    act.by_tool.insert(tool.clone(), all);
-                    act.changed(&tool);
+        for (key, list) in std::mem::take(&mut self.unsynced) {
+            ctx.spawn(push_in_order(shared.clone(), key, list).into_actor(self).map(|pushed, act, _| {
+                let (key, went) = (pushed.key.clone(), pushed.went);
+                if let Some(all) = act.after_push(pushed).filter(|_| !act.unsynced.contains_key(&key)) {
+                    tracing::info!(component = "refinements", event = "written_back", tool = %key.tool, refinements = went, "refinements made while Redis was away are in its history now");
+                    act.by_tool.insert(key.clone(), all);
+                    act.changed(&key);
                 }
             }));
         }
@@ -175,8 +160,8 @@ impl Refinements {
         if rest.is_empty() {
             return p.all;
         }
-        let newer = self.unsynced.remove(&p.tool).unwrap_or_default();
-        self.unsynced.insert(p.tool, rest.into_iter().chain(newer).collect());
+        let newer = self.unsynced.remove(&p.key).unwrap_or_default();
+        self.unsynced.insert(p.key, rest.into_iter().chain(newer).collect());
         None
     }
 }
@@ -187,21 +172,21 @@ impl Handler<Append> for Refinements {
     fn handle(&mut self, m: Append, _ctx: &mut Self::Context) -> Self::Result {
         let at = crate::page::now_ms();
         let r = Refinement { at, feedback: m.feedback, replaced_key: m.replaced_key, by: Some(m.by) };
-        let list = self.by_tool.entry(m.tool.clone()).or_default();
+        let list = self.by_tool.entry(m.key.clone()).or_default();
         list.push(r.clone());
         let local = feedback_of(list);
-        self.changed(&m.tool);
+        self.changed(&m.key);
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
-        let tool = m.tool;
+        let key = m.key;
         // Made while Redis was away and not written back yet: those go first, in order.
-        let mut pending = self.unsynced.remove(&tool).unwrap_or_default();
+        let mut pending = self.unsynced.remove(&key).unwrap_or_default();
         pending.push(r);
-        Box::pin(push_in_order(shared, tool, pending).into_actor(self).map(move |pushed, act, _| {
-            let tool = pushed.tool.clone();
+        Box::pin(push_in_order(shared, key, pending).into_actor(self).map(move |pushed, act, _| {
+            let key = pushed.key.clone();
             match act.after_push(pushed) {
                 Some(all) => {
                     let answer = feedback_of(&all);
-                    act.by_tool.insert(tool, all);
+                    act.by_tool.insert(key, all);
                     answer
                 }
                 // Redis is away: kept here and written back once it answers (`write_back`).
@@ -215,19 +200,19 @@ impl Handler<History> for Refinements {
     type Result = ResponseActFuture<Self, Vec<Refinement>>;
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
-        let local = self.by_tool.get(&m.tool).cloned().unwrap_or_default();
+        let local = self.by_tool.get(&m.key).cloned().unwrap_or_default();
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(local)) };
-        if self.unsynced.contains_key(&m.tool) {
+        if self.unsynced.contains_key(&m.key) {
             // Redis's copy lacks what was made while it was away: the local one is whole.
             return Box::pin(fut::ready(local));
         }
-        let tool = m.tool;
-        Box::pin(async move { (shared.refinements(&tool).await, tool) }.into_actor(self).map(move |(res, tool), act, _| match res {
+        let key = m.key;
+        Box::pin(async move { (shared.refinements(&key).await, key) }.into_actor(self).map(move |(res, key), act, _| match res {
             Ok(all) => {
                 if all.is_empty() {
-                    act.by_tool.remove(&tool);
+                    act.by_tool.remove(&key);
                 } else {
-                    act.by_tool.insert(tool, all.clone());
+                    act.by_tool.insert(key, all.clone());
                 }
                 all
             }
@@ -243,7 +228,7 @@ impl Handler<Clear> for Refinements {
         if m.every_scope {
             // Personal histories of a tool that is gone would apply again to a new tool that
             // takes its name.
-            let personal: Vec<String> = self.by_tool.keys().filter(|k| *k != &m.tool && tool_of_key(k) == m.tool).cloned().collect();
+            let personal: Vec<HistoryKey> = self.by_tool.keys().filter(|k| k.owner.is_some() && k.tool == m.key.tool).cloned().collect();
             let removed = !personal.is_empty();
             for k in personal {
                 self.by_tool.remove(&k);
@@ -254,31 +239,33 @@ impl Handler<Clear> for Refinements {
             }
         }
         // Cleared: what was waiting to be written back is gone with the rest.
-        self.unsynced.remove(&m.tool);
-        let n = self.by_tool.remove(&m.tool).map(|v| v.len()).unwrap_or(0);
+        self.unsynced.remove(&m.key);
+        let n = self.by_tool.remove(&m.key).map(|v| v.len()).unwrap_or(0);
         if n > 0 {
-            self.changed(&m.tool);
+            self.changed(&m.key);
         }
         let Some(shared) = self.shared.clone() else { return Box::pin(fut::ready(n)) };
-        let (tool, every_scope) = (m.tool, m.every_scope);
+        let (key, every_scope) = (m.key, m.every_scope);
         Box::pin(
             async move {
                 if every_scope {
                     // Everyone's own histories of it, from the tool's index (no keyspace scan).
-                    let _ = shared.clear_personal_refinements(&tool).await;
+                    let _ = shared.clear_personal_refinements(&key.tool).await;
                 }
-                match shared.clear_refinements(&tool).await {
+                match shared.clear_refinements(&key).await {
                     Ok(had) => {
-                        let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: tool.clone() }).await;
-                        (had, tool)
+                        if key.owner.is_none() {
+                            let _ = shared.publish(&Event::Refined { origin: shared.replica().to_string(), tool: key.tool.clone() }).await;
+                        }
+                        (had, key)
                     }
-                    Err(_) => (n, tool),
+                    Err(_) => (n, key),
                 }
             }
             .into_actor(self)
-            .map(move |(had, tool), act, _| {
+            .map(move |(had, key), act, _| {
                 if had > 0 && n == 0 {
-                    act.changed(&tool);
+                    act.changed(&key);
                 }
                 had.max(n)
             }),

@@ -93,7 +93,7 @@ impl Handler<ToolsUpdated> for GenerationQueue {
             }
         }
         for name in &m.diff.removed {
-            self.refinements.clear.do_send(Clear { tool: name.clone(), every_scope: true });
+            self.refinements.clear.do_send(Clear { key: crate::messages::HistoryKey::shared(name), every_scope: true });
         }
     }
 }

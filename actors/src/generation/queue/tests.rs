@@ -69,7 +69,7 @@ impl Handler<History> for FakeStore {
     type Result = Vec<Refinement>;
 
     fn handle(&mut self, m: History, _ctx: &mut Self::Context) -> Self::Result {
-        self.log.push(format!("history {}", m.tool));
+        self.log.push(format!("history {}", m.key.stored()));
         vec![Refinement { at: 0, feedback: "bigger".into(), replaced_key: None, by: None }]
     }
 }
@@ -86,7 +86,7 @@ impl Handler<Clear> for FakeStore {
     type Result = usize;
 
     fn handle(&mut self, m: Clear, _ctx: &mut Self::Context) -> usize {
-        self.log.push(format!("clear {}", m.tool));
+        self.log.push(format!("clear {}", m.key.stored()));
         0
     }
 }

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use super::{RedisStore, Unavailable};
+use crate::messages::HistoryKey;
 use crate::messages::Refinement;
 use crate::page::UiType;
-use crate::store::refinements::tool_of_key;
 
 /// Deletes every personal history a tool's index names, then the index; answers how many.
 const CLEAR_PERSONAL: &str = r"
@@ -24,10 +24,9 @@ impl RedisStore {
 
     /// Appends one refinement; answers the tool's whole history, oldest first. A personal
     /// history's key goes into its tool's index in the same transaction.
-    pub async fn push_refinement(&self, tool: &str, r: &Refinement) -> Result<Vec<Refinement>, Unavailable> {
-        let k = self.key(&format!("refinements:{tool}"));
-        let owner = tool_of_key(tool);
-        let index = (owner != tool).then(|| self.personal_index(owner));
+    pub async fn push_refinement(&self, history: &HistoryKey, r: &Refinement) -> Result<Vec<Refinement>, Unavailable> {
+        let k = self.key(&format!("refinements:{}", history.stored()));
+        let index = history.owner.as_ref().map(|_| self.personal_index(&history.tool));
         let json = serde_json::to_string(r).unwrap_or_default();
         let mut c = self.inner.conn.clone();
         let (items,): (Vec<String>,) = self
@@ -40,7 +39,7 @@ impl RedisStore {
                 p.cmd("LRANGE").arg(&k).arg(0).arg(-1).query_async(&mut c).await
             })
             .await?;
-        Ok(parse_history(tool, items))
+        Ok(parse_history(&history.tool, items))
     }
 
     /// Forgets every person's own history of a tool that is gone; answers how many there were.
@@ -50,20 +49,19 @@ impl RedisStore {
         self.run("refinements", async move { redis::Script::new(CLEAR_PERSONAL).key(index).invoke_async(&mut c).await }).await
     }
 
-    pub async fn refinements(&self, tool: &str) -> Result<Vec<Refinement>, Unavailable> {
-        let k = self.key(&format!("refinements:{tool}"));
+    pub async fn refinements(&self, history: &HistoryKey) -> Result<Vec<Refinement>, Unavailable> {
+        let k = self.key(&format!("refinements:{}", history.stored()));
         let mut c = self.inner.conn.clone();
         let items: Vec<String> =
             self.run("refinements", async move { redis::cmd("LRANGE").arg(k).arg(0).arg(-1).query_async(&mut c).await }).await?;
-        Ok(parse_history(tool, items))
+        Ok(parse_history(&history.tool, items))
     }
 
     /// Forgets a history (a tool's shared one, or one person's); answers how many refinements it
     /// had. A personal one leaves its tool's index too.
-    pub async fn clear_refinements(&self, tool: &str) -> Result<usize, Unavailable> {
-        let k = self.key(&format!("refinements:{tool}"));
-        let owner = tool_of_key(tool);
-        let index = (owner != tool).then(|| self.personal_index(owner));
+    pub async fn clear_refinements(&self, history: &HistoryKey) -> Result<usize, Unavailable> {
+        let k = self.key(&format!("refinements:{}", history.stored()));
+        let index = history.owner.as_ref().map(|_| self.personal_index(&history.tool));
         let mut c = self.inner.conn.clone();
         let (n,): (usize,) = self
             .run("refinements", async move {

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::Ctx;
-use crate::messages::{History, KeyFor, Peek, Refinement};
+use crate::messages::{History, HistoryKey, KeyFor, Peek, Refinement};
 use crate::session::ui_tools::ok_result;
 
 pub(super) async fn run(cx: &Ctx, tool: &str) -> Value {
@@ -13,10 +13,10 @@ pub(super) async fn run(cx: &Ctx, tool: &str) -> Value {
     let t = cx.catalog.tool(tool).map(|t| (*t.def).clone()).unwrap_or(Value::Null);
     let refinements = &cx.deps.refinements;
     // What applies to the caller: the shared history, then (principal scope) their own.
-    let shared = refinements.history.send(History { tool: tool.to_string() }).await.unwrap_or_default();
+    let shared = refinements.history.send(History { key: HistoryKey::shared(tool) }).await.unwrap_or_default();
     let mut history: Vec<Value> = shared.iter().map(|r| scoped(r, "shared")).collect();
     if let Some(k) = cx.personal(tool) {
-        let mine = refinements.history.send(History { tool: k }).await.unwrap_or_default();
+        let mine = refinements.history.send(History { key: k }).await.unwrap_or_default();
         history.extend(mine.iter().map(|r| scoped(r, "yours")));
     }
     let key = cx.deps.queue.key_for.send(KeyFor { tool: t.clone(), personal: cx.personal(tool) }).await.unwrap_or_default();

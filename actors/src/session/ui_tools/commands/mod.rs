@@ -16,9 +16,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{error_result, UiCall};
+use crate::messages::HistoryKey;
 use crate::servers::catalog::Catalog;
 use crate::session::deps::SessionDeps;
-use crate::store::refinements::personal_key;
 use crate::trace::TraceCx;
 
 /// The request a `_ui_*` call came in: its id for the logs, its span for the trace.
@@ -45,13 +45,13 @@ pub struct Ctx {
 
 impl Ctx {
     /// The history key of the caller's own refinements of `tool` (principal scope).
-    fn personal(&self, tool: &str) -> Option<String> {
-        self.own.as_ref().map(|p| personal_key(tool, p))
+    fn personal(&self, tool: &str) -> Option<HistoryKey> {
+        self.own.as_ref().map(|p| HistoryKey::personal(tool, p))
     }
 
     /// What shapes the caller's page: the shared refinements, then their own.
     async fn feedback_of(&self, tool: &str) -> Vec<String> {
-        let mut all = self.deps.refinements.feedback(tool).await;
+        let mut all = self.deps.refinements.feedback(&HistoryKey::shared(tool)).await;
         if let Some(k) = self.personal(tool) {
             all.extend(self.deps.refinements.feedback(&k).await);
         }

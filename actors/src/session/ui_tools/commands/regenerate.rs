@@ -4,16 +4,16 @@
 use serde_json::{json, Value};
 
 use super::{remake, Ctx};
-use crate::messages::{Clear, ForgetTool};
+use crate::messages::{Clear, ForgetTool, HistoryKey};
 
 pub(super) async fn run(cx: Ctx, tool: &str, clear_refinements: bool) -> Value {
     if let Some(refused) = cx.without_page(tool) {
         return refused;
     }
     // Principal scope: a person clears their own refinements; an admin the shared ones.
-    let whose = cx.personal(tool).unwrap_or_else(|| tool.to_string());
+    let whose = cx.personal(tool).unwrap_or_else(|| HistoryKey::shared(tool));
     let cleared = match clear_refinements {
-        true => cx.deps.refinements.clear.send(Clear { tool: whose, every_scope: false }).await.unwrap_or(0),
+        true => cx.deps.refinements.clear.send(Clear { key: whose, every_scope: false }).await.unwrap_or(0),
         false => 0,
     };
     // Starting over includes the rich/minimal decision.

@@ -12,7 +12,7 @@ use crate::session::deps::SessionDeps;
 use crate::session::ui_tools::{error_result, ok_result};
 
 /// `extra`: what the caller adds to the answer; `personal`: a person's own page.
-pub(super) async fn run(cx: Ctx, tool: &str, extra: Value, personal: Option<String>) -> Value {
+pub(super) async fn run(cx: Ctx, tool: &str, extra: Value, personal: Option<crate::messages::HistoryKey>) -> Value {
     let Some(exposed) = cx.catalog.tool(tool) else {
         return error_result(&format!("the upstream no longer has a tool named {tool:?}"));
     };
