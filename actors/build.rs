@@ -13,8 +13,19 @@ use std::path::{Path, PathBuf};
 mod minify;
 
 /// The template page's parts, in the script's order.
-const PAGE_PARTS: [&str; 9] =
-    ["open.js", "values.js", "dom.js", "schema_model.js", "validate.js", "form.js", "result.js", "host.js", "main.js"];
+const PAGE_PARTS: [&str; 11] = [
+    "open.js",
+    "values.js",
+    "dom.js",
+    "schema_model.js",
+    "validate.js",
+    "form_fields.js",
+    "form_groups.js",
+    "form_args.js",
+    "result.js",
+    "host.js",
+    "main.js",
+];
 
 fn main() {
     let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
