@@ -48,6 +48,9 @@ python3 tests/check_unused_deps.py
 step "lint the test code"
 tests/.venv/bin/python -m pyflakes tests/e2e tests/bench tests/containers
 
+step "docs book (MkDocs, strict: broken links fail)"
+tests/.venv/bin/mkdocs build --strict -f mkdocs.yml -d tests/artifacts/docs-site
+
 step "unit tests"
 cargo test --locked --workspace
 

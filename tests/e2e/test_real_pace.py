@@ -187,8 +187,9 @@ def test_two_replicas_share_one_paced_generation(fake, tmp_path):
 
             async def follow_on_b():
                 """B's status while A writes the page: every answer says it is being written on
-                another replica (README: "its status says the page is being written on another
-                replica, until it is stored"), while A's own status shows it writing."""
+                another replica (docs/operations.md, "Running several replicas": "its status says
+                the page is being written on another replica, until it is stored"), while A's own
+                status shows it writing."""
                 on_b, on_a = [], []
                 async with session("mcp", b) as sb, session("mcp", a) as sa:
                     for _ in range(40):

@@ -19,14 +19,20 @@ pub enum CacheType {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 /// The UI cache.
 pub struct CacheConfig {
+    /// Keep written pages (off: every read writes its page again).
     pub enabled: bool,
     #[serde(rename = "type")]
     pub kind: CacheType,
     /// Folder for `filesystem`.
     pub dir: Option<PathBuf>,
+    /// The most pages kept; the least recently used go first.
     pub max_entries: u64,
+    /// A page larger than this is served but not kept.
     pub max_entry_size_bytes: u64,
+    /// The most bytes of pages kept in all.
     pub max_total_size_bytes: u64,
+    /// How long a page is kept, in seconds. Unset: until evicted, its tool changes, or it is
+    /// regenerated.
     pub ttl_seconds: Option<u64>,
     /// A page served because of a transient failure (timeout, rate limit, overload, server or
     /// network error) is kept at most this long; the first read after that asks the LLM again.

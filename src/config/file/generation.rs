@@ -20,7 +20,10 @@ pub struct GenerationConfig {
     /// The ceiling of one page's generation: classification, every attempt and the waits
     /// between them (not a wait for a free slot).
     pub max_generation_ms: u64,
+    /// Attempts after the first when an answer fails, is rejected or is cut (the waits back
+    /// off from 1 s, doubling, to 5 s).
     pub max_retries: u32,
+    /// Pages written at once; more wait for a slot (their reads get the provisional page).
     pub max_concurrent_generations: usize,
     /// When set, only these tools get a UI; every tool is still proxied.
     pub enabled_tools: Option<Vec<String>>,
@@ -83,7 +86,10 @@ impl Default for GenerationConfig {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 /// Periodic re-listing of the upstream's tools.
 pub struct ToolRefreshConfig {
+    /// List the upstream's tools again every `intervalMs` (a server that announces
+    /// `list_changed` is listed again when it does, whatever this says).
     pub enabled: bool,
+    /// How often, in milliseconds.
     pub interval_ms: u64,
 }
 

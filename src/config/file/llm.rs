@@ -39,13 +39,18 @@ pub struct LlmConfig {
     /// anthropic, openai, ollama or offline. Unset: the provider whose API key is in the
     /// environment, else offline.
     pub provider: Option<Provider>,
+    /// The model to ask. Unset: the provider's default (claude-sonnet-4-5, gpt-4.1,
+    /// qwen2.5-coder:14b).
     pub model: Option<String>,
     /// Base URL of the provider's API (any OpenAI-compatible server for openai).
     pub base_url: Option<String>,
     /// Prefer the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, OLLAMA_API_KEY): a key here
     /// works but logs a warning.
     pub api_key: Option<String>,
+    /// Sampling temperature, 0 to 2: low keeps pages plain and alike.
     pub temperature: f64,
+    /// The most tokens one answer may have (1 to 1,000,000); a page cut at it is asked for
+    /// again, more compact. Also bounds how long a page is expected to be.
     pub max_tokens: u32,
 }
 

@@ -28,6 +28,7 @@ pub enum LogDestination {
 pub struct LoggingConfig {
     /// error, warn, info, debug, trace, or a tracing filter directive.
     pub level: String,
+    /// text (for people) or json (one object a line, for collectors).
     pub format: LogFormat,
     /// stderr or stdout (ignored when `file` is set).
     pub destination: LogDestination,
@@ -37,6 +38,7 @@ pub struct LoggingConfig {
     /// (default: mcp-gen-ui-debug-<uid> in the system's temporary folder). It must be a private
     /// folder of this service's user (mode 0700); mcp-gen-ui makes it so when it creates it.
     pub debug_dir: Option<PathBuf>,
+    /// Prompts and answers in debug logs are cut to 2,000 characters.
     pub redact_sensitive_data: bool,
 }
 

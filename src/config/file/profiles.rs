@@ -40,6 +40,7 @@ pub struct ProfileConfig {
 pub struct OverrideConfig {
     /// The name hosts of this profile call it by (its page's own calls by the old name still work).
     pub name: Option<String>,
+    /// The description hosts of this profile see instead of the tool's own.
     pub description: Option<String>,
     /// Merged over the tool's own annotations (`{"readOnlyHint": true}`).
     pub annotations: Option<serde_json::Map<String, serde_json::Value>>,
