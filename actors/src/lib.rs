@@ -14,6 +14,7 @@ pub mod faults;
 pub mod generation;
 pub mod locks;
 pub mod mcp;
+pub mod memory;
 pub mod messages;
 pub mod metrics;
 pub mod page;

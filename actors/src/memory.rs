@@ -1,8 +1,9 @@
-//! Large answers (a long `tools/list` page, a big page read) are built in memory that glibc
-//! keeps in its per-thread arenas once freed, resident for good: twenty walks of a list of
-//! 5,000 tools held 7 MB more than before them. Once a burst of large answers is over (none for
-//! `SETTLE`), the free pages go back to the system (`malloc_trim`), on the blocking pool, never
-//! more than once a second.
+//! Large answers (a long `tools/list` page, a big page read), a large upstream list made into
+//! the catalog, and a burst of sessions are built in memory that glibc keeps in its per-thread
+//! arenas once freed, resident for good: twenty walks of a list of 5,000 tools held 7 MB more
+//! than before them, and 5,000 tools from one upstream answer 16 MB until a host listed them.
+//! Once a burst of such work is over (none for `SETTLE`), the free pages go back to the system
+//! (`malloc_trim`), on the blocking pool, never more than once a second.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -38,6 +39,12 @@ impl State {
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64 + 1
     }
+}
+
+/// Call once large work is done and its memory freed (a big catalog built, a burst of
+/// sessions ended): a trim follows when the burst is over.
+pub fn after_large_work() {
+    after_answer(LARGE_ANSWER);
 }
 
 /// Call once an answer of `bytes` has been serialized.

@@ -3,6 +3,5 @@
 //! the wire into typed messages for host sessions and hold no state of their own.
 
 pub mod http;
-pub mod memory;
 pub mod serve;
 pub mod stdio;

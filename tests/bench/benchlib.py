@@ -314,6 +314,25 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def settled_rss_kb(pid: int, least: float = 1.0, most: float = 15.0, window: float = 1.0, slack_kb: int = 256) -> int:
+    """RSS once it has settled: sampled every 0.1 s for at least `least` seconds, until the
+    samples of the last `window` seconds are within `slack_kb` of each other (or `most` seconds
+    have passed); the last sample. What a service holds, not what a moment of work was using
+    (it trims a burst of large answers 250 ms after the last)."""
+    start = time.monotonic()
+    samples: list[tuple[float, int]] = []
+    while True:
+        now = time.monotonic()
+        samples.append((now, rss_kb(pid)))
+        recent = [kb for t, kb in samples if t >= now - window]
+        if now - start >= max(least, window) and max(recent) - min(recent) <= slack_kb:
+            return samples[-1][1]
+        if now - start >= most:
+            print(f"  (RSS of {pid} still moving after {most:.0f} s: {min(recent)}..{max(recent)} kB in the last {window:g} s)", flush=True)
+            return samples[-1][1]
+        time.sleep(0.1)
+
+
 TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
 

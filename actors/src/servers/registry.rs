@@ -11,6 +11,9 @@ use crate::locks::{Recover, RecoverRw};
 use crate::messages::{ToolList, ToolsDiff};
 use crate::store::ready_pages::ReadyPages;
 
+/// A catalog this long was built from answers large enough to give memory back after.
+const LARGE_CATALOG: usize = 1000;
+
 pub struct Registry {
     /// Every server in the order of the configuration, with its last list.
     servers: Mutex<Vec<ServerTools>>,
@@ -73,6 +76,11 @@ impl Registry {
 
     fn rebuild(&self, servers: &[ServerTools]) -> ToolsDiff {
         let new = Catalog::build(servers);
+        if new.tools().len() >= LARGE_CATALOG {
+            // The upstream's answer and the old catalog are freed by now, but glibc keeps their
+            // pages: given back once the rebuilding is over.
+            crate::memory::after_large_work();
+        }
         for c in &new.collisions {
             tracing::warn!(component = "registry", event = "name_collision", detail = %c, "two tools would share a name; one was given a suffix");
         }

@@ -40,7 +40,15 @@ impl SessionTable {
     }
 
     pub fn remove(&self, id: &str) {
-        self.sessions.writing().remove(id);
+        let mut all = self.sessions.writing();
+        all.remove(id);
+        // A burst of sessions has ended: the table's room and the sessions' freed pages go
+        // back (a long-lived endpoint sees bursts of reconnecting hosts).
+        if all.capacity() > 256 && all.len() * 4 < all.capacity() {
+            let keep = all.len() * 2;
+            all.shrink_to(keep);
+            crate::memory::after_large_work();
+        }
     }
 
     pub fn len(&self) -> usize {
