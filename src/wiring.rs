@@ -226,6 +226,7 @@ fn generation_deps(settings: &Settings, llm: Option<SharedLlm>, prompts: Arc<Pro
             fallback_ttl: Duration::from_secs(cfg.cache.fallback_ttl_secs),
             style_guide: cfg.generation.style_guide.clone(),
         },
+        pace: Default::default(),
     }
 }
 

@@ -130,13 +130,22 @@
   /* Puts `html` (a whole page) in this page's place, in the same frame: the host keeps talking
      to the same View. What the new page needs of this one travels in a global that survives
      document.open; timers and listeners of this page are stopped first. */
-  App.prototype.replacePage = function (html) {
+  App.prototype.replacePage = function (html, typed) {
     for (var id in this._pending) clearTimeout(this._pending[id].timer);
     this._pending = {};
     if (this._resizeObserver) this._resizeObserver.disconnect();
+    /* What the person typed in this page goes to the new one as the call's input, over what
+       the host sent, where the names match: the written page fills its own fields from it. */
+    var input = this._lastInput;
+    if (typed && typeof typed === "object" && !this._lastResult) {
+      var args = {}, from = (input && input.arguments) || {}, k;
+      for (k in from) if (Object.prototype.hasOwnProperty.call(from, k)) args[k] = from[k];
+      for (k in typed) if (Object.prototype.hasOwnProperty.call(typed, k)) args[k] = typed[k];
+      input = { arguments: args };
+    }
     window.__mcpGenUiCarry = {
       hostInfo: this._hostInfo, hostCapabilities: this._hostCapabilities, hostContext: this._hostContext,
-      input: this._lastInput, result: this._lastResult, next: this._next, at: Date.now()
+      input: input, result: this._lastResult, next: this._next, at: Date.now()
     };
     this.close();
     current = null;

@@ -307,12 +307,14 @@ pub struct StatusOf {
     /// As in [`ReadUi`].
     pub personal: Option<HistoryKey>,
     pub wait: std::time::Duration,
+    /// The page's text so far is wanted (to show it as it is written): the wait is short.
+    pub preview: bool,
 }
 
 #[derive(Debug, Clone, MessageResponse)]
 pub enum PageStatus {
-    /// Being written.
-    Writing(Writing),
+    /// Being written: how far, and (when asked for) the page's text so far.
+    Writing(Writing, Option<String>),
     /// Made: the page a read gets now (written, or the template with its reason).
     Ready(Arc<UiEntry>),
     /// Neither made nor being made (a read would start it).

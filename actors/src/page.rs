@@ -255,6 +255,9 @@ pub struct Writing {
     pub attempt: u32,
     /// Since the generation began (a wait for a slot included).
     pub elapsed_ms: u64,
+    /// About how long until the page is written, from the model's pace (None: not known yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_ms: Option<u64>,
 }
 
 /// What a generation in flight is doing.

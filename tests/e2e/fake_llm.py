@@ -43,9 +43,10 @@ document.getElementById("f").addEventListener("submit", async (e) => {{
 </script></body></html>"""
 
 
-def page(marker: str, tool: str = "get_current_weather", tokens: int = 0) -> str:
+def page(marker: str, tool: str = "get_current_weather", tokens: int = 0, markup_first: bool = False) -> str:
     """A good page; `tokens` pads it with a style sheet to about that many tokens (4 characters
-    each), as large as a page a strong model writes."""
+    each), as large as a page a strong model writes: in <head> (style first), or with
+    `markup_first` at the end of <body>, after the visible markup, as the prompt asks."""
     base = PAGE.format(marker=marker, tool=tool, padding="")
     missing = tokens * 4 - len(base)
     if missing <= 0:
@@ -54,7 +55,10 @@ def page(marker: str, tool: str = "get_current_weather", tokens: int = 0) -> str
     while sum(len(r) for r in rules) < missing:
         rules.append(f".c{i}{{margin:{i % 9}px;padding:{i % 7}px;color:#{i % 4096:03x}}}\n")
         i += 1
-    return PAGE.format(marker=marker, tool=tool, padding="<style>\n" + "".join(rules) + "</style>")
+    style = "<style>\n" + "".join(rules) + "</style>"
+    if markup_first:
+        return base.replace("<pre id=\"out\"></pre>", "<pre id=\"out\"></pre>" + style, 1)
+    return PAGE.format(marker=marker, tool=tool, padding=style)
 
 
 def error_body(provider: str, status: int, etype: str, message: str) -> dict:

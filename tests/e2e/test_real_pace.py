@@ -301,3 +301,45 @@ def test_shutdown_names_the_pages_it_dropped(fake, tmp_path):
         assert time.monotonic() - t0 < 10, "shutdown stays bounded"
         log = proc.log_path.read_text()
         assert "generation_dropped" in log and "get_forecast" in log and "shutdown" in log, log[-3000:]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
+def test_the_first_read_waits_only_while_the_page_can_come_in_time(fake, provider, tmp_path):
+    """Issue 43: with the default 15 s budget, a model at 60 tokens a second writing 3,000
+    tokens cannot make it: the first read comes back once its pace shows that (a second or so
+    after its first text), not after 15 s; a host reading again joins the same generation. A
+    model at 2,000 tokens a second gets its page onto the first read."""
+    fake.pace = {"first": 1.5, "tps": 60}
+    fake.default = {"html": page(f"SLOW-{provider.upper()}", "get_forecast", tokens=3000, markup_first=True)}
+    budget = {"generation": {"timeoutMs": 15000, "maxRetries": 2}}
+    with gen_proxy(fake, provider, config=budget, name=f"pace-first-read-{provider}", tmp_path=tmp_path) as (base, proc):
+        async def slow():
+            async with session("mcp", base) as s:
+                t0 = time.monotonic()
+                first = (await s.read_resource("ui://get_forecast")).contents[0]
+                waited = time.monotonic() - t0
+                print(f"{provider}: first read answered after {waited:.2f} s (budget 15 s)")
+                assert first.meta["mcp-gen-ui"]["provisional"] is True, "the provisional page"
+                assert waited < 6, f"the read waited {waited:.2f} s for a page the pace said could not come in time"
+                again = (await s.read_resource("ui://get_forecast")).contents[0]
+                assert again.meta["mcp-gen-ui"]["provisional"] is True
+                st = structured(await s.call_tool("_ui_page_status", {"toolName": "get_forecast", "waitMs": 500, "preview": True}))
+                assert st["state"] == "writing" and st["etaMs"] > 15000, f"the estimate says why: {st}"
+                assert any(n[0] == "h1" for n in st["preview"] if isinstance(n, list)), f"the page so far, inert: {st['preview']}"
+
+        anyio.run(slow)
+        gens = [g for g in fake.generations() if "get_forecast" in json.dumps(g["body"])]
+        assert len(gens) == 1, f"exactly one generation for the tool, not {len(gens)}"
+
+    fake.pace = {"first": 1.5, "tps": 2000}
+    fake.default = {"html": page(f"FAST-{provider.upper()}", "get_current_weather", tokens=3000)}
+    with gen_proxy(fake, provider, config=budget, name=f"pace-fast-{provider}", tmp_path=tmp_path) as (base, proc):
+        async def fast():
+            async with session("mcp", base) as s:
+                t0 = time.monotonic()
+                first = (await s.read_resource("ui://get_current_weather")).contents[0]
+                print(f"{provider}: a fast model's page on the first read after {time.monotonic() - t0:.2f} s")
+                assert not first.meta["mcp-gen-ui"].get("provisional"), "a fast model's page comes on the first read"
+                assert f"FAST-{provider.upper()}" in first.text
+
+        anyio.run(fast)

@@ -11,8 +11,10 @@ pub mod llm;
 #[cfg(test)]
 #[path = "../../build/minify.rs"]
 mod minify;
+pub mod pace;
 pub mod pipeline;
 pub mod postprocess;
+pub mod preview;
 pub mod progress;
 pub mod prompts;
 pub mod queue;

@@ -89,6 +89,8 @@ pub struct Deps {
     pub pages: Arc<UiPages>,
     pub metrics: Arc<Metrics>,
     pub settings: GenSettings,
+    /// The model's pace on the pages written here: how long a read waits for the next one.
+    pub pace: Arc<crate::generation::pace::Memory>,
 }
 
 /// How a generation ended, for the queue (which remembers classifications).
@@ -184,7 +186,8 @@ impl Ctx<'_> {
 
     /// One LLM call, streamed under the limits and bounded by what is left of the ceiling;
     /// records tokens and outcome.
-    async fn ask(&mut self, system: String, user: String, max_tokens: u32) -> Result<LlmResponse, LlmError> {
+    /// `page`: the request writes the page (else it classifies the tool).
+    async fn ask(&mut self, system: String, user: String, max_tokens: u32, page: bool) -> Result<LlmResponse, LlmError> {
         let llm = self.deps.llm.clone().expect("ask is only called with a provider");
         let span = Span::start_with(format!("chat {}", llm.model()), Kind::Client, &self.job.trace, || {
             vec![
@@ -196,7 +199,10 @@ impl Ctx<'_> {
             ]
         });
         self.asked += 1;
-        self.job.progress.asking(self.asked);
+        if page {
+            self.job.progress.expect(self.deps.pace.expected_chars(self.deps.settings.max_tokens));
+        }
+        self.job.progress.asking(self.asked, page);
         let tool = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
         self.deps.metrics.llm_requests_by_tool.with_label_values(&[tool]).inc();
         let req = LlmRequest {
@@ -405,7 +411,7 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let ui_type = match job.known_type {
         Some(t) => t,
-        None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, 16).await {
+        None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, 16, false).await {
             Ok(answer) => parse_classification(&answer.text),
             Err(e) => return Outcome { entry: cx.fallback(FallbackReason::Llm(e.code), &e.message, None).await, classified: None },
         },
@@ -434,7 +440,11 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
         if cx.remaining().is_zero() {
             break;
         }
-        match cx.ask(system.clone(), asking.clone(), deps.settings.max_tokens).await {
+        let answered = cx.ask(system.clone(), asking.clone(), deps.settings.max_tokens, true).await;
+        if let (Ok(a), Some((first, writing))) = (&answered, job.progress.page_timing()) {
+            deps.pace.record(a.text.chars().count() as u64, first, writing);
+        }
+        match answered {
             Ok(answer) if answer.stop == Stop::Truncated => {
                 let chars = answer.text.chars().count();
                 tracing::warn!(component = "generation", event = "truncated", request_id = %job.request_id, tool_name = %tool_name, attempt, chars, max_tokens = deps.settings.max_tokens, "the page was cut at the token limit: asking for a more compact one");

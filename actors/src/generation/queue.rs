@@ -311,7 +311,7 @@ impl Handler<ReadUi> for GenerationQueue {
                 match joined {
                     // `_span`: the span of a read that joined a generation in flight, ended
                     // when its answer is ready.
-                    Some((waiter, _span)) => waiter.answer(until).await,
+                    Some((waiter, _span)) => waiter.answer(arrived, until).await,
                     None => {
                         PageRead::page(Arc::new(pipeline::internal_fallback(&spare, &deps, "the generation queue failed on this read")))
                     }

@@ -202,10 +202,12 @@ export async function pacedOpenAi(answer, { first = 1.5, tps = 150 } = {}) {
     let body = "";
     req.on("data", (d) => { body += d; });
     req.on("end", async () => {
-      const rec = { body, start: Date.now(), end: null, closed: false };
+      // `sent`: when each piece went out, and how far into the answer it reached.
+      const rec = { body, start: Date.now(), end: null, closed: false, text: "", sent: [] };
       requests.push(rec);
       res.on("close", () => { if (!rec.end) rec.closed = true; });
       const text = answer(body);
+      rec.text = text;
       const chunk = (delta, finish) => `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       await new Promise((ok) => setTimeout(ok, first * 1000));
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -213,7 +215,7 @@ export async function pacedOpenAi(answer, { first = 1.5, tps = 150 } = {}) {
       let sent = 0;
       while (sent < text.length && !rec.closed) {
         const due = Math.min(text.length, Math.floor(((Date.now() - began) / 1000) * tps * 4) + 4);
-        if (due > sent) { res.write(chunk({ content: text.slice(sent, due) }, null)); sent = due; }
+        if (due > sent) { res.write(chunk({ content: text.slice(sent, due) }, null)); sent = due; rec.sent.push({ at: Date.now(), upto: due }); }
         if (sent < text.length) await new Promise((ok) => setTimeout(ok, 50));
       }
       res.write(chunk({}, "stop"));

@@ -150,7 +150,7 @@ fn apply(
                 out.text.push_str(t);
                 *last_text = Some(Instant::now());
                 if let Some(p) = progress {
-                    p.received(t.chars().count());
+                    p.received(t);
                 }
             }
             Chunk::Text(_) => {}

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The longest a status call that shows the page as it is written waits for news.
+const PREVIEW_EVERY: Duration = Duration::from_millis(700);
+
 impl Handler<StatusOf> for GenerationQueue {
     type Result = ResponseActFuture<Self, PageStatus>;
 
@@ -14,14 +17,17 @@ impl Handler<StatusOf> for GenerationQueue {
             // A forced remake in flight is the page to come; else a plain one.
             let flight = act.in_flight.get(&slot_of(&key, true)).or_else(|| act.in_flight.get(&key));
             let watching = flight.map(|f| (f.done.subscribe(), f.progress.clone()));
+            let known = act.deps.pace.known();
+            // A page shown as it is written is asked again often: its preview follows the text.
+            let wait = if m.preview { m.wait.min(PREVIEW_EVERY) } else { m.wait };
             let lookup = (watching.is_none() && act.cache_enabled).then(|| act.cache.get.send(Get { key }));
             async move {
                 if let Some((mut done, progress)) = watching {
-                    let made = tokio::time::timeout(m.wait, done.wait_for(Option::is_some)).await;
+                    let made = tokio::time::timeout(wait, done.wait_for(Option::is_some)).await;
                     return match made {
                         Ok(Ok(entry)) => entry.clone().map(PageStatus::Ready).unwrap_or(PageStatus::Idle),
                         Ok(Err(_)) => PageStatus::Idle, // aborted
-                        Err(_) => PageStatus::Writing(progress.snapshot()),
+                        Err(_) => PageStatus::Writing(progress.snapshot(known), if m.preview { progress.partial() } else { None }),
                     };
                 }
                 match lookup {
@@ -88,7 +94,7 @@ impl Handler<ToolsUpdated> for GenerationQueue {
         for slot in stale {
             if let Some(f) = self.in_flight.remove(&slot) {
                 ctx.cancel_future(f.handle);
-                let w = f.progress.snapshot();
+                let w = f.progress.snapshot(Default::default());
                 tracing::info!(component = "generation_queue", event = "generation_dropped", tool_name = %f.tool_name, chars = w.chars, elapsed_ms = w.elapsed_ms, why = "the tool changed or was removed", "dropped a page being made");
             }
         }
@@ -113,7 +119,7 @@ impl Handler<Abandon> for GenerationQueue {
         let n = self.in_flight.len();
         for (_, f) in self.in_flight.drain() {
             ctx.cancel_future(f.handle);
-            let w = f.progress.snapshot();
+            let w = f.progress.snapshot(Default::default());
             tracing::warn!(component = "generation_queue", event = "generation_dropped", tool_name = %f.tool_name, phase = w.phase.as_str(), chars = w.chars, elapsed_ms = w.elapsed_ms, why = "shutdown", "dropped a page being made: it is made again after the restart");
         }
         n

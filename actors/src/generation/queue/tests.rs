@@ -141,6 +141,7 @@ impl Fixture {
                 fallback_ttl: Duration::from_secs(60),
                 style_guide: None,
             },
+            pace: Default::default(),
         };
         let pages = ReadyPages::new();
         let refinements =
@@ -340,7 +341,7 @@ impl LlmClient for PacedLlm {
             for chunk in page.as_bytes().chunks(piece) {
                 tokio::time::sleep(every).await;
                 if let Some(p) = &req.progress {
-                    p.received(chunk.len());
+                    p.received(std::str::from_utf8(chunk).unwrap_or_default());
                 }
             }
             note.1 = true;
@@ -363,7 +364,7 @@ async fn a_read_past_its_budget_gets_the_provisional_page_and_the_generation_goe
     assert!(f.log.with("put").is_empty(), "a provisional page is never stored: {:?}", f.log.with(""));
 
     // The page's own status call follows it, and is answered when it is written.
-    let status = f.port.status.send(StatusOf { tool: weather(), personal: None, wait: Duration::from_secs(5) });
+    let status = f.port.status.send(StatusOf { tool: weather(), personal: None, wait: Duration::from_secs(5), preview: false });
     let status = in_time("the status call", status).await.unwrap();
     let PageStatus::Ready(written) = status else { panic!("the written page, got {status:?}") };
     assert!(written.html.contains("PACED-PAGE") && written.fallback_reason.is_none());
@@ -413,4 +414,22 @@ async fn a_page_that_failed_is_tried_again_later_each_time() {
     assert_eq!(llm.asked(), 3);
     let secs: Vec<u64> = kept.iter().map(|ms| (ms + 500) / 1000).collect();
     assert_eq!(secs, vec![30, 60], "the template is kept longer after each failure in a row");
+}
+
+#[actix::test]
+async fn a_read_waits_only_while_the_pace_says_the_page_can_come_in_time() {
+    // 50 pieces a tenth of a second apart: about 5 s for a short page, far slower than the
+    // expected length allows within the budget: the provisional page soon after the first text.
+    let slow = PacedLlm::new(100, 50);
+    let f = Fixture::with_llm(slow.clone(), Duration::from_secs(15));
+    let started = Instant::now();
+    let first = in_time("the slow read", f.port.read.send(read_of(weather(), false))).await.unwrap();
+    assert!(first.writing.is_some(), "the provisional page");
+    assert!(started.elapsed() < Duration::from_secs(3), "not the 15 s budget: {:?}", started.elapsed());
+    // A fast model's page comes on the first read.
+    let fast = PacedLlm::new(5, 10);
+    let f = Fixture::with_llm(fast.clone(), Duration::from_secs(30));
+    let first = in_time("the fast read", f.port.read.send(read_of(weather(), false))).await.unwrap();
+    assert!(first.writing.is_none() && first.entry.html.contains("PACED-PAGE"), "the written page on the first read");
+    assert_eq!(fast.asked(), 2, "one classification, one page");
 }

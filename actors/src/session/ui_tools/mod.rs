@@ -33,6 +33,8 @@ pub enum UiCall {
         wait_ms: u64,
         html: bool,
         make: bool,
+        /// The page as it is being written is wanted (inert), the answer sooner.
+        preview: bool,
     },
 }
 
@@ -56,7 +58,8 @@ pub fn definitions() -> Vec<Value> {
             "inputSchema": {"type": "object", "properties": {"toolName": tool_name,
                 "waitMs": {"type": "integer", "minimum": 0, "maximum": PAGE_STATUS_MAX_WAIT_MS, "default": 0, "description": "Wait at most this long for the page to be done"},
                 "html": {"type": "boolean", "default": false, "description": "Include the written page"},
-                "make": {"type": "boolean", "default": false, "description": "Start the page when it is not made or being made"}}, "required": ["toolName"]},
+                "make": {"type": "boolean", "default": false, "description": "Start the page when it is not made or being made"},
+                "preview": {"type": "boolean", "default": false, "description": "Include the page as it is being written, made inert (no scripts, styles, links or images)"}}, "required": ["toolName"]},
             "annotations": {"readOnlyHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
     ]
 }
@@ -118,7 +121,7 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
                 Some(Value::Bool(b)) => Ok(*b),
                 Some(other) => Err(BadArguments(format!("{key} must be true or false, not {other}"))),
             };
-            Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")? })
+            Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")?, preview: flag("preview")? })
         }
         other => Err(BadArguments(format!(
             "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine and {PAGE_STATUS_TOOL}"
@@ -187,7 +190,7 @@ mod tests {
     fn page_status_bounds_its_wait() {
         assert_eq!(
             parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": 2500, "html": true}), &known(), &|_| true),
-            Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true, make: false })
+            Ok(UiCall::PageStatus { tool: "set_units".into(), wait_ms: 2500, html: true, make: false, preview: false })
         );
         for bad in [json!(10_001), json!(-1), json!(1.5), json!("soon")] {
             let e = parse(PAGE_STATUS_TOOL, &json!({"toolName": "set_units", "waitMs": bad}), &known(), &|_| true).unwrap_err();

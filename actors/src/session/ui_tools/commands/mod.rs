@@ -75,6 +75,6 @@ pub async fn run(call: UiCall, cx: Ctx) -> Value {
         UiCall::RefreshTools => refresh_tools::run(&cx).await,
         UiCall::Regenerate { tool, clear_refinements } => regenerate::run(cx, &tool, clear_refinements).await,
         UiCall::Refine { tool, feedback } => refine::run(cx, &tool, feedback).await,
-        UiCall::PageStatus { tool, wait_ms, html, make } => page_status::run(&cx, &tool, wait_ms, html, make).await,
+        UiCall::PageStatus { tool, wait_ms, html, make, preview } => page_status::run(&cx, &tool, wait_ms, html, make, preview).await,
     }
 }

@@ -6,17 +6,25 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::Ctx;
+use crate::generation::preview;
 use crate::messages::{PageStatus, ReadUi, ReadWait, StatusOf};
 use crate::session::ui_tools::error_result;
 
-pub(super) async fn run(cx: &Ctx, tool: &str, wait_ms: u64, html: bool, make: bool) -> Value {
+pub(super) async fn run(cx: &Ctx, tool: &str, wait_ms: u64, html: bool, make: bool, preview: bool) -> Value {
     if let Some(refused) = cx.without_page(tool) {
         return refused;
     }
     let Some(t) = cx.catalog.tool(tool) else { return error_result(&format!("the upstream no longer has a tool named {tool:?}")) };
-    let ask = StatusOf { tool: (*t.def).clone(), personal: cx.personal(tool), wait: Duration::from_millis(wait_ms) };
+    let ask = StatusOf { tool: (*t.def).clone(), personal: cx.personal(tool), wait: Duration::from_millis(wait_ms), preview };
     match cx.deps.queue.status.send(ask).await {
         Ok(PageStatus::Idle) if make => made(cx, t, html).await,
+        Ok(PageStatus::Writing(w, Some(partial))) => {
+            // Parsing the model's text is CPU work: on the blocking pool, not the session's thread.
+            let tree = tokio::task::spawn_blocking(move || preview::inert_tree(&partial)).await.unwrap_or_default();
+            let mut a = answer(tool, PageStatus::Writing(w, None), html);
+            a["structuredContent"]["preview"] = tree;
+            a
+        }
         Ok(status) => answer(tool, status, html),
         Err(_) => error_result("the generation queue stopped"),
     }
@@ -46,8 +54,8 @@ async fn made(cx: &Ctx, t: &crate::servers::catalog::ExposedTool, with_html: boo
 /// a line, so a host that shows results is not handed the HTML twice.
 fn answer(tool: &str, status: PageStatus, with_html: bool) -> Value {
     let (data, line) = match status {
-        PageStatus::Writing(w) => (
-            json!({"toolName": tool, "state": "writing", "phase": w.phase, "chars": w.chars, "attempt": w.attempt, "elapsedMs": w.elapsed_ms}),
+        PageStatus::Writing(w, _) => (
+            json!({"toolName": tool, "state": "writing", "phase": w.phase, "chars": w.chars, "attempt": w.attempt, "elapsedMs": w.elapsed_ms, "etaMs": w.eta_ms}),
             format!("The page for {tool} is being written ({}, {} characters, {} s).", w.phase.as_str(), w.chars, w.elapsed_ms / 1000),
         ),
         PageStatus::Ready(e) if e.fallback_reason.is_none() => {

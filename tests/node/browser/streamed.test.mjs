@@ -1,0 +1,146 @@
+// Issue 43: no blank wait. A model at a hosted pace that writes the visible markup first: the
+// host's first read comes back as soon as the pace shows the page cannot be done within the
+// budget, the provisional page shows the model's markup as it streams (inert: nothing of it
+// runs, its controls take no input), and the written page replaces it once whole, showing the
+// call. What the person typed in the template's form goes into the written page.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
+
+// About 1,500 tokens, style and script last: ~10 s at 150 tokens a second.
+const PADDING = Array.from({ length: 260 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
+const HEADING = "Weather, as it is being written";
+const WRITTEN = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
+<body>
+<h1 id="written-marker">${HEADING}</h1>
+<form id="f">
+  <label for="city">City</label> <input id="city" name="city" required>
+  <button id="submit" type="submit">Look up</button>
+</form>
+<div id="result"></div>
+<style>body{font:14px system-ui;margin:16px}.block{border:1px solid #ccc;padding:8px;margin-top:8px}
+${PADDING}
+</style>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+window.__writtenRan = true;
+const app = new App({ name: "Weather UI", version: "1.0.0" });
+const result = document.getElementById("result");
+function show(r) {
+  result.textContent = "";
+  const box = document.createElement("div");
+  box.className = "block";
+  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
+  result.appendChild(box);
+}
+app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
+app.ontoolresult = show;
+await app.connect();
+document.getElementById("f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
+});
+</script>
+</body></html>`;
+
+let browser, llm;
+before(async () => {
+  browser = await launch();
+  llm = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich" : WRITTEN), { first: 1.5, tps: 150 });
+});
+after(async () => { await browser?.close(); llm?.close(); });
+
+/** When the model's stream had sent `text` whole. */
+function writtenAt(req, text) {
+  const end = req.text.indexOf(text) + text.length;
+  return req.sent.find((s) => s.upto >= end)?.at;
+}
+
+async function proxyWithDefaultBudget(name) {
+  const cfg = join(ARTIFACTS, `${name}-config.json`);
+  // The default read budget (15 s): the pace, not the budget, ends the first read's wait.
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 15000 } }));
+  return startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], name);
+}
+
+test("the model's markup is on screen as it is written, inert, and the whole page replaces it with the call", async () => {
+  const proxy = await proxyWithDefaultBudget("streamed");
+  const client = await connectClient(proxy.base);
+  try {
+    const t0 = Date.now();
+    const res = await client.readResource({ uri: "ui://get_current_weather" });
+    const waited = Date.now() - t0;
+    const content = res.contents[0];
+    assert.equal(content._meta["mcp-gen-ui"].provisional, true, "a model this slow cannot write the page within the budget");
+    assert.ok(waited < 10000, `the read did not wait out its 15 s budget (${waited} ms)`);
+    console.log(`# first read answered after ${waited} ms (budget 15000 ms)`);
+    const args = { city: "Oslo" };
+    const result = await client.callTool({ name: "get_current_weather", arguments: args });
+    const { page, frame, errors } = await openView(browser, client, content.text);
+    await page.evaluate(([a, r]) => { window.__bridge.sendToolInput({ arguments: a }); window.__bridge.sendToolResult(r); }, [args, result]);
+
+    // The heading as the model wrote it, in the provisional page, while the model still writes.
+    const heading = frame.locator("#mcp-gen-ui-preview h1", { hasText: HEADING });
+    await heading.waitFor({ timeout: 30000 });
+    const onScreen = Date.now();
+    const gen = llm.requests.find((r) => !r.body.includes("rich or minimal") && r.body.includes("get_current_weather"));
+    const wrote = writtenAt(gen, `${HEADING}</h1>`);
+    assert.ok(wrote, "the heading was sent");
+    assert.equal(gen.end, null, "the heading is shown before the model has finished the page");
+    console.log(`# first heading on screen ${onScreen - wrote} ms after the model wrote it`);
+    // Inert: nothing of it runs, its controls take no input, nothing of it has an id of the page's.
+    assert.equal(await frame.evaluate(() => window.__writtenRan), undefined, "no script of the partial page ran");
+    const preview = frame.locator("#mcp-gen-ui-preview");
+    assert.equal(await preview.getAttribute("inert"), "", "the preview takes no input");
+    assert.equal(await preview.locator("script, style, img, iframe, a[href], [onclick], [src]").count(), 0);
+    assert.equal(await frame.locator("#written-marker").count(), 0, "the page's own elements are not in place yet");
+    if ((await preview.locator("input").count()) > 0) assert.ok(await preview.locator("input").first().isDisabled());
+    // The template's form still works meanwhile, with the call it was opened for.
+    await frame.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    await page.screenshot({ path: join(ARTIFACTS, "streamed-partial.png") });
+
+    // The whole page, once checked, takes its place with the call.
+    await frame.locator("#written-marker").waitFor({ timeout: 60000 });
+    const shownAt = Date.now();
+    assert.ok(gen.end && !gen.closed, "the page was streamed to its end");
+    console.log(`# whole page on screen ${shownAt - gen.end} ms after the model's end`);
+    assert.equal(await frame.evaluate(() => window.__writtenRan), true, "the checked page runs");
+    assert.equal(await frame.locator("#mcp-gen-ui-preview").count(), 0);
+    await frame.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    assert.equal(await frame.locator("#city").inputValue(), "Oslo");
+    assert.equal(llm.requests.filter((r) => !r.body.includes("rich or minimal") && r.body.includes("get_current_weather")).length, 1,
+      "one page written");
+    await page.screenshot({ path: join(ARTIFACTS, "streamed-written.png") });
+    assertCleanConsole(errors, "streamed");
+    await page.close();
+  } finally {
+    await client.close();
+    proxy.stop();
+  }
+});
+
+test("what a person typed in the template's form goes into the written page", async () => {
+  const proxy = await proxyWithDefaultBudget("streamed-typed");
+  const client = await connectClient(proxy.base);
+  try {
+    const content = (await client.readResource({ uri: "ui://get_forecast" })).contents[0];
+    assert.equal(content._meta["mcp-gen-ui"].provisional, true);
+    const { page, frame, errors } = await openView(browser, client, content.text);
+    await frame.locator("#mcp-gen-ui-writing").waitFor({ timeout: 10000 });
+    // The template's own field for `city`, typed into before the page is written.
+    const field = frame.locator('form [name="city"]').first();
+    await field.fill("Tromsø");
+    // A person who typed is asked before the page changes under them.
+    await frame.locator("#mcp-gen-ui-show-written").click({ timeout: 60000 });
+    await frame.locator("#written-marker").waitFor({ timeout: 10000 });
+    assert.equal(await frame.locator("#city").inputValue(), "Tromsø", "the typed city carried over");
+    assertCleanConsole(errors, "streamed-typed");
+    await page.close();
+  } finally {
+    await client.close();
+    proxy.stop();
+  }
+});
