@@ -326,6 +326,12 @@ def test_the_first_read_waits_only_while_the_page_can_come_in_time(fake, provide
                 st = structured(await s.call_tool("_ui_page_status", {"toolName": "get_forecast", "waitMs": 500, "preview": True}))
                 assert st["state"] == "writing" and st["etaMs"] > 15000, f"the estimate says why: {st}"
                 assert any(n[0] == "h1" for n in st["preview"] if isinstance(n, list)), f"the page so far, inert: {st['preview']}"
+                # The pace is known now: another tool's first read does not wait for a first text.
+                t0 = time.monotonic()
+                other = (await s.read_resource("ui://get_current_weather")).contents[0]
+                waited = time.monotonic() - t0
+                print(f"{provider}: another tool's first read, the pace known, after {waited:.2f} s")
+                assert other.meta["mcp-gen-ui"]["provisional"] is True and waited < 1.5, f"{waited:.2f} s"
 
         anyio.run(slow)
         gens = [g for g in fake.generations() if "get_forecast" in json.dumps(g["body"])]

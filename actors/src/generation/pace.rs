@@ -11,7 +11,7 @@ use crate::page::Phase;
 /// replica) before it takes the provisional page: past it the page cannot be quick.
 pub const FIRST_TOKEN_GRACE_MS: u64 = 2_000;
 /// Tokens counted before a rate is believed (a few chunks of a stream).
-const MEASURE_AFTER_MS: u64 = 150;
+const MEASURE_AFTER_MS: u64 = 100;
 /// What checking a written page takes, added to any estimate.
 const CHECK_MS: u64 = 300;
 /// A page's length before any page was written here: about 3,000 tokens.
@@ -121,6 +121,17 @@ impl Memory {
         }
     }
 
+    /// The pace of a page still being written, seen by a read that stopped waiting for it: the
+    /// next reads decide at once, before the page is done.
+    pub fn note_pace(&self, s: &Seen) {
+        let Some(first) = s.first_ms.filter(|_| s.page) else { return };
+        let writing = s.now_ms.saturating_sub(first);
+        if s.chars > 0 && writing >= MEASURE_AFTER_MS {
+            blend(&self.rate_milli, s.chars * 1_000_000 / writing);
+            blend(&self.first_latency_ms, first.saturating_sub(s.asked_ms));
+        }
+    }
+
     pub fn known(&self) -> Known {
         let rate = self.rate_milli.load(Ordering::Relaxed);
         let first = self.first_latency_ms.load(Ordering::Relaxed);
@@ -198,5 +209,9 @@ mod tests {
         assert_eq!(m.known().rate, Some(4_000.0));
         m.record(16_000, 1_500, 4_000);
         assert_eq!(m.expected_chars(8_192), 10_000, "a quarter of the newest");
+        let fresh = Memory::default();
+        fresh.note_pace(&writing_at(4_100, 60));
+        assert_eq!(fresh.known().rate, Some(240.0), "a page still being written teaches the pace");
+        assert_eq!(fresh.known().first_latency_ms, Some(1_500));
     }
 }

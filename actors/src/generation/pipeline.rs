@@ -199,9 +199,8 @@ impl Ctx<'_> {
             ]
         });
         self.asked += 1;
-        if page {
-            self.job.progress.expect(self.deps.pace.expected_chars(self.deps.settings.max_tokens));
-        }
+        // The page to come, also while classifying: a read judges the whole wait.
+        self.job.progress.expect(self.deps.pace.expected_chars(self.deps.settings.max_tokens));
         self.job.progress.asking(self.asked, page);
         let tool = self.job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
         self.deps.metrics.llm_requests_by_tool.with_label_values(&[tool]).inc();

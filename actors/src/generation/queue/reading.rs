@@ -54,12 +54,14 @@ impl Waiter {
     /// Waits for the page while it can come by `until`, looking again every `LOOK_EVERY`.
     async fn in_time(&mut self, arrived: Instant, until: Instant) -> Result<Result<Option<Arc<UiEntry>>, watch::error::RecvError>, ()> {
         /// How often a waiting read looks at the pace again.
-        const LOOK_EVERY: Duration = Duration::from_millis(100);
+        const LOOK_EVERY: Duration = Duration::from_millis(50);
         loop {
             let now = Instant::now();
             let left = until.saturating_duration_since(now);
             let waited = now.duration_since(arrived).as_millis() as u64;
-            if !pace::keep_waiting(&self.progress.seen(), self.deps.pace.known(), waited, left.as_millis() as u64) {
+            let seen = self.progress.seen();
+            if !pace::keep_waiting(&seen, self.deps.pace.known(), waited, left.as_millis() as u64) {
+                self.deps.pace.note_pace(&seen);
                 return Err(());
             }
             let look = (now + LOOK_EVERY).min(until);
