@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { ARTIFACTS, ROOT, launch, startProxy } from "./views.mjs";
+import { ARTIFACTS, ROOT, launch, pacedOpenAi, startProxy } from "./views.mjs";
 
 const JAM = join(ROOT, "tests/node/node_modules/@mcpjam/inspector");
 
@@ -117,5 +117,57 @@ test("MCPJam renders the demo's page from its Tools tab over window.openai, and 
     await p.close();
     jam.stop();
     proxy.stop();
+  }
+});
+
+// Issue 43 in MCPJam: the provisional page follows its page over window.openai, shows the
+// model's markup as it is written (inert), and is replaced by the written page with the call.
+const PADDING = Array.from({ length: 200 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
+const HEADING = "Weather, written for MCPJam";
+const WRITTEN = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
+<body>
+<h1 id="written-marker">${HEADING}</h1>
+<form id="f"><label for="city">City</label> <input id="city" name="city"><button id="submit" type="submit">Look up</button></form>
+<div id="result"></div>
+<style>body{font:14px system-ui;margin:16px}
+${PADDING}
+</style>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+const app = new App({ name: "Weather UI", version: "1.0.0" });
+const result = document.getElementById("result");
+app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
+app.ontoolresult = (r) => { result.textContent = JSON.stringify(r.structuredContent ?? r.content); };
+await app.connect();
+</script>
+</body></html>`;
+
+test("in MCPJam, the provisional page shows the page as it is written and is replaced by it", async () => {
+  const llm = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich" : WRITTEN), { first: 1.5, tps: 150 });
+  const cfg = join(ARTIFACTS, "apps-sdk-streamed-config.json");
+  writeFileSync(cfg, JSON.stringify({ ui: { appsSdk: "undeclared" }, generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "apps-sdk-streamed");
+  const jam = await startJam(`${proxy.base}/mcp`);
+  const p = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error" && !/ERR_NAME_NOT_RESOLVED/.test(m.text())) errors.push(m.text()); });
+  try {
+    await openTools(p, jam);
+    await execute(p, "get_current_weather", { city: "Oslo" });
+    const handle = await p.waitForSelector('iframe[title="OpenAI Component: get_current_weather"]', { timeout: 20000 });
+    const view = await handle.contentFrame();
+    await view.locator("#mcp-gen-ui-writing").waitFor({ timeout: 20000 });
+    await view.locator("#mcp-gen-ui-preview h1", { hasText: HEADING }).waitFor({ timeout: 30000 });
+    await p.screenshot({ path: join(ARTIFACTS, "apps-sdk-mcpjam-streamed.png") });
+    await view.locator("#written-marker").waitFor({ timeout: 60000 });
+    assert.equal(await view.locator("#city").inputValue(), "Oslo", "the call's input carried into the written page");
+    assert.deepEqual(errors, [], "console errors");
+  } finally {
+    await p.close();
+    jam.stop();
+    proxy.stop();
+    llm.close();
   }
 });
