@@ -3,12 +3,13 @@
 //! stream once what waits in it has gone out. Outlets hold what a stream cannot take yet and
 //! the pump moves it as the host reads (see `outlet`).
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::{Era, HostSession};
+use super::{Era, HostSession, InFlight};
 use crate::mcp::jsonrpc;
 use crate::messages::{AttachStream, STREAM_BOUND};
 use crate::session::outlet::{self, Outlet, Pump, Sent};
@@ -128,13 +129,23 @@ impl HostSession {
         }
     }
 
+    /// Takes a request out of those in flight. The table's room goes with the last one: an
+    /// idle session holds none (thousands of sessions each kept room for a few requests, 2 KB).
+    pub(super) fn end_in_flight(&mut self, key: &str) -> Option<InFlight> {
+        let f = self.in_flight.remove(key);
+        if self.in_flight.is_empty() {
+            self.in_flight = HashMap::new();
+        }
+        f
+    }
+
     /// Sends the answer for a host request and closes that request's stream (once whatever
     /// waits in it has gone out).
     pub(super) fn answer(&mut self, answer: Value) {
         let Some(id) = jsonrpc::id(&answer).cloned() else {
             return;
         };
-        let Some(f) = self.in_flight.remove(&jsonrpc::id_key(&id)) else {
+        let Some(f) = self.end_in_flight(&jsonrpc::id_key(&id)) else {
             return; // cancelled meanwhile: the host asked us not to answer
         };
         let stateless = self.call().is_some();

@@ -196,7 +196,7 @@ impl HostSession {
                     Some(call) => call.cancellation(msg),
                     None => msg,
                 };
-                let Some(f) = msg.pointer("/params/requestId").and_then(|req| self.in_flight.remove(&jsonrpc::id_key(req))) else {
+                let Some(f) = msg.pointer("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::id_key(req))) else {
                     return;
                 };
                 self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();

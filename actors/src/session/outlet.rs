@@ -118,11 +118,10 @@ impl Outlet {
 mod tests {
     use super::*;
     use serde_json::json;
-    use tokio::sync::mpsc;
 
     #[test]
     fn a_burst_waits_in_order_and_drains_as_the_host_reads() {
-        let (tx, mut rx) = mpsc::channel(2);
+        let (tx, mut rx) = crate::messages::sink_channel_of(2);
         let mut o = Outlet::new(tx);
         let sent: Vec<Sent> = (0..5).map(|i| o.send(json!(i))).collect();
         assert_eq!(sent, [Sent::Delivered, Sent::Delivered, Sent::Queued, Sent::Queued, Sent::Queued]);
@@ -137,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_host_that_never_reads_overflows() {
-        let (tx, _rx) = mpsc::channel(1);
+        let (tx, _rx) = crate::messages::sink_channel_of(1);
         let mut o = Outlet::new(tx);
         assert_eq!(o.send(json!(0)), Sent::Delivered);
         for i in 0..OVERFLOW_MAX {
@@ -148,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_closed_stream_gives_the_message_back() {
-        let (tx, rx) = mpsc::channel(1);
+        let (tx, rx) = crate::messages::sink_channel_of(1);
         drop(rx);
         let mut o = Outlet::new(tx);
         assert_eq!(o.send(json!(1)), Sent::Closed(json!(1)));

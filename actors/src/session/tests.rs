@@ -327,7 +327,7 @@ impl Fixture {
 }
 
 /// Hands the session one message with its own stream; answers that stream.
-async fn post(session: &Addr<HostSession>, msg: Value) -> mpsc::Receiver<Value> {
+async fn post(session: &Addr<HostSession>, msg: Value) -> crate::messages::SinkRx {
     let (sink, rx) = sink_channel();
     session
         .send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default(), caller: None })
@@ -336,9 +336,26 @@ async fn post(session: &Addr<HostSession>, msg: Value) -> mpsc::Receiver<Value> 
     rx
 }
 
+/// A stream a test reads: a host's (`SinkRx`) or the upstream link's.
+trait Stream {
+    async fn recv_msg(&mut self) -> Option<Value>;
+}
+
+impl Stream for mpsc::Receiver<Value> {
+    async fn recv_msg(&mut self) -> Option<Value> {
+        self.recv().await
+    }
+}
+
+impl Stream for crate::messages::SinkRx {
+    async fn recv_msg(&mut self) -> Option<Value> {
+        self.recv().await
+    }
+}
+
 /// The next message on a stream (the test fails if none comes).
-async fn next(rx: &mut mpsc::Receiver<Value>) -> Value {
-    tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("a message in time").expect("the stream is open")
+async fn next(rx: &mut impl Stream) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv_msg()).await.expect("a message in time").expect("the stream is open")
 }
 
 /// Posts a request and answers its answer, checking that the stream closes after it.
@@ -509,8 +526,8 @@ async fn progress_reaches_a_request_in_flight_and_is_dropped_once_it_is_answered
     assert_eq!(f.deps.metrics.dropped_messages.with_label_values(&["late_progress"]).get(), 1);
 }
 
-async fn next_or_closed(rx: &mut mpsc::Receiver<Value>) -> Option<Value> {
-    tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("a message or the end in time")
+async fn next_or_closed(rx: &mut impl Stream) -> Option<Value> {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv_msg()).await.expect("a message or the end in time")
 }
 
 #[actix::test]
@@ -556,7 +573,7 @@ fn stateless_call(id: i64, extra: Value) -> Value {
     jsonrpc::request(id, "tools/call", params)
 }
 
-async fn post_ref(session: &SessionRef, msg: Value) -> mpsc::Receiver<Value> {
+async fn post_ref(session: &SessionRef, msg: Value) -> crate::messages::SinkRx {
     let (sink, rx) = sink_channel();
     session.incoming.do_send(Incoming { msg, sink: Some(sink), request_id: "test".into(), trace: Default::default(), caller: None });
     rx

@@ -34,7 +34,6 @@ use mcp_gen_ui_actors::session::table::{log_name, Lookup, SessionTable};
 use mcp_gen_ui_actors::session::{HostSession, Transport};
 use mcp_gen_ui_actors::who::Who;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 /// Shared handles: every handler gets the same session table, session dependencies (the
 /// servers among them) and settings.
@@ -237,7 +236,7 @@ pub fn json_error(status: actix_web::http::StatusCode, code: i64, message: impl 
 /// An SSE body from a channel of messages, with an optional first event and keep-alives.
 /// `priming` sends an event with an id and empty data first (SEP-1699: lets clients resume).
 pub fn sse_body(
-    rx: mpsc::Receiver<Value>,
+    rx: mcp_gen_ui_actors::messages::SinkRx,
     first: Option<String>,
     stream_id: String,
     keepalive: Duration,

@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::param_headers;
 use mcp_gen_ui_actors::mcp::revision_2026;
-use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, SessionRef};
+use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, SessionRef, SinkRx};
 use mcp_gen_ui_actors::session::table::log_name;
 use mcp_gen_ui_actors::session::{ready_page, stateless_session_for, EdgeReader, ReadIds, Transport, HOST_PROTOCOL_VERSIONS};
 use serde_json::Value;
@@ -41,7 +41,7 @@ fn method_not_allowed() -> HttpResponse {
 
 /// An answer on an SSE stream. A session's stream starts with a priming event (an id and
 /// empty data, SEP-1699: lets clients resume); a 2026 request's has none (no resumption).
-fn sse_response(session_id: Option<String>, rx: tokio::sync::mpsc::Receiver<Value>, keepalive: std::time::Duration) -> HttpResponse {
+fn sse_response(session_id: Option<String>, rx: SinkRx, keepalive: std::time::Duration) -> HttpResponse {
     let stream_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let mut res = HttpResponse::Ok();
     res.insert_header(("cache-control", "no-cache")).insert_header(("x-accel-buffering", "no")).content_type("text/event-stream");
