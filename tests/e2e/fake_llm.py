@@ -7,7 +7,8 @@ and read what it received.
 Each answer is a dict: {"html": text} (a good answer), {"status": 429, "type": ..., "message":
 ..., "headers": {...}} (an error in the provider's own format), {"raw": text} (a 200 whose body
 is not JSON), {"hang": True} (never answers; notes when the client hangs up), optionally with
-"delay" seconds first. Classification prompts get `classification` ("rich" unless set; a dict
+"delay" seconds first. Classification prompts get `classification` ("rich" unless set, followed by
+a short reason when the prompt asks for one, as a model writes it; a dict
 answers by the first of its keys, a tool name, that the prompt names, else
 `classification_default`).
 
@@ -41,6 +42,10 @@ document.getElementById("f").addEventListener("submit", async (e) => {{
   document.getElementById("out").textContent = JSON.stringify(r.structuredContent ?? r.content);
 }});
 </script></body></html>"""
+
+
+# What the fake says after its classification word.
+REASONS = {"rich": "its results are records that read best as a table with a form", "minimal": "a single status value needs no layout"}
 
 
 def page(marker: str, tool: str = "get_current_weather", tokens: int = 0, markup_first: bool = False) -> str:
@@ -230,8 +235,13 @@ class FakeLLM:
 
     def classify(self, prompt: str) -> str:
         if isinstance(self.classification, dict):
-            return next((v for k, v in self.classification.items() if f"Tool name: {k}\\n" in prompt), self.classification_default)
-        return self.classification
+            word = next((v for k, v in self.classification.items() if f"Tool name: {k}\\n" in prompt), self.classification_default)
+        else:
+            word = self.classification
+        # As a model does when the prompt asks for the word and a short reason.
+        if word in ("rich", "minimal") and "the reason in at most twelve words" in prompt:
+            return f"{word}: {REASONS[word]}"
+        return word
 
     def handle(self, h: BaseHTTPRequestHandler):
         provider = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai", "/api/chat": "ollama"}.get(h.path)

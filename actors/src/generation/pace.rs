@@ -28,6 +28,8 @@ pub struct Seen {
     pub asked_ms: u64,
     /// When its first text came (None: not yet).
     pub first_ms: Option<u64>,
+    /// When its latest text came.
+    pub last_ms: Option<u64>,
     /// Characters of the current answer so far.
     pub chars: u64,
     /// The current request writes the page (false: it classifies the tool first).
@@ -49,10 +51,7 @@ pub struct Known {
 /// can be said yet.
 pub fn eta_ms(s: &Seen, known: Known) -> Option<u64> {
     let first_latency = s.first_ms.map(|f| f.saturating_sub(s.asked_ms)).or(known.first_latency_ms);
-    let rate = match s.first_ms {
-        Some(f) if s.chars > 0 && s.now_ms.saturating_sub(f) >= MEASURE_AFTER_MS => Some(s.chars as f64 * 1000.0 / (s.now_ms - f) as f64),
-        _ => known.rate,
-    }?;
+    let rate = measured_rate(s).or(known.rate)?;
     if rate <= 0.0 {
         return None;
     }
@@ -67,6 +66,16 @@ pub fn eta_ms(s: &Seen, known: Known) -> Option<u64> {
             (false, _) => first_latency? + writing_ms(s.expected),
         } + CHECK_MS,
     )
+}
+
+/// Characters a second over the text so far, once it spans long enough to tell. The page's
+/// text is timed to now (a stream that stalls is slow); the classification's, which ends after
+/// a few words, to its last piece: a short answer sent at once says nothing of a slow model.
+fn measured_rate(s: &Seen) -> Option<f64> {
+    let first = s.first_ms?;
+    let until = if s.page { s.now_ms } else { s.last_ms? };
+    let span = until.saturating_sub(first);
+    (s.chars > 0 && span >= MEASURE_AFTER_MS).then(|| s.chars as f64 * 1000.0 / span as f64)
 }
 
 /// Whether a read with `budget_left_ms` of its budget, having waited `waited_ms`, should wait
@@ -84,7 +93,11 @@ pub fn keep_waiting(s: &Seen, known: Known, waited_ms: u64, budget_left_ms: u64)
         Phase::Asking => s.now_ms.saturating_sub(s.asked_ms) < FIRST_TOKEN_GRACE_MS && in_time(eta_ms(s, known)),
         // A retry after a failed attempt (a server error, a rejected page): a new request is
         // coming; only a pace known to be too slow gives up on it.
-        Phase::Retrying => in_time(eta_ms(s, known)),
+        Phase::Retrying => {
+            // What the failed attempt streamed says nothing of the next one: as a new request.
+            let fresh = Seen { phase: Phase::Asking, asked_ms: s.now_ms, first_ms: None, last_ms: None, chars: 0, page: true, ..*s };
+            in_time(eta_ms(&fresh, known))
+        }
         // Waiting for a slot or for another replica: nothing to measure, not long.
         Phase::Queued | Phase::OtherReplica => waited_ms < FIRST_TOKEN_GRACE_MS,
     }
@@ -124,12 +137,9 @@ impl Memory {
     /// The pace of a page still being written, seen by a read that stopped waiting for it: the
     /// next reads decide at once, before the page is done.
     pub fn note_pace(&self, s: &Seen) {
-        let Some(first) = s.first_ms.filter(|_| s.page) else { return };
-        let writing = s.now_ms.saturating_sub(first);
-        if s.chars > 0 && writing >= MEASURE_AFTER_MS {
-            blend(&self.rate_milli, s.chars * 1_000_000 / writing);
-            blend(&self.first_latency_ms, first.saturating_sub(s.asked_ms));
-        }
+        let (Some(first), Some(rate)) = (s.first_ms, measured_rate(s)) else { return };
+        blend(&self.rate_milli, (rate * 1000.0) as u64);
+        blend(&self.first_latency_ms, first.saturating_sub(s.asked_ms));
     }
 
     pub fn known(&self) -> Known {
@@ -154,7 +164,16 @@ mod tests {
     /// A page request of a model at `tps` tokens a second, asked at 1.6 s, first text at 3.1 s.
     fn writing_at(now_ms: u64, tps: u64) -> Seen {
         let chars = (now_ms.saturating_sub(3_100)) * tps * 4 / 1000;
-        Seen { phase: Phase::Writing, now_ms, asked_ms: 1_600, first_ms: Some(3_100), chars, page: true, expected: 12_000 }
+        Seen {
+            phase: Phase::Writing,
+            now_ms,
+            asked_ms: 1_600,
+            first_ms: Some(3_100),
+            last_ms: Some(now_ms),
+            chars,
+            page: true,
+            expected: 12_000,
+        }
     }
 
     #[test]
@@ -173,15 +192,35 @@ mod tests {
 
     #[test]
     fn the_classification_shows_the_pace_before_the_page_is_asked_for() {
-        // 16 tokens at 60 a second, first text at 1.5 s: measured at 1.7 s.
-        let classifying =
-            Seen { phase: Phase::Writing, now_ms: 1_700, asked_ms: 0, first_ms: Some(1_500), chars: 48, page: false, expected: 12_000 };
+        // Its word and reason at 60 tokens a second, first text at 1.5 s: measured at 1.7 s.
+        let classifying = Seen {
+            phase: Phase::Writing,
+            now_ms: 1_700,
+            asked_ms: 0,
+            first_ms: Some(1_500),
+            last_ms: Some(1_700),
+            chars: 48,
+            page: false,
+            expected: 12_000,
+        };
         assert!(!keep_waiting(&classifying, Known::default(), 1_700, 13_300));
+        // A fast model's answer came in one go: nothing measured, whatever the clock says now.
+        let at_once = Seen { now_ms: 1_800, last_ms: Some(1_510), chars: 60, ..classifying };
+        assert!(keep_waiting(&at_once, Known::default(), 1_800, 13_200));
     }
 
     #[test]
     fn no_first_text_within_the_grace_gives_up_and_a_known_pace_decides_sooner() {
-        let asking = Seen { phase: Phase::Asking, now_ms: 1_000, asked_ms: 0, first_ms: None, chars: 0, page: true, expected: 12_000 };
+        let asking = Seen {
+            phase: Phase::Asking,
+            now_ms: 1_000,
+            asked_ms: 0,
+            first_ms: None,
+            last_ms: None,
+            chars: 0,
+            page: true,
+            expected: 12_000,
+        };
         assert!(keep_waiting(&asking, Known::default(), 1_000, 14_000), "nothing known yet: wait for the first text");
         let late = Seen { now_ms: 2_100, ..asking };
         assert!(!keep_waiting(&late, Known::default(), 2_100, 12_900));
@@ -194,6 +233,8 @@ mod tests {
         let retrying = Seen { phase: Phase::Retrying, now_ms: 4_000, ..asking };
         assert!(keep_waiting(&retrying, Known::default(), 4_000, 11_000), "a retry after a server error is waited for");
         assert!(!keep_waiting(&retrying, slow, 4_000, 11_000), "unless the model is known to be too slow");
+        let after_text = Seen { first_ms: Some(500), chars: 300, ..retrying };
+        assert!(keep_waiting(&after_text, Known::default(), 4_000, 11_000), "the failed attempt's text is no pace");
         assert!(keep_waiting(&Seen { phase: Phase::Checking, ..asking }, slow, 9_000, 1));
         assert!(!keep_waiting(&Seen { phase: Phase::Checking, ..asking }, slow, 9_000, 0), "the budget is the upper bound");
     }

@@ -46,6 +46,11 @@ pub struct GenSettings {
     pub style_guide: Option<String>,
 }
 
+/// The classification's answer: a word and a short reason. The reason's few tokens, streamed,
+/// show the model's pace before the page is asked for (`pace::eta_ms`): a read can tell at once
+/// whether a page can come within its budget.
+pub(crate) const CLASSIFY_TOKENS: u32 = 48;
+
 /// Appended to the prompt after a rejected page, before what was wrong with it.
 const REPAIR_NOTE: &str = "\n\nYour previous answer could not be used: ";
 /// Appended to the prompt after an answer was cut at the token limit.
@@ -410,8 +415,11 @@ pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let ui_type = match job.known_type {
         Some(t) => t,
-        None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, 16, false).await {
-            Ok(answer) => parse_classification(&answer.text),
+        None => match cx.ask(deps.prompts.system(), render(&deps, &job, |p, j| p.classify(&j.tool)).await, CLASSIFY_TOKENS, false).await {
+            Ok(answer) => {
+                tracing::debug!(component = "generation", event = "classified", request_id = %job.request_id, tool_name = %tool_name, answer = %shorten(&answer.text, deps.settings.redact), "classification");
+                parse_classification(&answer.text)
+            }
             Err(e) => return Outcome { entry: cx.fallback(FallbackReason::Llm(e.code), &e.message, None).await, classified: None },
         },
     };

@@ -24,6 +24,8 @@ pub struct Progress {
     /// none yet).
     asked_ms: AtomicU64,
     first_ms: AtomicU64,
+    /// When the latest text came.
+    last_ms: AtomicU64,
     /// The current request writes the page (not the classification before it).
     page: AtomicBool,
     /// How long the page is expected to be, in characters.
@@ -47,6 +49,7 @@ impl Default for Progress {
             phase: AtomicU8::new(code(Phase::Queued)),
             asked_ms: AtomicU64::new(0),
             first_ms: AtomicU64::new(0),
+            last_ms: AtomicU64::new(0),
             page: AtomicBool::new(false),
             expected: AtomicU64::new(0),
             partial: Mutex::new(String::new()),
@@ -68,6 +71,7 @@ impl Progress {
     pub fn asking(&self, attempt: u32, page: bool) {
         self.chars.store(0, Ordering::Relaxed);
         self.first_ms.store(0, Ordering::Relaxed);
+        self.last_ms.store(0, Ordering::Relaxed);
         self.asked_ms.store(self.now_ms(), Ordering::Relaxed);
         self.page.store(page, Ordering::Relaxed);
         self.attempt.store(attempt, Ordering::Relaxed);
@@ -84,10 +88,12 @@ impl Progress {
 
     /// More of the answer arrived.
     pub fn received(&self, text: &str) {
+        let now = self.now_ms();
         if self.chars.fetch_add(text.chars().count() as u64, Ordering::Relaxed) == 0 {
-            self.first_ms.store(self.now_ms(), Ordering::Relaxed);
+            self.first_ms.store(now, Ordering::Relaxed);
             self.set_phase(Phase::Writing);
         }
+        self.last_ms.store(now, Ordering::Relaxed);
         if self.page.load(Ordering::Relaxed) {
             let mut partial = self.partial.guard();
             let room = PARTIAL_MAX.saturating_sub(partial.len());
@@ -117,11 +123,13 @@ impl Progress {
     /// What a read sees now, for the pace's estimates.
     pub fn seen(&self) -> Seen {
         let first = self.first_ms.load(Ordering::Relaxed);
+        let last = self.last_ms.load(Ordering::Relaxed);
         Seen {
             phase: self.phase(),
             now_ms: self.now_ms(),
             asked_ms: self.asked_ms.load(Ordering::Relaxed),
             first_ms: (first > 0).then_some(first),
+            last_ms: (last > 0).then_some(last),
             chars: self.chars.load(Ordering::Relaxed),
             page: self.page.load(Ordering::Relaxed),
             expected: self.expected.load(Ordering::Relaxed),

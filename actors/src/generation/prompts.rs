@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::page::UiType;
 
 /// Bumped when the prompts' meaning changes; part of every cache key.
-pub const PROMPT_VERSION: &str = "2026-11-27.1";
+pub const PROMPT_VERSION: &str = "2026-11-27.2";
 pub const DELIMITER_START: &str = "<<<MCP_TOOL_DATA_BEGIN>>>";
 pub const DELIMITER_END: &str = "<<<MCP_TOOL_DATA_END>>>";
 /// The fence around what people asked to change (`_ui_refine`): untrusted, like tool data.

@@ -328,7 +328,7 @@ impl LlmClient for PacedLlm {
         let dropped = self.dropped.clone();
         Box::pin(async move {
             let mut note = DropNote(dropped, false);
-            if req.max_tokens == 16 {
+            if req.max_tokens == crate::generation::pipeline::CLASSIFY_TOKENS {
                 note.1 = true;
                 return Ok(LlmResponse { text: "rich".into(), ..Default::default() });
             }
