@@ -1,0 +1,93 @@
+// Issue 43 in a host built on @mcp-ui/client's AppRenderer (React; npm @mcp-ui/client 7): the
+// page's own origin runs the MCP client, the View runs behind mcp-gen-ui's sandbox proxy on
+// another origin. The provisional page follows its page through the host's bridge, shows the
+// model's markup as it is written (inert), and is replaced by the written page with the call.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { ARTIFACTS, launch, pacedOpenAi, startProxy } from "./views.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PADDING = Array.from({ length: 200 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
+const HEADING = "Weather, written for an mcp-ui host";
+const WRITTEN = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
+<body>
+<h1 id="written-marker">${HEADING}</h1>
+<form id="f"><label for="city">City</label> <input id="city" name="city"><button id="submit" type="submit">Look up</button></form>
+<div id="result"></div>
+<style>body{font:14px system-ui;margin:16px}
+${PADDING}
+</style>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+window.__writtenRan = true;
+const app = new App({ name: "Weather UI", version: "1.0.0" });
+const result = document.getElementById("result");
+app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
+app.ontoolresult = (r) => { result.textContent = JSON.stringify(r.structuredContent ?? r.content); };
+await app.connect();
+</script>
+</body></html>`;
+
+let browser, llm, bundle;
+before(async () => {
+  browser = await launch();
+  llm = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich" : WRITTEN), { first: 1.5, tps: 150 });
+  const out = await build({ entryPoints: [join(HERE, "mcp_ui_host.js")], bundle: true, format: "iife", write: false, platform: "browser",
+    logLevel: "silent", define: { "process.env.NODE_ENV": '"production"' } });
+  bundle = out.outputFiles[0].text;
+});
+after(async () => { await browser?.close(); llm?.close(); });
+
+test("in an @mcp-ui/client AppRenderer host, the page is seen as it is written and then replaces the provisional one", async () => {
+  const site = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<!doctype html><meta charset="utf-8"><title>mcp-ui host</title><div id="root" style="height:800px"></div><script>${bundle}</script>`);
+  });
+  await new Promise((ok) => site.listen(0, "127.0.0.1", ok));
+  const hostOrigin = `http://localhost:${site.address().port}`;
+  const cfg = join(ARTIFACTS, "mcp-ui-config.json");
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llm.url, "--config", cfg], "mcp-ui");
+  const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  try {
+    await p.goto(`${hostOrigin}/`);
+    await p.evaluate((a) => window.startMcpUiHost(a), {
+      mcpUrl: `${proxy.base}/mcp`,
+      sandboxUrl: `${proxy.base}/preview/sandbox?host=${encodeURIComponent(hostOrigin)}`,
+      toolName: "get_current_weather",
+      toolInput: { city: "Oslo" },
+    });
+    // The View: the host page, then the service's sandbox proxy, then our page.
+    let view = null;
+    for (let i = 0; i < 300 && !view; i++) {
+      for (const f of p.frames()) {
+        if (f !== p.mainFrame() && (await f.locator("#mcp-gen-ui-writing").count().catch(() => 0)) > 0) view = f;
+      }
+      if (!view) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(view, `the provisional page showed in the host; host errors: ${JSON.stringify(await p.evaluate(() => window.__hostErrors))}`);
+    await view.locator("#mcp-gen-ui-preview h1", { hasText: HEADING }).waitFor({ timeout: 30000 });
+    assert.equal(await view.evaluate(() => window.__writtenRan), undefined, "nothing of the partial page ran");
+    await p.screenshot({ path: join(ARTIFACTS, "mcp-ui-streamed.png") });
+    await view.locator("#written-marker").waitFor({ timeout: 60000 });
+    assert.equal(await view.evaluate(() => window.__writtenRan), true);
+    assert.equal(await view.locator("#city").inputValue(), "Oslo", "the call's input carried into the written page");
+    await view.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    await p.screenshot({ path: join(ARTIFACTS, "mcp-ui-written.png") });
+    assert.deepEqual(await p.evaluate(() => window.__hostErrors), [], "the host reported no error");
+    assert.deepEqual(errors, [], "console errors");
+  } finally {
+    await p.close();
+    site.close();
+    proxy.stop();
+  }
+});
