@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { ARTIFACTS, ROOT, launch, pacedOpenAi, startProxy } from "./views.mjs";
+import { ARTIFACTS, ROOT, launch, pacedOpenAi, startProxy, markupFirstPage } from "./views.mjs";
 
 const JAM = join(ROOT, "tests/node/node_modules/@mcpjam/inspector");
 
@@ -122,26 +122,8 @@ test("MCPJam renders the demo's page from its Tools tab over window.openai, and 
 
 // Issue 43 in MCPJam: the provisional page follows its page over window.openai, shows the
 // model's markup as it is written (inert), and is replaced by the written page with the call.
-const PADDING = Array.from({ length: 200 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
 const HEADING = "Weather, written for MCPJam";
-const WRITTEN = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
-<body>
-<h1 id="written-marker">${HEADING}</h1>
-<form id="f"><label for="city">City</label> <input id="city" name="city"><button id="submit" type="submit">Look up</button></form>
-<div id="result"></div>
-<style>body{font:14px system-ui;margin:16px}
-${PADDING}
-</style>
-<script type="module">
-import { App } from "@modelcontextprotocol/ext-apps";
-const app = new App({ name: "Weather UI", version: "1.0.0" });
-const result = document.getElementById("result");
-app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
-app.ontoolresult = (r) => { result.textContent = JSON.stringify(r.structuredContent ?? r.content); };
-await app.connect();
-</script>
-</body></html>`;
+const WRITTEN = markupFirstPage(HEADING, 200);
 
 test("in MCPJam, the provisional page shows the page as it is written and is replaced by it", async () => {
   const llm = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich" : WRITTEN), { first: 1.5, tps: 150 });

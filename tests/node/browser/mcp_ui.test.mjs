@@ -9,30 +9,11 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { ARTIFACTS, launch, pacedOpenAi, startProxy } from "./views.mjs";
+import { ARTIFACTS, launch, pacedOpenAi, startProxy, markupFirstPage } from "./views.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PADDING = Array.from({ length: 200 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
 const HEADING = "Weather, written for an mcp-ui host";
-const WRITTEN = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
-<body>
-<h1 id="written-marker">${HEADING}</h1>
-<form id="f"><label for="city">City</label> <input id="city" name="city"><button id="submit" type="submit">Look up</button></form>
-<div id="result"></div>
-<style>body{font:14px system-ui;margin:16px}
-${PADDING}
-</style>
-<script type="module">
-import { App } from "@modelcontextprotocol/ext-apps";
-window.__writtenRan = true;
-const app = new App({ name: "Weather UI", version: "1.0.0" });
-const result = document.getElementById("result");
-app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
-app.ontoolresult = (r) => { result.textContent = JSON.stringify(r.structuredContent ?? r.content); };
-await app.connect();
-</script>
-</body></html>`;
+const WRITTEN = markupFirstPage(HEADING, 200);
 
 let browser, llm, bundle;
 before(async () => {

@@ -7,44 +7,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
+import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy, markupFirstPage } from "./views.mjs";
 
 // About 1,500 tokens, style and script last: ~10 s at 150 tokens a second.
-const PADDING = Array.from({ length: 260 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
 const HEADING = "Weather, as it is being written";
-const WRITTEN = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
-<body>
-<h1 id="written-marker">${HEADING}</h1>
-<form id="f">
-  <label for="city">City</label> <input id="city" name="city" required>
-  <button id="submit" type="submit">Look up</button>
-</form>
-<div id="result"></div>
-<style>body{font:14px system-ui;margin:16px}.block{border:1px solid #ccc;padding:8px;margin-top:8px}
-${PADDING}
-</style>
-<script type="module">
-import { App } from "@modelcontextprotocol/ext-apps";
-window.__writtenRan = true;
-const app = new App({ name: "Weather UI", version: "1.0.0" });
-const result = document.getElementById("result");
-function show(r) {
-  result.textContent = "";
-  const box = document.createElement("div");
-  box.className = "block";
-  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
-  result.appendChild(box);
-}
-app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
-app.ontoolresult = show;
-await app.connect();
-document.getElementById("f").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
-});
-</script>
-</body></html>`;
+const WRITTEN = markupFirstPage(HEADING, 260);
 
 let browser, llm;
 before(async () => {

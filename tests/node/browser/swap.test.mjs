@@ -10,45 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ARTIFACTS, ROOT, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy } from "./views.mjs";
+import { ARTIFACTS, ROOT, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy, markupFirstPage } from "./views.mjs";
 
-// Padding to about 1,500 tokens: a page as large as a strong model writes takes ~10 s at 150 tokens/s.
-const PADDING = Array.from({ length: 260 }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
-// Visible markup first, style and script last, as the prompt asks (issue 43): the heading shows
-// in the provisional page while the model writes the rest.
+// About 1,500 tokens, visible markup first, style and script last, as the prompt asks (issue
+// 43): ~10 s at 150 tokens/s, the heading in the provisional page while the model writes.
 const HEADING = "Current weather, as written for this tool";
-const WRITTEN = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
-<body>
-<h1 id="written-marker">${HEADING}</h1>
-<form id="f">
-  <label for="city">City</label> <input id="city" name="city" required>
-  <button id="submit" type="submit">Look up</button>
-</form>
-<div id="result"></div>
-<style>body{font:14px system-ui;margin:16px}.block{border:1px solid #ccc;padding:8px;margin-top:8px}
-${PADDING}
-</style>
-<script type="module">
-import { App } from "@modelcontextprotocol/ext-apps";
-const app = new App({ name: "Weather UI", version: "1.0.0" });
-const result = document.getElementById("result");
-function show(r) {
-  result.textContent = "";
-  const box = document.createElement("div");
-  box.className = "block";
-  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
-  result.appendChild(box);
-}
-app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
-app.ontoolresult = show;
-await app.connect();
-document.getElementById("f").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
-});
-</script>
-</body></html>`;
+const WRITTEN = markupFirstPage(HEADING, 260);
 
 let browser, llm;
 before(async () => {

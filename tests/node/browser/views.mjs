@@ -196,6 +196,48 @@ export async function fakeOpenAi(answer) {
  * [DONE]) at a hosted model's pace: the first token after `first` seconds, then `tps` tokens
  * (4 characters each) a second. Records each request's start and the moment its answer ended.
  */
+/** A page as a model writes it when asked for the visible markup first (issue 43): the heading
+ * `heading` (id written-marker), a city form, a result box, then `rules` lines of style (about
+ * 7 tokens each: the page's length, so its pace) and the script, which marks that it ran
+ * (`window.__writtenRan`), fills the form from the tool input, shows results and calls
+ * get_current_weather on submit. */
+export function markupFirstPage(heading, rules) {
+  const padding = Array.from({ length: rules }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
+<body>
+<h1 id="written-marker">${heading}</h1>
+<form id="f">
+  <label for="city">City</label> <input id="city" name="city" required>
+  <button id="submit" type="submit">Look up</button>
+</form>
+<div id="result"></div>
+<style>body{font:14px system-ui;margin:16px}.block{border:1px solid #ccc;padding:8px;margin-top:8px}
+${padding}
+</style>
+<script type="module">
+import { App } from "@modelcontextprotocol/ext-apps";
+window.__writtenRan = true;
+const app = new App({ name: "Weather UI", version: "1.0.0" });
+const result = document.getElementById("result");
+function show(r) {
+  result.textContent = "";
+  const box = document.createElement("div");
+  box.className = "block";
+  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
+  result.appendChild(box);
+}
+app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
+app.ontoolresult = show;
+await app.connect();
+document.getElementById("f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  show(await app.callServerTool({ name: "get_current_weather", arguments: { city: document.getElementById("city").value } }));
+});
+</script>
+</body></html>`;
+}
+
 export async function pacedOpenAi(answer, { first = 1.5, tps = 150 } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
