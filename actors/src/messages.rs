@@ -8,67 +8,16 @@ use std::sync::Arc;
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::page::{UiEntry, Writing};
 use crate::upstream::UpstreamError;
 
+mod history_key;
+mod sink;
+pub use history_key::HistoryKey;
+pub use sink::{sink_channel, sink_channel_of, Sink, SinkRx, STREAM_BOUND};
+
 pub type SessionId = String;
-
-/// Where a session's outgoing messages are written by the edge. Bounded: a host that does not
-/// read its stream has that stream closed, never unbounded memory. Each message is boxed in
-/// the channel: its first block is 32 slots, taken when the stream opens, and 32 pointers are
-/// 256 bytes where 32 values were 2.3 KB for every open stream, read or not.
-#[derive(Debug, Clone)]
-pub struct Sink(mpsc::Sender<Box<Value>>);
-
-impl Sink {
-    pub fn try_send(&self, msg: Value) -> Result<(), mpsc::error::TrySendError<Value>> {
-        use mpsc::error::TrySendError::{Closed, Full};
-        self.0.try_send(Box::new(msg)).map_err(|e| match e {
-            Full(m) => Full(*m),
-            Closed(m) => Closed(*m),
-        })
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.0.is_closed()
-    }
-
-    /// Done once the edge has stopped reading (the host went away).
-    pub async fn closed(&self) {
-        self.0.closed().await
-    }
-}
-
-/// The edge's end of a [`Sink`].
-#[derive(Debug)]
-pub struct SinkRx(mpsc::Receiver<Box<Value>>);
-
-impl SinkRx {
-    pub async fn recv(&mut self) -> Option<Value> {
-        self.0.recv().await.map(|m| *m)
-    }
-
-    pub fn try_recv(&mut self) -> Result<Value, mpsc::error::TryRecvError> {
-        self.0.try_recv().map(|m| *m)
-    }
-}
-
-/// Messages one stream may hold unread before it is closed.
-pub const STREAM_BOUND: usize = 1024;
-
-/// A new stream for the edge to write out.
-pub fn sink_channel() -> (Sink, SinkRx) {
-    let (tx, rx) = mpsc::channel(STREAM_BOUND);
-    (Sink(tx), SinkRx(rx))
-}
-
-/// A stream of `bound` messages (tests of a host that reads slowly).
-pub fn sink_channel_of(bound: usize) -> (Sink, SinkRx) {
-    let (tx, rx) = mpsc::channel(bound);
-    (Sink(tx), SinkRx(rx))
-}
 
 // ---------------------------------------------------------------- host session
 
@@ -467,58 +416,6 @@ pub struct Refinement {
     pub by: Option<String>,
 }
 
-/// Whose refinement history: a tool's shared one, or one person's own of that tool
-/// (`refinements.scope: principal`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct HistoryKey {
-    pub tool: String,
-    /// The person (`Who::key`) whose own history it is; None: the tool's shared one.
-    pub owner: Option<String>,
-}
-
-/// Between the tool and the person in a personal history's stored form: a control character,
-/// which neither tool names hosts see nor principals' keys contain. Only the stored form (the
-/// snapshot file, Redis list names) carries it; everything else holds the typed key.
-const STORED_SEPARATOR: char = '\u{1f}';
-
-impl HistoryKey {
-    pub fn shared(tool: &str) -> HistoryKey {
-        HistoryKey { tool: tool.to_string(), owner: None }
-    }
-
-    pub fn personal(tool: &str, owner: &str) -> HistoryKey {
-        HistoryKey { tool: tool.to_string(), owner: Some(owner.to_string()) }
-    }
-
-    /// As files and Redis keys carry it: the tool's name, or tool, separator, person (the form
-    /// histories were stored in before the key was typed, so they stay reachable).
-    pub fn stored(&self) -> String {
-        match &self.owner {
-            Some(o) => format!("{}{STORED_SEPARATOR}{o}", self.tool),
-            None => self.tool.clone(),
-        }
-    }
-
-    pub fn from_stored(s: &str) -> HistoryKey {
-        match s.split_once(STORED_SEPARATOR) {
-            Some((tool, owner)) => HistoryKey::personal(tool, owner),
-            None => HistoryKey::shared(s),
-        }
-    }
-}
-
-impl Serialize for HistoryKey {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.stored())
-    }
-}
-
-impl<'de> Deserialize<'de> for HistoryKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(HistoryKey::from_stored(&String::deserialize(d)?))
-    }
-}
-
 /// Appends one; answers the tool's feedback texts in order, the new one last.
 #[derive(Message)]
 #[rtype(result = "Vec<String>")]
@@ -557,25 +454,5 @@ impl RefinementsPort {
     /// The feedback texts of a tool, oldest first (empty when the actor is gone).
     pub async fn feedback(&self, key: &HistoryKey) -> Vec<String> {
         self.history.send(History { key: key.clone() }).await.unwrap_or_default().into_iter().map(|r| r.feedback).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn history_keys_keep_the_stored_form_of_before() {
-        let mine = HistoryKey::personal("get_weather", "token alice");
-        assert_eq!(mine.stored(), "get_weather\u{1f}token alice", "files and Redis lists written before stay reachable");
-        assert_eq!(HistoryKey::from_stored(&mine.stored()), mine);
-        assert_eq!(HistoryKey::from_stored("get_weather"), HistoryKey::shared("get_weather"));
-        // As a map key in the snapshot file: a JSON object keyed by the stored form.
-        let map = std::collections::HashMap::from([(mine.clone(), 1), (HistoryKey::shared("t"), 2)]);
-        let text = serde_json::to_string(&map).unwrap();
-        let back: std::collections::HashMap<HistoryKey, i32> = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, map);
-        let old: std::collections::HashMap<HistoryKey, i32> = serde_json::from_str("{\"w\\u001fjwt sub=bob\": 3}").unwrap();
-        assert_eq!(old.get(&HistoryKey::personal("w", "jwt sub=bob")), Some(&3));
     }
 }

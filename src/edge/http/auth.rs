@@ -27,6 +27,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::identity;
 use super::json_error;
 use super::oauth::{OAuth, Refusal};
 use super::principal::token_key;
@@ -208,33 +209,6 @@ impl Auth {
         self.fixed.iter().chain(file.iter()).any(|t| t.named && t.label == label)
     }
 
-    /// The principal of a static token: its person when `people` lists its label. A labelled
-    /// token that spells a person's name without being listed for them is refused: the
-    /// service could not tell that token from the person.
-    fn token_principal(&self, label: String, key: String, named: bool) -> Result<Principal, Denied> {
-        let person = if named { self.people.of_token(&label) } else { None };
-        if named && person.is_none() && self.people.is_person(&label) {
-            return Err(Denied::Invalid(format!(
-                "the token labelled {label} spells the name of a person of server.auth.people who does not list it: list it under server.auth.people.{label}.tokens, or give the token another label"
-            )));
-        }
-        Ok(Principal::Token { label, key, person })
-    }
-
-    /// The principal of a valid access token: its person when `people` lists its subject. A
-    /// subject that spells a token's label or a person's name, without being listed, is
-    /// refused: otherwise an identity provider's `alice` would get the secrets, rules and
-    /// admin right of the operator's token `alice`.
-    fn jwt_principal(&self, sub: super::oauth::Subject) -> Result<Principal, Denied> {
-        let person = if sub.claim == "sub" { self.people.of_subject(&sub.id) } else { None };
-        if sub.claim == "sub" && person.is_none() && (self.people.is_person(&sub.id) || self.has_token_named(&sub.id)) {
-            return Err(Denied::Invalid(
-                "the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into(),
-            ));
-        }
-        Ok(Principal::Jwt { claim: sub.claim, id: sub.id, admin_scope: sub.admin, claims: sub.claims, person })
-    }
-
     /// The label and key of the static token equal to `presented`, comparing digests in
     /// constant time.
     fn match_static(&self, presented: &str) -> Option<(String, String, bool)> {
@@ -266,11 +240,11 @@ impl Auth {
             return Err(Denied::Malformed("Bearer is followed by no token"));
         }
         if let Some((label, key, named)) = self.match_static(token) {
-            return self.token_principal(label, key, named);
+            return identity::token_principal(&self.people, label, key, named);
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => self.jwt_principal(sub),
+                Ok(sub) => identity::jwt_principal(&self.people, sub, |name| self.has_token_named(name)),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },
@@ -432,98 +406,4 @@ pub async fn protected_resource(req: HttpRequest, edge: web::Data<super::Edge>) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::settings::OAuthSettings;
-    use crate::config::tokens::generate_token;
-
-    fn settings(tokens: &[&str]) -> AuthSettings {
-        AuthSettings {
-            tokens: tokens
-                .iter()
-                .enumerate()
-                .map(|(i, t)| StaticToken { label: format!("--auth-token[{i}]"), value: Secret(t.to_string()), named: false })
-                .collect(),
-            ..Default::default()
-        }
-    }
-
-    fn bearer(t: &str) -> HeaderValue {
-        HeaderValue::from_str(&format!("Bearer {t}")).unwrap()
-    }
-
-    #[actix_web::test]
-    async fn static_tokens_are_matched_by_label() {
-        let auth = Auth::new(&settings(&["first-token-aaaaaaaa", "second-token-bbbbbbb"]), None);
-        assert_eq!(
-            auth.authenticate(Some(&bearer("second-token-bbbbbbb"))).await.map(|p| p.to_string()),
-            Ok("token --auth-token[1]".into())
-        );
-        assert_eq!(
-            auth.authenticate(Some(&HeaderValue::from_static("bearer first-token-aaaaaaaa"))).await.map(|p| p.to_string()),
-            Ok("token --auth-token[0]".into())
-        );
-        assert_eq!(auth.authenticate(None).await, Err(Denied::Missing));
-        assert_eq!(auth.authenticate(Some(&HeaderValue::from_static("Basic Zm9vOmJhcg=="))).await, Err(Denied::Missing));
-        assert!(matches!(auth.authenticate(Some(&HeaderValue::from_static("Bearer "))).await, Err(Denied::Malformed(_))));
-        assert!(
-            matches!(auth.authenticate(Some(&bearer("first-token-aaaaaaa"))).await, Err(Denied::Invalid(_))),
-            "a prefix is not the token"
-        );
-        assert!(matches!(auth.authenticate(Some(&bearer("first-token-aaaaaaaaa"))).await, Err(Denied::Invalid(_))));
-    }
-
-    #[actix_web::test]
-    async fn off_lets_everyone_in_and_a_generated_token_turns_it_on() {
-        let off = Auth::new(&AuthSettings::default(), None);
-        assert!(!off.is_on());
-        assert_eq!(off.authenticate(None).await, Ok(Principal::Anonymous));
-        let g = generate_token().unwrap();
-        assert_eq!(g.0.len(), 43, "32 bytes in base64url");
-        assert_ne!(g.0, generate_token().unwrap().0);
-        let on = Auth::new(&AuthSettings::default(), Some(&g));
-        assert_eq!(on.authenticate(Some(&bearer(&g.0))).await.map(|p| p.to_string()), Ok("token generated-at-start".into()));
-        assert_eq!(on.authenticate(None).await, Err(Denied::Missing));
-        let disabled = Auth::new(&AuthSettings { disabled: true, ..Default::default() }, None);
-        assert!(!disabled.is_on());
-    }
-
-    #[test]
-    fn loopback_addresses() {
-        for a in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
-            assert!(is_loopback(a.parse().unwrap()), "{a}");
-        }
-        for a in ["0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "::ffff:10.0.0.1"] {
-            assert!(!is_loopback(a.parse().unwrap()), "{a}");
-        }
-    }
-
-    #[test]
-    fn refusals_carry_the_challenge_and_say_what_to_send() {
-        let s = AuthSettings {
-            oauth: Some(OAuthSettings {
-                issuer: "https://as.example.com".into(),
-                audience: "https://mcp.example.com/mcp".into(),
-                jwks_url: url::Url::parse("https://as.example.com/jwks").unwrap(),
-                required_scopes: vec!["mcp:tools".into()],
-                resource: None,
-                client_ids_are_people: false,
-            }),
-            ..settings(&["static-token-123456"])
-        };
-        let auth = Auth::new(&s, None);
-        let r = auth.refusal(&Denied::Missing, "http://127.0.0.1:8080");
-        assert_eq!(r.status(), 401);
-        let h = r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap();
-        assert!(h.starts_with("Bearer "), "{h}");
-        assert!(h.contains("resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\""), "{h}");
-        assert!(h.contains("scope=\"mcp:tools\"") && !h.contains("error="), "{h}");
-        let r = auth.refusal(&Denied::Invalid("the access token has expired (exp)".into()), "http://h");
-        assert!(r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap().contains("error=\"invalid_token\""));
-        let r = auth.refusal(&Denied::MissingScopes(vec!["mcp:tools".into()]), "http://h");
-        assert_eq!(r.status(), 403);
-        assert!(r.headers().get(WWW_AUTHENTICATE).unwrap().to_str().unwrap().contains("error=\"insufficient_scope\""));
-        let plain = Auth::new(&settings(&["static-token-123456"]), None).refusal(&Denied::Missing, "http://h");
-        assert_eq!(plain.headers().get(WWW_AUTHENTICATE).unwrap(), "Bearer realm=\"mcp-gen-ui\"", "no metadata without OAuth");
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@ pub mod auth;
 mod cors;
 pub mod forwarded;
 pub mod guard;
+mod identity;
 mod legacy_sse;
 pub mod limits;
 mod oauth;
