@@ -15,7 +15,9 @@ use crate::upstream::UpstreamError;
 mod history_key;
 mod sink;
 pub use history_key::HistoryKey;
-pub use sink::{sink_channel, sink_channel_of, Sink, SinkRx, STREAM_BOUND};
+#[cfg(test)]
+pub(crate) use sink::sink_channel_of;
+pub use sink::{sink_channel, Sink, SinkRx, STREAM_BOUND};
 
 pub type SessionId = String;
 

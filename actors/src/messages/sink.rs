@@ -53,7 +53,8 @@ pub fn sink_channel() -> (Sink, SinkRx) {
 }
 
 /// A stream of `bound` messages (tests of a host that reads slowly).
-pub fn sink_channel_of(bound: usize) -> (Sink, SinkRx) {
+#[cfg(test)]
+pub(crate) fn sink_channel_of(bound: usize) -> (Sink, SinkRx) {
     let (tx, rx) = mpsc::channel(bound);
     (Sink(tx), SinkRx(rx))
 }
