@@ -240,11 +240,11 @@ impl Auth {
             return Err(Denied::Malformed("Bearer is followed by no token"));
         }
         if let Some((label, key, named)) = self.match_static(token) {
-            return identity::token_principal(&self.people, label, key, named);
+            return identity::token_principal(&self.people, label, key, named).map_err(Denied::Invalid);
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => identity::jwt_principal(&self.people, sub, |name| self.has_token_named(name)),
+                Ok(sub) => identity::jwt_principal(&self.people, sub, |name| self.has_token_named(name)).map_err(Denied::Invalid),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },

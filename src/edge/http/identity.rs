@@ -1,21 +1,21 @@
 //! Which principal a credential is: a token's label or a JWT's subject, the person of
 //! `server.auth.people` it belongs to, and the refusals when a name from one source spells a
 //! name from another (the service could not tell them apart). Pure: the edge passes in the
-//! people and whether a static token carries a label.
+//! people and whether a static token carries a label; a refusal is the reason the bearer
+//! token is refused with.
 
-use super::auth::Denied;
 use super::oauth::Subject;
 use super::principal::Principal;
 use crate::config::settings::people::People;
 
 /// The principal of a static token: its person when `people` lists its label. A labelled token
 /// that spells a person's name without being listed for them is refused.
-pub fn token_principal(people: &People, label: String, key: String, named: bool) -> Result<Principal, Denied> {
+pub fn token_principal(people: &People, label: String, key: String, named: bool) -> Result<Principal, String> {
     let person = if named { people.of_token(&label) } else { None };
     if named && person.is_none() && people.is_person(&label) {
-        return Err(Denied::Invalid(format!(
+        return Err(format!(
             "the token labelled {label} spells the name of a person of server.auth.people who does not list it: list it under server.auth.people.{label}.tokens, or give the token another label"
-        )));
+        ));
     }
     Ok(Principal::Token { label, key, person })
 }
@@ -24,12 +24,10 @@ pub fn token_principal(people: &People, label: String, key: String, named: bool)
 /// subject that spells a token's label or a person's name, without being listed, is refused:
 /// otherwise an identity provider's `alice` would get the secrets, rules and admin right of the
 /// operator's token `alice`.
-pub fn jwt_principal(people: &People, sub: Subject, token_named: impl Fn(&str) -> bool) -> Result<Principal, Denied> {
+pub fn jwt_principal(people: &People, sub: Subject, token_named: impl Fn(&str) -> bool) -> Result<Principal, String> {
     let person = if sub.claim == "sub" { people.of_subject(&sub.id) } else { None };
     if sub.claim == "sub" && person.is_none() && (people.is_person(&sub.id) || token_named(&sub.id)) {
-        return Err(Denied::Invalid(
-            "the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into(),
-        ));
+        return Err("the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into());
     }
     Ok(Principal::Jwt { claim: sub.claim, id: sub.id, admin_scope: sub.admin, claims: sub.claims, person })
 }
