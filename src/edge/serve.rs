@@ -18,7 +18,7 @@ use crate::shutdown_signal;
 pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>, shared: Option<RedisStore>) -> std::io::Result<()> {
     let sessions = Arc::new(SessionTable::default());
     let edge = edge::http::Edge {
-        session: SessionDeps { sessions: Some(sessions.clone()), ..deps },
+        session: Arc::new(SessionDeps { sessions: Some(sessions.clone()), ..deps }),
         sessions: sessions.clone(),
         metrics,
         allowed_hosts: Arc::new(settings.allowed_hosts.clone()),

@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 /// One host over stdin/stdout; `profile`: the one `--profile` names (checked at start).
 pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
     let profile: Option<Arc<str>> = profile.map(Arc::from);
-    let session = HostSession::new("stdio".into(), Transport::Stdio, SessionDeps { idle_limit: Duration::MAX, ..deps.clone() })
+    let session = HostSession::new("stdio".into(), Transport::Stdio, Arc::new(SessionDeps { idle_limit: Duration::MAX, ..deps.clone() }))
         .in_profile(profile.clone())
         .start_session();
     let mut stateless = Stateless { deps, tables: StatelessTables::default(), calls: HashMap::new(), profile };

@@ -9,9 +9,13 @@ measured in one run against the release binary with the bundled demo upstream (-
   other 1,500 dropped (the stream's socket closed, no DELETE) and left to the idle timeout
   (server.sessionIdleTimeoutSecs 5); once mcp_gen_ui_host_sessions says 0 and a few seconds
   more, RSS settled, in MB above idle;
-- a second burst the same way, and RSS once it has ended too.
+- a second burst the same way, and RSS once it has ended too;
+- the baseline, in a fresh service of its own: as many bare HTTP/1.1 keep-alive connections,
+  each after one GET /healthz and held open, in KB a connection. That is what actix-http holds
+  for any open connection (its 8 KB read and write buffers and the connection's task), so a
+  session's own cost is its figure less this one.
 
-Targets (issue 44): at most 10 KB a session; back within 10 MB of idle once a burst has ended;
+Targets (issue 44): at most 10 KB a session (the connection's own floor is printed beside it); back within 10 MB of idle once a burst has ended;
 the second burst adds nothing lasting (within 1 MB of what the first left).
 
 The client holds every stream on a socket of its own (no thread per stream: the GET is sent,
@@ -124,6 +128,36 @@ def delete_sessions(host: str, port: int, sids: list[str], statuses: Counter) ->
         list(pool.map(worker, [sids[i::THREADS] for i in range(THREADS)]))
 
 
+def bare_connections(base: str, pid: int, n: int) -> dict:
+    """n connections opened THREADS at a time, each answered one GET /healthz (kept alive),
+    held while RSS settles (briefly: actix-web closes an idle keep-alive connection after 5 s),
+    then closed; how many were still open when RSS was read."""
+    u = urlsplit(base)
+    req = f"GET /healthz HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\n\r\n".encode()
+
+    def one(_: int) -> socket.socket:
+        s = socket.create_connection((u.hostname, u.port), timeout=30)
+        s.sendall(req)
+        r = http.client.HTTPResponse(s)
+        r.begin()
+        r.read()
+        return s
+
+    before = settled_rss_kb(pid)
+    with ThreadPoolExecutor(THREADS) as pool:
+        held = list(pool.map(one, range(n)))
+    during = settled_rss_kb(pid, least=0.2, window=0.2, most=2)
+    still = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            still += s.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:
+            still += 1  # nothing to read and not closed: open
+        s.close()
+    return {"before": before, "during": during, "open": still}
+
+
 def open_count(base: str) -> int:
     return int(conftest.metric(conftest.scrape(base), "mcp_gen_ui_host_sessions", transport="streamable-http"))
 
@@ -186,6 +220,11 @@ def main() -> None:
         second = burst(base, pid, a.sessions, a.idle_secs, statuses)
         refusals = {dict(k[1]).get("reason"): v for k, v in conftest.scrape(base).items() if k[0] == "mcp_gen_ui_refusals_total" and v}
         final = rss_kb(pid)
+    with conftest.proxy_http(["--demo", "--config", str(cfg), "--log-level", "warn"], name="bench-bare") as (base, proc):
+        bare = bare_connections(base, proc.p.pid, a.sessions)
+    floor = (bare["during"] - bare["before"]) / max(bare["open"], 1)
+    print(f"baseline: {bare['open']} bare keep-alive connections (of {a.sessions}) in a fresh service: "
+          f"{floor:.1f} KB a connection", flush=True)
     print(f"({time.perf_counter() - t0:.0f} s; RSS at the end {final / 1024:.1f} MB)")
     if statuses:
         print(f"refused or failed on the client's side: {dict(statuses)}")
@@ -198,6 +237,8 @@ def main() -> None:
         rows.append((f"RSS with {b['open']} sessions and streams open, burst {i}",
                      f"{b['during'] / 1024:.1f} MB (+{(b['during'] - idle) / 1024:.1f} MB)", "-", None))
         rows.append((f"per session, burst {i}", f"{per:.1f} KB", "<= 10 KB", per <= 10))
+        rows.append((f"  of it the session's own (less a bare connection), burst {i}", f"{per - floor:.1f} KB", "-", None))
+    rows.append((f"baseline: a bare HTTP/1.1 keep-alive connection ({bare['open']} held)", f"{floor:.1f} KB", "-", None))
     for i, b in ((1, first), (2, second)):
         above = (b["after"] - idle) / 1024
         rows.append((f"RSS above idle once burst {i} ended ({b['gone_s']:.0f} s to 0 sessions, +3 s)",

@@ -34,7 +34,7 @@ impl HostSession {
             return crate::trace::Span::none();
         }
         let era = if matches!(self.era, Era::Stateless(_)) { "stateless" } else { "session" };
-        let version = self.negotiated.as_ref().map(|n| n.version.as_str());
+        let version = self.negotiated.as_ref().map(|n| n.version);
         let network = if self.transport == super::Transport::Stdio { "pipe" } else { "tcp" };
         let catalog = self.deps.fleet.catalog();
         let known_tool = |t: &str| t.starts_with(ui_tools::PREFIX) || catalog.tool(t).is_some();
@@ -231,17 +231,19 @@ impl HostSession {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let params = jsonrpc::params(&msg).clone();
         let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
-        let version = if HOST_PROTOCOL_VERSIONS.contains(&requested) { requested } else { HOST_PROTOCOL_VERSIONS[0] }.to_string();
+        let version = HOST_PROTOCOL_VERSIONS.iter().copied().find(|v| *v == requested).unwrap_or(HOST_PROTOCOL_VERSIONS[0]);
         let dialect = ui_meta::host_dialect(&params, self.deps.apps_sdk);
         if dialect.is_none() {
             tracing::info!(component = "host_session", event = "pass_through", session = %self.log_id, "host does not declare io.modelcontextprotocol/ui: tools pass through without UI");
         }
-        let client_caps = params.get("capabilities").cloned().unwrap_or(json!({}));
-        let asks = ["sampling", "elicitation", "roots"].iter().any(|c| client_caps.get(*c).is_some_and(|v| !v.is_null()));
+        // Only what server requests are checked against is kept: a host's extensions and the
+        // like would cost every open session a copy (about 1 KB for the UI extension alone).
+        let client_caps = revision_2026::answerable(params.get("capabilities").unwrap_or(&Value::Null));
+        let asks = client_caps.as_object().is_some_and(|caps| !caps.is_empty());
         self.flags.streams.store(asks, Ordering::Relaxed);
         // The edge answers ready pages itself only in the dialect they were kept in (MCP Apps).
         self.flags.ui.store(dialect.is_some_and(ui_meta::Dialect::mcp_apps), Ordering::Relaxed);
-        self.negotiated = Some(Negotiated { dialect, client_caps, version: version.clone() });
+        self.negotiated = Some(Negotiated { dialect, client_caps, version });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
             let mut result = json!({

@@ -84,9 +84,11 @@ enum Era {
 struct Negotiated {
     /// How pages are described to the host (None: it gets no UI).
     dialect: Option<ui_meta::Dialect>,
+    /// The host's sampling, elicitation and roots capabilities (`revision_2026::answerable`):
+    /// all that server requests are checked against.
     client_caps: Value,
     /// The protocol version agreed at initialize (for the spans).
-    version: String,
+    version: &'static str,
 }
 
 struct InFlight {
@@ -107,7 +109,8 @@ pub struct HostSession {
     id: SessionId,
     transport: Transport,
     era: Era,
-    deps: SessionDeps,
+    /// Shared by every session (one Arc, not a copy of each port apiece).
+    deps: Arc<SessionDeps>,
     metrics: Arc<Metrics>,
     negotiated: Option<Negotiated>,
     subscriptions: HashSet<String>,
@@ -140,7 +143,7 @@ pub struct HostSession {
 }
 
 impl HostSession {
-    pub fn new(id: SessionId, transport: Transport, deps: SessionDeps) -> Self {
+    pub fn new(id: SessionId, transport: Transport, deps: Arc<SessionDeps>) -> Self {
         HostSession {
             transport,
             era: Era::Session,

@@ -305,7 +305,7 @@ impl Fixture {
     }
 
     fn open(&self, id: &str) -> Addr<HostSession> {
-        HostSession::new(id.to_string(), Transport::StreamableHttp, self.deps.clone()).start()
+        HostSession::new(id.to_string(), Transport::StreamableHttp, Arc::new(self.deps.clone())).start()
     }
 
     /// The upstream link: what the router sends upstream arrives here.

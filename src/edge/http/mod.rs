@@ -41,7 +41,7 @@ use serde_json::Value;
 #[derive(Clone)]
 pub struct Edge {
     /// What sessions opened here get (its `sessions` is this edge's table).
-    pub session: SessionDeps,
+    pub session: Arc<SessionDeps>,
     pub sessions: Arc<SessionTable>,
     pub metrics: Arc<Metrics>,
     pub allowed_hosts: Arc<Vec<String>>,

@@ -74,13 +74,13 @@ struct Listen {
 
 impl HostSession {
     /// A session for one stateless request that declared `meta`.
-    pub fn stateless(id: String, transport: Transport, deps: SessionDeps, meta: RequestMeta, parked: Arc<SessionTable>) -> Self {
+    pub fn stateless(id: String, transport: Transport, deps: Arc<SessionDeps>, meta: RequestMeta, parked: Arc<SessionTable>) -> Self {
         let mut s = HostSession::new(id, transport, deps);
         let params = json!({"capabilities": meta.capabilities});
         s.negotiated = Some(Negotiated {
             dialect: ui_meta::host_dialect(&params, s.deps.apps_sdk),
-            client_caps: meta.capabilities.clone(),
-            version: crate::mcp::revision_2026::VERSION.to_string(),
+            client_caps: crate::mcp::revision_2026::answerable(&meta.capabilities),
+            version: crate::mcp::revision_2026::VERSION,
         });
         s.era = Era::Stateless(Box::new(Call {
             meta,
@@ -270,7 +270,7 @@ pub fn session_for(
     }
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
-    let deps = SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() };
+    let deps = Arc::new(SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() });
     let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
         .owned_by(who.clone())
         .in_profile(profile)

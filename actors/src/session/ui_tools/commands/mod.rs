@@ -29,7 +29,7 @@ pub struct Origin {
 
 /// What every command is given.
 pub struct Ctx {
-    pub deps: SessionDeps,
+    pub deps: Arc<SessionDeps>,
     /// What the caller may see (`_ui_list` shows only pages it may read).
     pub access: crate::session::access::Access,
     /// The profile the caller connected to (`_ui_list` shows its tools only).
