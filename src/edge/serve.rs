@@ -60,11 +60,11 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     .max_connections(connection_budget(settings.workers))
     // SSE answers go out in small writes (priming event, then the answer when the upstream
     // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
-    .on_connect(|conn, _ext| {
-        if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
-            let _ = tcp.set_nodelay(true);
-        }
-    })
+    .tcp_nodelay(true)
+    // A host that goes away closes its socket: its streams end then, not when a keep-alive
+    // write finally fails (two of them, ~30 s), so a burst of dropped hosts gives its
+    // connections back at once. MCP hosts never half-close a request they await.
+    .h1_allow_half_closed(false)
     .shutdown_timeout(6)
     // Signals are ours (below), so shutdown knows when it started.
     .disable_signals()

@@ -63,3 +63,58 @@ def test_closed_sse_sessions_are_reaped(tmp_path):
         while value(scrape(base), "mcp_gen_ui_host_sessions", transport="sse") != 0:
             assert time.time() < deadline, "the SSE session was not reaped after its stream closed"
             time.sleep(0.2)
+
+
+def test_a_host_that_drops_its_stream_is_let_go_at_once(tmp_path):
+    """A host that closes its GET stream's socket without DELETE: the stream ends when the
+    socket closes, not at a keep-alive write (none comes in this test: every 120 s), so the
+    idle session goes within seconds; a second host holding its stream stays."""
+    import http.client
+    import json
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"server": {"sseKeepaliveSecs": 120, "sessionIdleTimeoutSecs": 1}}))
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "dropper", "version": "1"}}}
+
+    def open_with_stream(host, port):
+        c = http.client.HTTPConnection(host, port, timeout=10)
+        c.request("POST", "/mcp", json.dumps(init), headers)
+        r = c.getresponse()
+        r.read()
+        sid = r.getheader("mcp-session-id")
+        c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), {**headers, "Mcp-Session-Id": sid})
+        c.getresponse().read()
+        c.close()
+        s = socket.create_connection((host, port), timeout=10)
+        s.sendall((f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
+                   f"Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(4096)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        return sid, s
+
+    def count(base):
+        return value(scrape(base), "mcp_gen_ui_host_sessions", transport="streamable-http")
+
+    with proxy_http(["--demo", "--config", str(config)], name="proxy-dropped") as (base, _):
+        u = urlsplit(base)
+        _, dropped = open_with_stream(u.hostname, u.port)
+        kept_sid, kept = open_with_stream(u.hostname, u.port)
+        assert count(base) == 2
+        dropped.close()
+        deadline = time.time() + 12
+        while count(base) != 1:
+            assert time.time() < deadline, "the session whose host closed its stream was not let go"
+            time.sleep(0.2)
+        time.sleep(6)  # past the idle limit and a reap: the one with its stream held stays
+        assert count(base) == 1, "a session whose stream is held open was reaped"
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+        c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": kept_sid})
+        assert c.getresponse().status in (200, 204)
+        kept.close()
