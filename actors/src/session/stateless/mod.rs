@@ -234,6 +234,9 @@ pub struct StatelessTables {
     pub live: Arc<SessionTable>,
     /// Parked calls by the request state their host holds.
     pub parked: Arc<SessionTable>,
+    /// What this table's sessions are given (`sessions` is `live`), made at the first call: a
+    /// copy for each call would clone every port in it.
+    deps: Arc<std::sync::OnceLock<Arc<SessionDeps>>>,
 }
 
 /// Starts a session for a stateless request on the current arbiter, or finds the parked call a
@@ -270,7 +273,7 @@ pub fn session_for(
     }
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     // The session leaves `live` when it stops (`SessionDeps::sessions`).
-    let deps = Arc::new(SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() });
+    let deps = tables.deps.get_or_init(|| Arc::new(SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() })).clone();
     let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
         .owned_by(who.clone())
         .in_profile(profile)
