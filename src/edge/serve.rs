@@ -17,6 +17,7 @@ use crate::shutdown_signal;
 
 pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Metrics>, shared: Option<RedisStore>) -> std::io::Result<()> {
     let sessions = Arc::new(SessionTable::default());
+    let stateless = mcp_gen_ui_actors::session::StatelessTables::new(&deps);
     let edge = edge::http::Edge {
         session: Arc::new(SessionDeps { sessions: Some(sessions.clone()), ..deps }),
         sessions: sessions.clone(),
@@ -32,7 +33,7 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
             .max_sessions_per_principal
             .unwrap_or((settings.config.limits.max_sessions / 4).max(1)),
         shared: shared.clone(),
-        stateless: Default::default(),
+        stateless,
         body_timeout: std::time::Duration::from_secs(settings.config.server.body_timeout_secs),
         max_per_client: settings.config.server.max_connections_per_client,
         per_client: Default::default(),
@@ -62,8 +63,9 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     // replies): without TCP_NODELAY, Nagle and delayed ACKs stall each one by ~40 ms.
     .tcp_nodelay(true)
     // A host that goes away closes its socket: its streams end then, not when a keep-alive
-    // write finally fails (two of them, ~30 s), so a burst of dropped hosts gives its
-    // connections back at once. MCP hosts never half-close a request they await.
+    // write finally fails (the second, 2 x server.sseKeepaliveSecs), so a burst of dropped
+    // hosts gives its connections back at once. MCP hosts never half-close a request they
+    // await; a proxy in front must not pass a client's half-close on (docs/operations.md).
     .h1_allow_half_closed(false)
     .shutdown_timeout(6)
     // Signals are ours (below), so shutdown knows when it started.

@@ -20,7 +20,8 @@ pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
     let session = HostSession::new("stdio".into(), Transport::Stdio, Arc::new(SessionDeps { idle_limit: Duration::MAX, ..deps.clone() }))
         .in_profile(profile.clone())
         .start_session();
-    let mut stateless = Stateless { deps, tables: StatelessTables::default(), calls: HashMap::new(), profile };
+    let mut stateless =
+        Stateless { max_in_flight: deps.limits.max_in_flight, tables: StatelessTables::new(&deps), calls: HashMap::new(), profile };
     let (tx, mut rx) = sink_channel();
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
@@ -110,7 +111,8 @@ fn host_output() -> Box<dyn tokio::io::AsyncWrite + Unpin + Send> {
 /// MCP 2026-07-28 over stdio: each request that carries its protocol version in `_meta` is a
 /// call of its own (see `session::stateless`); the rest belongs to the 2025 session.
 struct Stateless {
-    deps: SessionDeps,
+    /// `limits.maxInFlight`: stateless calls at once.
+    max_in_flight: usize,
     tables: StatelessTables,
     /// The stateless calls in flight, by the host's request id: where a cancellation goes.
     calls: HashMap<String, SessionRef>,
@@ -142,7 +144,7 @@ impl Stateless {
         }
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         // One host: as many calls at once as a session may have in flight (a retry frees one).
-        let max = self.deps.limits.max_in_flight;
+        let max = self.max_in_flight;
         if jsonrpc::params(&msg).get("requestState").is_none() && self.tables.live.len() >= max {
             let why = format!(
                 "{max} stateless calls are already in flight (limits.maxInFlightPerSession); wait for an answer before sending more"
@@ -158,7 +160,7 @@ impl Stateless {
             }
         };
         let who = mcp_gen_ui_actors::who::Who::anonymous();
-        match stateless_session_for(&self.deps, &self.tables, Transport::Stdio, &msg, meta, &who, self.profile.clone()) {
+        match stateless_session_for(&self.tables, Transport::Stdio, &msg, meta, &who, self.profile.clone()) {
             Ok(call) => {
                 if self.calls.len() >= 1024 {
                     self.calls.retain(|_, s| s.connected());

@@ -50,7 +50,7 @@ impl HostSession {
         }
         if router.upstream_is_2026() {
             // A 2026 upstream asks only what this host can answer.
-            let caps = self.negotiated.as_ref().map(|n| revision_2026::answerable(&n.client_caps)).unwrap_or(json!({}));
+            let caps = self.negotiated.as_ref().map(|n| n.client_caps.clone()).unwrap_or(json!({}));
             revision_2026::set_request_meta(&mut msg, revision_2026::META_CAPS, caps);
         }
         // The upstream's own spans join the trace: its parent is this round trip's span.

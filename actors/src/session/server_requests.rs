@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::{Era, HostSession};
@@ -26,8 +26,8 @@ impl Handler<ServerRequest> for HostSession {
         }
         let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&r.msg).unwrap_or_default().to_string();
-        let caps = self.negotiated.as_ref().map(|n| n.client_caps.clone()).unwrap_or(json!({}));
-        if let Some(cap) = revision_2026::capability_for(&method).filter(|cap| caps.get(*cap).is_none()) {
+        let declared = |cap: &str| self.negotiated.as_ref().is_some_and(|n| n.client_caps.get(cap).is_some());
+        if let Some(cap) = revision_2026::capability_for(&method).filter(|cap| !declared(cap)) {
             let why = format!("the host did not declare the {cap} capability, so it cannot answer {method}");
             return Box::pin(async move { jsonrpc::error(id, code::METHOD_NOT_FOUND, why) });
         }

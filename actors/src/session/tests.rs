@@ -583,10 +583,10 @@ async fn post_ref(session: &SessionRef, msg: Value) -> crate::messages::SinkRx {
 async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_resumes_it() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let tables = StatelessTables::default();
+    let tables = StatelessTables::new(&f.deps);
     let parked = tables.parked.clone();
     let first = stateless_call(1, json!({}));
-    let session = anonymous_call(&f.deps, &tables, &first, json!({"elicitation": {}}));
+    let session = anonymous_call(&tables, &first, json!({"elicitation": {}}));
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     assert!(upstream_call.pointer("/params/_meta").is_none(), "the host's own _meta stays here: {upstream_call}");
@@ -614,7 +614,7 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
         2,
         json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "accept", "content": {"n": "Ada"}}}}),
     );
-    let again = anonymous_call(&f.deps, &tables, &retry, json!({"elicitation": {}}));
+    let again = anonymous_call(&tables, &retry, json!({"elicitation": {}}));
     let mut stream = post_ref(&again, retry).await;
     let answered = asked.await.unwrap().unwrap();
     assert_eq!(answered["id"], json!(host_side_id));
@@ -632,9 +632,9 @@ async fn a_stateless_calls_server_request_becomes_input_required_and_the_retry_r
 async fn a_stateless_host_without_the_capability_is_refused_with_the_2026_error() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let tables = StatelessTables::default();
+    let tables = StatelessTables::new(&f.deps);
     let first = stateless_call(1, json!({}));
-    let session = anonymous_call(&f.deps, &tables, &first, json!({}));
+    let session = anonymous_call(&tables, &first, json!({}));
     let _stream = post_ref(&session, first).await;
     let upstream_call = next(&mut link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
@@ -688,8 +688,8 @@ async fn a_2026_upstreams_input_required_reaches_a_session_host_as_a_server_requ
 
 /// A stateless session for `msg` from the anonymous principal (auth off), its host declaring
 /// `caps`.
-fn anonymous_call(deps: &SessionDeps, tables: &StatelessTables, msg: &Value, caps: Value) -> SessionRef {
-    stateless_session_for(deps, tables, Transport::StreamableHttp, msg, stateless_meta(caps), &crate::who::Who::anonymous(), None).unwrap()
+fn anonymous_call(tables: &StatelessTables, msg: &Value, caps: Value) -> SessionRef {
+    stateless_session_for(tables, Transport::StreamableHttp, msg, stateless_meta(caps), &crate::who::Who::anonymous(), None).unwrap()
 }
 
 /// A stateless call parked in its first input round: (session, upstream call, state, the
@@ -700,7 +700,7 @@ async fn parked_call(
     link: &mut mpsc::Receiver<Value>,
 ) -> (SessionRef, Value, String, tokio::task::JoinHandle<Result<Value, MailboxError>>) {
     let first = stateless_call(1, json!({}));
-    let session = anonymous_call(&f.deps, tables, &first, json!({"elicitation": {}}));
+    let session = anonymous_call(tables, &first, json!({"elicitation": {}}));
     let mut stream = post_ref(&session, first).await;
     let upstream_call = next(link).await;
     let (target, host_side_id) = f.router.server_request_target(json!("up-ask"), Some(&upstream_call["id"])).unwrap();
@@ -719,7 +719,7 @@ async fn parked_call(
 async fn an_answer_that_comes_while_the_call_is_parked_goes_to_the_retry() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let tables = StatelessTables::default();
+    let tables = StatelessTables::new(&f.deps);
     let (session, upstream_call, state, _asked) = parked_call(&f, &tables, &mut link).await;
     // The upstream gives up waiting and answers anyway.
     f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": [{"type": "text", "text": "gave up"}]})));
@@ -735,7 +735,7 @@ async fn an_answer_that_comes_while_the_call_is_parked_goes_to_the_retry() {
 async fn two_retries_with_one_state_resume_the_call_once() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let tables = StatelessTables::default();
+    let tables = StatelessTables::new(&f.deps);
     let (session, _upstream_call, state, asked) = parked_call(&f, &tables, &mut link).await;
     let answer = json!({"elicitation_1": {"action": "accept", "content": {}}});
     let _first = post_ref(&session, stateless_call(2, json!({"requestState": state.clone(), "inputResponses": answer.clone()}))).await;
@@ -749,7 +749,7 @@ async fn two_retries_with_one_state_resume_the_call_once() {
 async fn cancelling_the_retry_cancels_the_call_upstream() {
     let f = Fixture::new(false);
     let mut link = f.link();
-    let tables = StatelessTables::default();
+    let tables = StatelessTables::new(&f.deps);
     let (session, upstream_call, state, _asked) = parked_call(&f, &tables, &mut link).await;
     let retry = stateless_call(2, json!({"requestState": state, "inputResponses": {"elicitation_1": {"action": "decline"}}}));
     let _stream = post_ref(&session, retry).await;

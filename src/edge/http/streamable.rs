@@ -249,7 +249,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         Err(r) => return r,
     };
     let who = super::auth::caller_who(req);
-    let session = match stateless_session_for(&edge.session, &edge.stateless, Transport::StreamableHttp, &msg, meta, &who, profile) {
+    let session = match stateless_session_for(&edge.stateless, Transport::StreamableHttp, &msg, meta, &who, profile) {
         Ok(s) => s,
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),
     };

@@ -37,7 +37,9 @@ struct Input {
 
 /// What a stateless session knows beyond a session's usual state.
 pub(in crate::session) struct Call {
-    meta: RequestMeta,
+    /// The log level the request asked for: all of its `_meta` a call needs once started (its
+    /// capabilities are in `Negotiated`, trimmed; a parked call or a listen is kept a while).
+    log_level: Option<String>,
     /// Where parked calls are found by their request state.
     parked: Arc<SessionTable>,
     /// The request as first sent (without round-trip fields): a retry must ask the same.
@@ -83,7 +85,7 @@ impl HostSession {
             version: crate::mcp::revision_2026::VERSION,
         });
         s.era = Era::Stateless(Box::new(Call {
-            meta,
+            log_level: meta.log_level,
             parked,
             original: None,
             host_id: None,
@@ -207,7 +209,7 @@ impl Call {
 
     /// The log level the request asked for (`io.modelcontextprotocol/logLevel`).
     pub(in crate::session) fn log_level(&self) -> Option<&str> {
-        self.meta.log_level.as_deref()
+        self.log_level.as_deref()
     }
 
     /// Whether a notification may go to the host of this call: log messages only at the
@@ -217,7 +219,7 @@ impl Call {
             return true;
         }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
-        revision_2026::log_wanted(level, self.meta.log_level.as_deref())
+        revision_2026::log_wanted(level, self.log_level.as_deref())
     }
 }
 
@@ -226,23 +228,30 @@ pub(in crate::session) fn self_ref(ctx: &mut Context<HostSession>, flags: Arc<cr
     SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags, profile: None }
 }
 
-/// Where stateless calls are kept track of.
-#[derive(Clone, Default)]
+/// Where stateless calls are kept track of, and what their sessions are given.
+#[derive(Clone)]
 pub struct StatelessTables {
     /// Every stateless session alive (in flight, parked or listening), by session id: its size
     /// is what `limits.maxSessions` bounds.
     pub live: Arc<SessionTable>,
     /// Parked calls by the request state their host holds.
     pub parked: Arc<SessionTable>,
-    /// What this table's sessions are given (`sessions` is `live`), made at the first call: a
-    /// copy for each call would clone every port in it.
-    deps: Arc<std::sync::OnceLock<Arc<SessionDeps>>>,
+    /// What every stateless session is given (`sessions` is `live`, which it leaves when it
+    /// stops): one Arc, since a copy for each call would clone every port in it.
+    deps: Arc<SessionDeps>,
+}
+
+impl StatelessTables {
+    /// Empty tables whose sessions get `deps`.
+    pub fn new(deps: &SessionDeps) -> Self {
+        let live = Arc::new(SessionTable::default());
+        StatelessTables { deps: Arc::new(SessionDeps { sessions: Some(live.clone()), ..deps.clone() }), live, parked: Arc::default() }
+    }
 }
 
 /// Starts a session for a stateless request on the current arbiter, or finds the parked call a
 /// retry's request state names. `Err` is the JSON-RPC error to answer with.
 pub fn session_for(
-    deps: &SessionDeps,
     tables: &StatelessTables,
     transport: Transport,
     msg: &Value,
@@ -258,7 +267,7 @@ pub fn session_for(
         let found = match state.as_str().map(|s| parked.lookup(s, principal)) {
             Some(Lookup::Found(s)) => Some(s),
             Some(Lookup::Foreign) => {
-                deps.metrics.refusals.with_label_values(&["foreign_session"]).inc();
+                tables.deps.metrics.refusals.with_label_values(&["foreign_session"]).inc();
                 None
             }
             _ => None,
@@ -272,9 +281,7 @@ pub fn session_for(
         });
     }
     let session_id = uuid::Uuid::new_v4().simple().to_string();
-    // The session leaves `live` when it stops (`SessionDeps::sessions`).
-    let deps = tables.deps.get_or_init(|| Arc::new(SessionDeps { sessions: Some(tables.live.clone()), ..deps.clone() })).clone();
-    let session = HostSession::stateless(session_id.clone(), transport, deps, meta, parked.clone())
+    let session = HostSession::stateless(session_id.clone(), transport, tables.deps.clone(), meta, parked.clone())
         .owned_by(who.clone())
         .in_profile(profile)
         .start_session();

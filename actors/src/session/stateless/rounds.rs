@@ -112,13 +112,12 @@ impl HostSession {
     pub(in crate::session) fn stateless_server_request(&mut self, ctx: &mut Context<Self>, r: ServerRequest) -> ResponseFuture<Value> {
         let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&r.msg).unwrap_or_default().to_string();
-        let caps = self.negotiated.as_ref().map(|n| n.client_caps.clone()).unwrap_or(json!({}));
         let Some(cap) = revision_2026::capability_for(&method) else {
             return Box::pin(async move {
                 jsonrpc::error(id, code::METHOD_NOT_FOUND, format!("{method} cannot be asked of a {} host", revision_2026::VERSION))
             });
         };
-        if caps.get(cap).is_none_or(Value::is_null) {
+        if self.negotiated.as_ref().is_none_or(|n| n.client_caps.get(cap).is_none()) {
             return Box::pin(async move {
                 jsonrpc::error_with_data(
                     id,
