@@ -74,18 +74,7 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", settings.listen)))?;
     let metrics_server = metrics_listener(settings, metrics_data)?;
     let addr = server.addrs().first().copied().unwrap_or(settings.listen);
-    let base = format!("http://{addr}");
-    println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
-    println!("  Streamable HTTP  {base}/mcp");
-    println!("  legacy SSE       {base}/sse");
-    println!("  preview          {base}/preview");
-    println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
-    println!("  upstream         {}{}", settings.upstreams.describe(), if settings.demo { " (bundled demo)" } else { "" });
-    println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
-    if let Some(s) = &shared {
-        let h = s.health();
-        println!("  shared cache     redis {} (replica {}; pages, refinements and generations shared)", h.server, h.replica);
-    }
+    print_listening(settings, addr, shared.as_ref());
     print_auth(settings, addr, &auth, generated.as_ref(), metrics_server.as_ref().map(|m| m.0));
     tracing::info!(component = "main", event = "listening", address = %addr, "listening");
     let server = server.run();
@@ -116,6 +105,22 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     let closed = sessions.close_all();
     tracing::info!(component = "main", event = "stopped", sessions_closed = closed, "HTTP server stopped");
     res
+}
+
+/// The start-up lines: where each endpoint is, the upstream, the provider, the shared cache.
+fn print_listening(settings: &Settings, addr: std::net::SocketAddr, shared: Option<&RedisStore>) {
+    let base = format!("http://{addr}");
+    println!("mcp-gen-ui {} listening on {base}", env!("CARGO_PKG_VERSION"));
+    println!("  Streamable HTTP  {base}/mcp");
+    println!("  legacy SSE       {base}/sse");
+    println!("  preview          {base}/preview");
+    println!("  health           {base}/healthz   ready {base}/readyz   metrics {base}/metrics");
+    println!("  upstream         {}{}", settings.upstreams.describe(), if settings.demo { " (bundled demo)" } else { "" });
+    println!("  UI provider      {} ({})", settings.provider.name(), settings.provider_reason);
+    if let Some(s) = shared {
+        let h = s.health();
+        println!("  shared cache     redis {} (replica {}; pages, refinements and generations shared)", h.server, h.replica);
+    }
 }
 
 /// The edge's authentication: what the settings configure, or, on a non-loopback listener with
