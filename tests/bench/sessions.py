@@ -94,15 +94,7 @@ def open_sessions(host: str, port: int, n: int, statuses: Counter) -> list[str]:
 def open_stream(host: str, port: int, sid: str, statuses: Counter) -> socket.socket | None:
     """GET /mcp for the session's own stream on a socket of its own: the request sent, the
     response head read, the socket returned open (None, counted, when refused)."""
-    s = socket.create_connection((host, port), timeout=30)
-    s.sendall((f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
-               f"Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
+    s, head = conftest.open_session_stream(host, port, sid)
     status = head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/") else "no answer"
     if status != "200":
         tally(statuses, f"GET {status}")

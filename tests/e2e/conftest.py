@@ -34,6 +34,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def open_session_stream(host: str, port: int, sid: str, until: bytes = b"\r\n\r\n", timeout: float = 30.0) -> tuple[socket.socket, bytes]:
+    """A session's GET /mcp stream on a socket of its own, as a host holds it: the request sent,
+    read until `until` has come (the head, by default) or the socket closed; the socket, open,
+    and what was read."""
+    s = socket.create_connection((host, port), timeout=timeout)
+    s.sendall((f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
+               f"Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n").encode())
+    got = b""
+    while until not in got:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    return s, got
+
+
 def wait_http(url: str, timeout: float = 30.0, status: int = 200) -> None:
     deadline = time.time() + timeout
     last = None

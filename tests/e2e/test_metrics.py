@@ -3,7 +3,7 @@
 
 import anyio
 
-from conftest import metric as value, proxy_http, scrape
+from conftest import metric as value, open_session_stream, proxy_http, scrape
 from mcpclient import session
 
 
@@ -71,7 +71,6 @@ def test_a_host_that_drops_its_stream_is_let_go_at_once(tmp_path):
     idle session goes within seconds; a second host holding its stream stays."""
     import http.client
     import json
-    import socket
     import time
     from urllib.parse import urlsplit
 
@@ -90,18 +89,11 @@ def test_a_host_that_drops_its_stream_is_let_go_at_once(tmp_path):
         c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), {**headers, "Mcp-Session-Id": sid})
         c.getresponse().read()
         c.close()
-        s = socket.create_connection((host, port), timeout=10)
-        s.sendall((f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
-                   f"Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n").encode())
         # The head and the priming event read: the close below is then a FIN, the orderly close
         # of a host that goes away (unread data would make it a reset, which ends a connection
         # however half-closes are treated).
-        got = b""
-        while b"retry: 1000\ndata: \n\n" not in got:
-            chunk = s.recv(4096)
-            assert chunk, f"the stream closed before its priming event: {got!r}"
-            got += chunk
-        assert got.startswith(b"HTTP/1.1 200"), got
+        s, got = open_session_stream(host, port, sid, until=b"retry: 1000\ndata: \n\n", timeout=10)
+        assert got.startswith(b"HTTP/1.1 200") and b"retry: 1000\ndata: \n\n" in got, got
         return sid, s
 
     def count(base):
