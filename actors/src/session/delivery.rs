@@ -69,9 +69,12 @@ impl HostSession {
     pub(super) fn send_session(&mut self, msg: Value) {
         if let Era::Stateless(call) = &self.era {
             // A stateless host has no session stream: only a listener hears of changes, on
-            // its listen request's stream.
+            // its listen request's stream, and only while that stream is open (never back
+            // here: a listen whose stream went would pass the message round for ever).
             if let Some((msg, id)) = call.for_listener(msg) {
-                self.send_related(msg, Some(&id));
+                if self.in_flight.get(&jsonrpc::id_key(&id)).is_some_and(|f| f.sink.is_some()) {
+                    self.send_related(msg, Some(&id));
+                }
             }
             return;
         }
