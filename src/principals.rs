@@ -14,7 +14,7 @@ use actix::{ArbiterHandle, Recipient, Supervisor};
 use mcp_gen_ui_actors::messages::ToolsUpdated;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
-use mcp_gen_ui_actors::proxy::router::Router;
+use mcp_gen_ui_actors::proxy::router::{Router, Times};
 use mcp_gen_ui_actors::servers::catalog::Naming;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
 use mcp_gen_ui_actors::servers::principals::{PrincipalRefusal, StartPrincipal, Started};
@@ -143,7 +143,15 @@ impl StartPrincipal for Starter {
         let name: Arc<str> = Arc::from(s.name.as_str());
         let named = matches!(self.naming, Naming::Prefixed(_));
         let describe = format!("{} for {}", s.spec.describe(), who.name);
-        let router = Router::new(name, named, s.request_timeout, describe, self.hosts.clone(), self.metrics.clone(), Some(who.key.clone()));
+        let router = Router::new(
+            name,
+            named,
+            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            describe,
+            self.hosts.clone(),
+            self.metrics.clone(),
+            Some(who.key.clone()),
+        );
         let mut supervisor = ServerSupervisor::new(spec, self.naming.clone(), router.clone(), self.registry.clone(), self.metrics.clone())
             .for_principal(who.name.clone())
             .with_limits(LinkLimits { max_message_bytes: s.max_message_bytes })

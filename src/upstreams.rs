@@ -16,7 +16,7 @@ use actix::{Actor, Addr, Arbiter, Recipient, Supervisor};
 use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
 use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated, UpstreamPort};
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::proxy::router::Router;
+use mcp_gen_ui_actors::proxy::router::{Router, Times};
 use mcp_gen_ui_actors::servers::catalog::Naming;
 use mcp_gen_ui_actors::servers::fleet::{Fleet, Server};
 use mcp_gen_ui_actors::servers::principals::{PrincipalPool, Total};
@@ -101,8 +101,15 @@ impl ServerSet {
         let naming = self.naming(&s);
         self.metrics.preinit_server(&s.name);
         let named = matches!(naming, Naming::Prefixed(_));
-        let router =
-            Router::new(name.clone(), named, s.request_timeout, s.spec.describe(), self.fleet.hosts().clone(), self.metrics.clone(), None);
+        let router = Router::new(
+            name.clone(),
+            named,
+            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            s.spec.describe(),
+            self.fleet.hosts().clone(),
+            self.metrics.clone(),
+            None,
+        );
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
         let mut supervisor = ServerSupervisor::new(s.spec.clone(), naming.clone(), router.clone(), registry, self.metrics.clone());
@@ -128,8 +135,15 @@ impl ServerSet {
         self.metrics.preinit_server(&s.name);
         let named = matches!(naming, Naming::Prefixed(_));
         let describe = format!("per principal: {}", s.spec.describe());
-        let router =
-            Router::new(name.clone(), named, s.request_timeout, describe.clone(), self.fleet.hosts().clone(), self.metrics.clone(), None);
+        let router = Router::new(
+            name.clone(),
+            named,
+            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            describe.clone(),
+            self.fleet.hosts().clone(),
+            self.metrics.clone(),
+            None,
+        );
         router.publish(mcp_gen_ui_actors::messages::Status { ready: true, describe, ..Default::default() });
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);

@@ -19,6 +19,53 @@ use serde_json::Value;
 
 use crate::mcp::{jsonrpc, revision_2026};
 
+/// What a server's notification is, as the service decides who may hear it. This is the one
+/// list of what may reach people without naming its owner; every kind not in it is `Other`,
+/// which reaches only an owner the service knows (the request it names or whose stream
+/// carried it, the one person whose calls could have caused it, a person's own connection)
+/// and is otherwise kept back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Said {
+    /// `notifications/progress`: owned by the request whose token it carries.
+    Progress,
+    /// `notifications/cancelled`: the server withdrew a request it sent a host (owned by it).
+    Cancelled,
+    /// `notifications/tools/list_changed`: the service lists the tools again; hosts hear of it
+    /// by the tools each may see.
+    ToolsChanged,
+    /// Server-wide: any other `notifications/*/list_changed` (resources, prompts).
+    ListChanged,
+    /// `notifications/resources/updated`: owned by the subscriptions to that resource.
+    ResourceUpdated,
+    /// `notifications/message`: a log line; its request's, else its one caller's, else
+    /// server-wide to those who asked for logs (never while several people's calls could
+    /// have caused it).
+    Log,
+    /// `notifications/elicitation/complete`: owned by the host that was sent the
+    /// elicitation it names.
+    ElicitationComplete,
+    /// `notifications/subscriptions/acknowledged`: the service's own listen.
+    ListenAcknowledged,
+    /// Anything else.
+    Other,
+}
+
+impl Said {
+    pub fn of(method: &str) -> Said {
+        match method {
+            "notifications/progress" => Said::Progress,
+            "notifications/cancelled" => Said::Cancelled,
+            "notifications/tools/list_changed" => Said::ToolsChanged,
+            "notifications/resources/updated" => Said::ResourceUpdated,
+            "notifications/message" => Said::Log,
+            "notifications/elicitation/complete" => Said::ElicitationComplete,
+            "notifications/subscriptions/acknowledged" => Said::ListenAcknowledged,
+            m if m.starts_with("notifications/") && m.ends_with("/list_changed") && m.matches('/').count() == 2 => Said::ListChanged,
+            _ => Said::Other,
+        }
+    }
+}
+
 /// Where a message comes from: the server (as configured) and, for a person's own connection,
 /// whose it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +210,24 @@ mod tests {
 
     fn updated(uri: &str) -> Value {
         json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
+    }
+
+    #[test]
+    fn only_the_named_kinds_are_anything_but_other() {
+        assert_eq!(Said::of("notifications/prompts/list_changed"), Said::ListChanged);
+        assert_eq!(Said::of("notifications/resources/list_changed"), Said::ListChanged);
+        assert_eq!(Said::of("notifications/tools/list_changed"), Said::ToolsChanged);
+        assert_eq!(Said::of("notifications/message"), Said::Log);
+        for other in [
+            "notifications/tasks/status",
+            "notifications/x/list_changed/more",
+            "notifications/custom",
+            "x-admin/list_changed",
+            "notifications/list_changed",
+            "",
+        ] {
+            assert_eq!(Said::of(other), Said::Other, "{other}");
+        }
     }
 
     #[test]

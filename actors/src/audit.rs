@@ -43,6 +43,11 @@ pub enum Event {
     PromptGet,
     /// `completion/complete` (of a prompt's or a resource template's argument).
     Completion,
+    /// A method the service does not know, passed to the server (`tool` names the method).
+    Method,
+    /// A notification from a host that is not the protocol's own housekeeping, passed to the
+    /// servers its person may use (`tool` names it).
+    Notification,
     SessionOpen,
     SessionClose,
     ConfigReload,

@@ -57,6 +57,10 @@ pub struct Close;
 pub enum HostEvent {
     /// A notification for this session; `related` is its host request it belongs to, if any.
     Notify { msg: Value, related: Option<Value> },
+    /// A notification naming no request that is this session's person's (theirs is the only
+    /// call that could have caused it): on the session stream, or for a stateless call, which
+    /// has none, on the stream of `related`, its request.
+    ForCaller { msg: Value, related: Option<Value> },
     /// What a server says to no request in particular (a log line, a resource update, a list
     /// change): the session hears it only if the delivery rule (`audience::admits`) admits it.
     Heard { msg: Value, heard: Arc<crate::audience::Heard> },

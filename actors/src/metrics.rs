@@ -46,6 +46,11 @@ pub struct Metrics {
     /// Server-to-client requests sent to no host, by method and reason (`owner_unknown`: calls
     /// of several people were in flight; `no_host`; `request_gone`).
     server_requests_refused: IntCounterVec,
+    /// What a server said toward hosts that went to no one because it had no owner: a log
+    /// line or a notification naming no request while calls of several people could have
+    /// caused it (`owner_unknown`), or a notification of a kind that is nobody's with no one
+    /// to own it (`no_owner`).
+    kept_back: IntCounterVec,
     /// Singleton actors restarted by their supervisor after they stopped (a contained panic).
     pub actor_restarts: IntCounterVec,
     /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
@@ -95,6 +100,8 @@ pub const REFUSAL_REASONS: &[&str] = &[
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
 pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
+/// What a server says that can be kept back, and why (label values of `kept_back`).
+pub const KEPT_BACK: [(&str, &str); 3] = [("log", "owner_unknown"), ("notification", "owner_unknown"), ("notification", "no_owner")];
 /// Where messages can be dropped (label values of `dropped_messages`).
 pub const DROP_REASONS: &[&str] = &["host_stream_full", "upstream_queue_full", "late_progress"];
 
@@ -189,6 +196,13 @@ impl Metrics {
         self.server_requests_refused.with_label_values(&labels)
     }
 
+    /// `kind`: `log` or `notification`; `reason`: `owner_unknown` or `no_owner`.
+    pub fn kept_back(&self, server: &str, kind: &'static str, reason: &'static str) -> IntCounter {
+        let mut labels = self.server_label(server);
+        labels.extend([kind, reason]);
+        self.kept_back.with_label_values(&labels)
+    }
+
     pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
         let mut labels = self.server_label(server);
         labels.push(method);
@@ -201,6 +215,9 @@ impl Metrics {
         self.upstream_connected(server).set(0);
         self.upstream_bad_frames(server);
         self.upstream_timeouts(server);
+        for (kind, reason) in KEPT_BACK {
+            self.kept_back(server, kind, reason);
+        }
     }
 
     /// Drops a server's series (it was removed from the servers file).
@@ -210,6 +227,9 @@ impl Metrics {
             let _ = self.upstream_connected.remove_label_values(&[server]);
             let _ = self.upstream_bad_frames.remove_label_values(&[server]);
             let _ = self.upstream_timeouts.remove_label_values(&[server]);
+            for (kind, reason) in KEPT_BACK {
+                let _ = self.kept_back.remove_label_values(&[server, kind, reason]);
+            }
         }
     }
 
@@ -268,6 +288,11 @@ impl Metrics {
                 "Server-to-client requests answered with an error instead of reaching a host: whose they were could not be known (owner_unknown), no host could answer (no_host), or the request they named had ended (request_gone)",
                 &[server, &["method", "reason"]].concat(),
             ),
+            kept_back: r.counters(
+                "kept_back_total",
+                "Server messages toward hosts that went to no one for want of an owner: a log line or notification naming no request while calls of several people could have caused it (owner_unknown), or a notification of no server-wide kind with no one to own it (no_owner)",
+                &[server, &["kind", "reason"]].concat(),
+            ),
             actor_restarts: r.counters("actor_restarts_total", "Actors restarted by their supervisor, by actor", &["actor"]),
             dropped_messages: r.counters(
                 "dropped_messages_total",
@@ -325,6 +350,9 @@ impl Metrics {
             self.upstream_connected.with_label_values(none).set(0);
             self.upstream_bad_frames.with_label_values(none);
             self.upstream_timeouts.with_label_values(none);
+            for (kind, reason) in KEPT_BACK {
+                self.kept_back.with_label_values(&[kind, reason]);
+            }
         }
     }
 

@@ -38,6 +38,12 @@ TOOLS = [
          {"text": {"type": "string"}, "level": {"type": "string"}, "after_ms": {"type": "integer"}}, ["text"]),
     tool("touch", "Says a resource changed (notifications/resources/updated)", {"uri": {"type": "string"}}, ["uri"]),
     tool("whoami", "Says which credentials this process was started with"),
+    tool("notify", "Says things no host asked about (issue 51): a task's status, an elicitation's completion and a "
+         "notification of its own, each with the text; with after_ms, that long after answering",
+         {"text": {"type": "string"}, "after_ms": {"type": "integer"}}, ["text"]),
+    tool("ask_later", "Answers at once, then asks the host's model (sampling/createMessage) delay_ms later; "
+         "later_answers says what came back", {"text": {"type": "string"}, "delay_ms": {"type": "integer"}}, ["text"]),
+    tool("later_answers", "What the asks made after their calls were answered got back, oldest first"),
 ]
 RESOURCES = [{"uri": f"note://{n}", "name": f"note of {n}", "mimeType": "text/plain"} for n in NOTES]
 
@@ -47,6 +53,8 @@ pending: dict = {}  # our request id -> [threading.Event, answer or None]
 ids = itertools.count(1)
 holding_cond = threading.Condition()
 holding = 0  # hold calls running now
+last_text = ""  # the text of the newest call: what a method this server has of its own shows
+later: list = []  # what ask_later's requests got back
 
 
 def send(msg: dict) -> None:
@@ -110,8 +118,25 @@ def hold(ms: int) -> None:
             holding -= 1
 
 
+def notify_all(text: str) -> None:
+    send({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+          "params": {"taskId": "task-1", "status": "working", "statusMessage": text}})
+    send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": "el-" + text}})
+    send({"jsonrpc": "2.0", "method": "notifications/x-chatty/said", "params": {"text": text, "token": TOKEN}})
+
+
+def ask_later(text: str, delay_ms: int) -> None:
+    time.sleep(delay_ms / 1000)
+    answer = ask_host("sampling/createMessage", {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": 50})
+    later.append(answer)
+
+
 def call_tool(rid, params: dict) -> None:
+    global last_text
     name, args = params.get("name"), params.get("arguments") or {}
+    if args.get("text"):
+        last_text = str(args.get("text"))
     if name in ("ask", "confirm", "roots"):
         if args.get("wait_hold"):
             with holding_cond:
@@ -150,6 +175,18 @@ def call_tool(rid, params: dict) -> None:
     if name == "touch":
         send({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": str(args.get("uri", ""))}})
         return text_result(rid, "touched")
+    if name == "notify":
+        after = millis(args.get("after_ms"))
+        if after:
+            threading.Timer(after / 1000, notify_all, args=(str(args.get("text", "")),)).start()
+        else:
+            notify_all(str(args.get("text", "")))
+        return text_result(rid, "notified")
+    if name == "ask_later":
+        threading.Thread(target=ask_later, args=(str(args.get("text", "")), millis(args.get("delay_ms"))), daemon=True).start()
+        return text_result(rid, "will ask")
+    if name == "later_answers":
+        return result(rid, {"content": [{"type": "text", "text": json.dumps(later)}], "structuredContent": {"answers": later}})
     if name == "whoami":
         who = {"secret": TOKEN if TOKEN != "none" else "", "pid": os.getpid()}
         return result(rid, {"content": [{"type": "text", "text": json.dumps(who)}], "structuredContent": who})
@@ -175,6 +212,10 @@ def on_request(msg: dict) -> None:
         result(rid, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "note of " + uri.split("://", 1)[1]}]})
     elif method in ("resources/subscribe", "resources/unsubscribe", "logging/setLevel", "ping"):
         result(rid, {})
+    elif isinstance(method, str) and method.startswith(("x-", "tasks/")):
+        # Methods of its own (and the tasks a careless server keeps for everyone): they show the
+        # newest caller's text and this process's token to whoever asks.
+        result(rid, {"method": method, "last": last_text, "token": TOKEN, "tasks": [{"taskId": "task-1", "statusMessage": last_text}]})
     else:
         error(rid, -32601, f"Method not found: {method}")
 

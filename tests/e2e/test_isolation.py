@@ -50,7 +50,10 @@ SESSION_VERSION = "2025-06-18"
 REFUSED_METRIC = "mcp_gen_ui_server_requests_refused_total"
 IDS = itertools.count(100)
 GRACE_S = 0.5  # after the last thing that must arrive: what must not would have come by now
-LATER_MS = 200  # a log line sent this long after its call was answered belongs to no call
+# How long after a call ends its server may still speak of it (upstream.callerWindowMs): a log
+# line sent LATER_MS after its call was answered belongs to no call.
+WINDOW_MS = 300
+LATER_MS = 800
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -86,7 +89,7 @@ def svc(tmp_path_factory):
     secrets.write_text(json.dumps({p: {"SECRET_TOKEN": t} for p, t in SECRETS.items()}))
     os.chmod(secrets, 0o600)
     config = {"logging": {"file": str(folder / "service.log")}, "audit": {"file": str(folder / "audit.jsonl")},
-              "server": {"sseKeepaliveSecs": 1}, "policy": POLICY}
+              "server": {"sseKeepaliveSecs": 1}, "policy": POLICY, "upstream": {"callerWindowMs": WINDOW_MS}}
     (folder / "config.json").write_text(json.dumps(config))
     tokens = [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
     argv = ["--servers-file", str(folder / "servers.json"), "--config", str(folder / "config.json"),

@@ -72,6 +72,14 @@ impl Hosts {
         }
     }
 
+    /// [`Hosts::broadcast_from`], to `person`'s sessions only.
+    pub fn broadcast_to(&self, origin: &audience::Origin, person: &str, ev: HostEvent) {
+        let sessions = self.sessions.reading();
+        for e in sessions.values().filter(|e| *e.owner == *person && audience::owner_admits(origin, &e.owner)) {
+            e.port.event.do_send(ev.clone());
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.sessions.reading().len()
     }

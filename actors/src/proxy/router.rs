@@ -24,6 +24,7 @@ use crate::proxy::routes::Routes;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
 mod to_hosts;
+pub use to_hosts::Unnamed;
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
@@ -83,6 +84,22 @@ impl Unrouted {
     }
 }
 
+/// A server's time bounds on the proxy path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    /// `upstream.requestTimeoutMs` (per server): how long a request waits without progress.
+    pub request_timeout: Duration,
+    /// `upstream.callerWindowMs`: how long after a call ends its person may still own what the
+    /// server says without naming a request.
+    pub caller_window: Duration,
+}
+
+impl Times {
+    pub fn new(request_timeout: Duration) -> Times {
+        Times { request_timeout, caller_window: crate::proxy::routes::CALLER_WINDOW }
+    }
+}
+
 /// Where a server-to-client request goes.
 pub struct Target {
     pub session: SessionId,
@@ -97,7 +114,7 @@ impl Router {
     pub fn new(
         server: Arc<str>,
         named: bool,
-        request_timeout: Duration,
+        times: Times,
         describe: String,
         hosts: Arc<Hosts>,
         metrics: Arc<Metrics>,
@@ -107,7 +124,7 @@ impl Router {
         let whose = if named { format!("server {server}: ") } else { String::new() };
         Arc::new(Router {
             whose,
-            routes: Mutex::new(Routes::with_timeout(request_timeout)),
+            routes: Mutex::new(Routes::new(times.request_timeout, times.caller_window)),
             link: RwLock::new(None),
             status,
             hosts,
@@ -284,6 +301,11 @@ impl Router {
     /// each session applies the rest of the rule.
     pub fn broadcast(&self, ev: HostEvent) {
         self.hosts.broadcast_from(&self.origin(), ev);
+    }
+
+    /// To every session of `person` the delivery rule may admit.
+    pub fn broadcast_to(&self, person: &str, ev: HostEvent) {
+        self.hosts.broadcast_to(&self.origin(), person, ev);
     }
 
     /// How to reach `session` (never another person's, from a person's own connection).

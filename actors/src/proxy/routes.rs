@@ -53,15 +53,36 @@ pub enum Round {
     Unknown,
 }
 
-/// Whose a server request is, from the calls in flight (see [`Routes::asker`]).
+/// Whose a message from the server that names no host request is, from the calls that could
+/// have caused it: those in flight and those that ended within the caller window (see
+/// [`Routes::asker`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Asker {
-    /// One person's requests are in flight: the newest that can ask, and its session.
-    One { session: SessionId, related: Value },
-    /// No host request is in flight.
+    /// Every such call is one person's: the newest of theirs in flight that can ask (`related`,
+    /// its host id), else the session of their call that ended last (`related`: None).
+    One { session: SessionId, related: Option<Value> },
+    /// No host request is in flight or ended within the window.
     Nobody,
-    /// Several people's requests are in flight: the owner cannot be known.
+    /// Calls of several people are in flight or ended within the window: the owner cannot be
+    /// known.
     Several,
+}
+
+/// Who a call is from, as far as owning a message goes: a person, or (a session whose person
+/// is not known) that session alone, never the same as anyone else.
+#[derive(PartialEq)]
+enum Caller<'a> {
+    Person(&'a str),
+    Session(&'a str),
+}
+
+impl<'a> Caller<'a> {
+    fn of(owner: &'a Option<Arc<str>>, session: &'a SessionId) -> Caller<'a> {
+        match owner {
+            Some(o) => Caller::Person(o),
+            None => Caller::Session(session),
+        }
+    }
 }
 
 /// A request given up at its deadline: answer the host, cancel it upstream.
@@ -82,22 +103,51 @@ pub struct ProgressForHost {
 pub struct Routes<T> {
     /// How long a request may wait for its answer without progress.
     timeout: Duration,
+    /// How long after a host request ends its server may still speak of it (a log line after
+    /// the answer, a request raised before it noticed a cancellation): within it, the call's
+    /// person is still one of those a message that names no request may be from.
+    window: Duration,
+    /// Host requests that ended within `window`: by session, its person and when its last
+    /// request ended (bounded by the sessions there are; pruned as it is read).
+    ended: HashMap<SessionId, (Option<Arc<str>>, Instant)>,
     next_id: u64,
     pending: HashMap<String, Pending<T>>,
     progress: HashMap<String, ProgressRoute>,
     /// Server-to-client requests handed to a host: our host-side id -> (session, upstream id).
     server_requests: HashMap<String, (SessionId, Value)>,
+    /// URL elicitations handed to a host, by the server's `elicitationId`: whose their
+    /// completion notice is (bounded: the oldest go first).
+    elicitations: HashMap<String, (SessionId, Instant)>,
 }
+
+/// URL elicitations remembered at most (each waits for a person to finish in a browser).
+const MAX_ELICITATIONS: usize = 4096;
+
+/// The caller window when none is configured (`upstream.callerWindowMs`).
+pub const CALLER_WINDOW: Duration = Duration::from_secs(5);
 
 impl<T> Default for Routes<T> {
     fn default() -> Self {
-        Routes::with_timeout(Duration::from_secs(120))
+        Routes::new(Duration::from_secs(120), CALLER_WINDOW)
     }
 }
 
 impl<T> Routes<T> {
+    pub fn new(timeout: Duration, window: Duration) -> Self {
+        Routes {
+            timeout,
+            window,
+            ended: HashMap::new(),
+            next_id: 1,
+            pending: HashMap::new(),
+            progress: HashMap::new(),
+            server_requests: HashMap::new(),
+            elicitations: HashMap::new(),
+        }
+    }
+
     pub fn with_timeout(timeout: Duration) -> Self {
-        Routes { timeout, next_id: 1, pending: HashMap::new(), progress: HashMap::new(), server_requests: HashMap::new() }
+        Routes::new(timeout, CALLER_WINDOW)
     }
 
     pub fn timeout(&self) -> Duration {
@@ -243,12 +293,22 @@ impl<T> Routes<T> {
         self.take(&jsonrpc::id_key(up_id))
     }
 
-    /// Forgets a request that could not be sent.
+    /// Forgets a request that could not be sent (the server never heard of it).
     pub fn abandon(&mut self, up_id: u64) -> Option<Pending<T>> {
-        self.take(&jsonrpc::id_key(&json!(up_id)))
+        self.forget(&jsonrpc::id_key(&json!(up_id)))
     }
 
+    /// Takes out a request the server heard of: its session's person stays among the possible
+    /// callers for the window.
     fn take(&mut self, key: &str) -> Option<Pending<T>> {
+        let p = self.forget(key)?;
+        if let Some(session) = &p.session {
+            self.ended.insert(session.clone(), (p.owner.clone(), Instant::now()));
+        }
+        Some(p)
+    }
+
+    fn forget(&mut self, key: &str) -> Option<Pending<T>> {
         let p = self.pending.remove(key)?;
         if let Some(k) = &p.progress_key {
             self.progress.remove(k);
@@ -289,28 +349,44 @@ impl<T> Routes<T> {
         id_of_key(&key)
     }
 
-    /// Whose a server-to-client request that names no host request is (a stdio server never
-    /// names one): the calls in flight say, when they are all one person's; then it goes to that
-    /// person's newest request that can ask (a call, a prompt, a read), else their newest. Calls
-    /// of several people in flight: nobody can tell whose it is, and a guess could hand one
-    /// person's text to another, so it is `Several`.
-    pub fn asker(&self) -> Asker {
-        let mut owner: Option<&Option<Arc<str>>> = None;
+    /// Whose a message from the server that names no host request is (a stdio server never
+    /// names one): every call that could have caused it (in flight, or ended within the
+    /// window) says, when they are all one person's; then it is that person's newest request
+    /// in flight that can ask (a call, a prompt, a read), else their newest, else the session
+    /// of their call that ended last. Calls of several people: nobody can tell whose it is,
+    /// and a guess could hand one person's text to another, so it is `Several`.
+    pub fn asker(&mut self) -> Asker {
+        self.asker_at(Instant::now())
+    }
+
+    /// [`Routes::asker`] as of `now`.
+    pub fn asker_at(&mut self, now: Instant) -> Asker {
+        let window = self.window;
+        self.ended.retain(|_, (_, at)| now.saturating_duration_since(*at) < window);
+        let mut owner: Option<Caller> = None;
         let mut best: Option<&Pending<T>> = None;
         let rank = |p: &Pending<T>| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started);
-        for p in self.pending.values().filter(|p| p.session.is_some()) {
-            match owner {
-                None => owner = Some(&p.owner),
-                // An unknown owner is nobody's but its own: never the same person as another.
-                Some(o) if o.is_none() || *o != p.owner => return Asker::Several,
+        let in_flight = self.pending.values().filter_map(|p| Some(Caller::of(&p.owner, p.session.as_ref()?)));
+        for c in in_flight.chain(self.ended.iter().map(|(s, (o, _))| Caller::of(o, s))) {
+            match &owner {
+                None => owner = Some(c),
+                Some(first) if *first != c => return Asker::Several,
                 Some(_) => {}
             }
+        }
+        if owner.is_none() {
+            return Asker::Nobody;
+        }
+        for p in self.pending.values().filter(|p| p.session.is_some()) {
             if best.is_none_or(|b| rank(p) > rank(b)) {
                 best = Some(p);
             }
         }
-        match best.and_then(|p| Some((p.session.clone()?, p.host_id.clone()?))) {
-            Some((session, related)) => Asker::One { session, related },
+        if let Some((session, related)) = best.and_then(|p| Some((p.session.clone()?, p.host_id.clone()?))) {
+            return Asker::One { session, related: Some(related) };
+        }
+        match self.ended.iter().max_by_key(|(_, (_, at))| *at) {
+            Some((session, _)) => Asker::One { session: session.clone(), related: None },
             None => Asker::Nobody,
         }
     }
@@ -322,6 +398,23 @@ impl<T> Routes<T> {
         host_side_id
     }
 
+    /// A URL elicitation went to `session`.
+    pub fn elicitation_sent(&mut self, elicitation: &str, session: &SessionId) {
+        if self.elicitations.len() >= MAX_ELICITATIONS {
+            if let Some(oldest) = self.elicitations.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone()) {
+                self.elicitations.remove(&oldest);
+            }
+        }
+        let key: String = elicitation.chars().take(256).collect();
+        self.elicitations.insert(key, (session.clone(), Instant::now()));
+    }
+
+    /// Whose the completion of a URL elicitation is (once).
+    pub fn elicitation_done(&mut self, elicitation: &str) -> Option<SessionId> {
+        let key: String = elicitation.chars().take(256).collect();
+        self.elicitations.remove(&key).map(|(s, _)| s)
+    }
+
     pub fn server_request_done(&mut self, host_side_id: &str) {
         self.server_requests.remove(host_side_id);
     }
@@ -331,11 +424,17 @@ impl<T> Routes<T> {
         self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (s.clone(), k.clone()))
     }
 
-    /// A session left: its requests are no longer answered.
+    /// A session left: its requests are no longer answered (the server may still be working
+    /// on them: its person stays among the possible callers for the window).
     pub fn drop_session(&mut self, session: &SessionId) {
+        let now = Instant::now();
+        for p in self.pending.values().filter(|p| p.session.as_ref() == Some(session)) {
+            self.ended.insert(session.clone(), (p.owner.clone(), now));
+        }
         self.pending.retain(|_, p| p.session.as_ref() != Some(session));
         self.progress.retain(|_, r| &r.session != session);
         self.server_requests.retain(|_, (s, _)| s != session);
+        self.elicitations.retain(|_, (s, _)| s != session);
     }
 
     /// The link is gone: every request in flight, to be answered with an error.
@@ -412,7 +511,7 @@ mod tests {
         let mut ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
         // Another session of the same person.
         r.outgoing(&"A2".into(), who("A"), &mut ping, ());
-        assert_eq!(r.asker(), Asker::One { session: "A".into(), related: json!(1) }, "a tools/call wins over a newer ping");
+        assert_eq!(r.asker(), Asker::One { session: "A".into(), related: Some(json!(1)) }, "a tools/call wins over a newer ping");
         let id = r.server_request(&"A".into(), json!("up-5"));
         assert_eq!(r.server_request_cancelled(&json!("up-5")), Some(("A".to_string(), id.clone())));
         r.server_request_done(&id);
@@ -434,7 +533,7 @@ mod tests {
             for i in 5..10 {
                 r.outgoing(&"A".into(), who("A"), &mut ping(i), ());
             }
-            assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: json!("new call") });
+            assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: Some(json!("new call")) });
         }
     }
 
@@ -445,17 +544,52 @@ mod tests {
         let up_b = r.outgoing(&"B".into(), who("B"), &mut call(json!(1), None), ());
         assert_eq!(r.asker(), Asker::Several);
         r.answered(&mut json!({"jsonrpc": "2.0", "id": up_a, "result": {}}));
+        assert_eq!(r.asker(), Asker::Several, "alice's call just ended: her server may still speak of it");
+        let later = Instant::now() + CALLER_WINDOW;
         assert_eq!(
-            r.asker(),
-            Asker::One { session: "B".into(), related: json!(1) },
-            "once alice's call is answered, bob's is the only one"
+            r.asker_at(later),
+            Asker::One { session: "B".into(), related: Some(json!(1)) },
+            "past the window, bob's is the only call"
         );
         r.answered(&mut json!({"jsonrpc": "2.0", "id": up_b, "result": {}}));
+        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::Nobody);
         // A session whose person is not known is no one's but its own.
         r.outgoing(&"X".into(), None, &mut call(json!(2), None), ());
-        assert_eq!(r.asker(), Asker::One { session: "X".into(), related: json!(2) });
+        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::One { session: "X".into(), related: Some(json!(2)) });
         r.outgoing(&"Y".into(), None, &mut call(json!(3), None), ());
-        assert_eq!(r.asker(), Asker::Several, "two unknown people are not one");
+        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::Several, "two unknown people are not one");
+    }
+
+    #[test]
+    fn a_call_that_ended_any_way_keeps_its_person_among_the_callers_for_the_window() {
+        type End = fn(&mut Routes<()>, u64);
+        let ends: [(&str, End); 4] = [
+            ("answered", |r, up| drop(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})))),
+            ("cancelled", |r, _| drop(r.cancel(&"A".into(), &json!(1)))),
+            ("given up", |r, up| drop(r.give_up(&json!(up)))),
+            ("session deleted", |r, _| r.drop_session(&"A".into())),
+        ];
+        for (how, end) in ends {
+            let mut r: Routes<()> = Routes::new(Duration::from_secs(120), Duration::from_secs(5));
+            let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
+            end(&mut r, up);
+            assert_eq!(r.asker(), Asker::One { session: "A".into(), related: None }, "{how}: alone, it is still hers");
+            r.outgoing(&"B".into(), who("B"), &mut call(json!(7), None), ());
+            assert_eq!(r.asker(), Asker::Several, "{how}: bob's call is not the only one that could have caused it");
+            let later = Instant::now() + Duration::from_secs(5);
+            assert_eq!(r.asker_at(later), Asker::One { session: "B".into(), related: Some(json!(7)) }, "{how}: past the window");
+        }
+        // Her own next call: still one person's.
+        let mut r: Routes<()> = Routes::default();
+        let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
+        r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}}));
+        r.outgoing(&"A2".into(), who("A"), &mut call(json!(2), None), ());
+        assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: Some(json!(2)) });
+        // A request the server never heard of (it could not be sent) is nobody's call.
+        let mut r: Routes<()> = Routes::default();
+        let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
+        r.abandon(up);
+        assert_eq!(r.asker(), Asker::Nobody);
     }
 
     #[test]

@@ -208,10 +208,21 @@ impl HostSession {
                     router.forward_notification(&self.id, msg);
                 }
             }
-            // The host's roots and the like concern every server.
-            _ => {
+            // The host's roots and the like: every server its person may use, and no other.
+            method => {
+                let catalog = self.deps.fleet.catalog();
+                // A profile gone in a reload sees nothing.
+                let profile = self.profile_now().map_err(|_| ());
+                let access = self.access();
+                let mut to = Vec::new();
                 for s in self.deps.fleet.servers().iter() {
-                    s.router.forward_notification(&self.id, msg.clone());
+                    if profile.as_ref().is_ok_and(|p| access.may_use_server(&catalog, p.as_deref(), &s.name)) {
+                        s.router.forward_notification(&self.id, msg.clone());
+                        to.push(s.name.clone());
+                    }
+                }
+                if !matches!(method, "notifications/roots/list_changed" | "notifications/progress") {
+                    self.audit_notification(method, &to);
                 }
             }
         }

@@ -76,13 +76,10 @@ impl Listener for Facts<'_> {
 
     fn may_use(&self, server: &str) -> bool {
         let v = self.view();
-        if !v.profile_has_server(server) {
-            return false;
+        match &v.profile {
+            Ok(p) => v.access.may_use_server(&v.catalog, p.as_deref(), server),
+            Err(()) => false,
         }
-        let mut tools = v.catalog.tools().iter().filter(|t| &*t.server == server);
-        tools.any(|t| v.in_profile(t) && v.access.sees_tool(t))
-            || v.access.visible(Kind::Resources, "", server)
-            || v.access.visible(Kind::Prompts, "", server)
     }
 
     fn may_read(&self, uri: &str, server: &str) -> bool {
@@ -108,6 +105,17 @@ impl HostSession {
         Facts { session: self, view: std::cell::OnceCell::new() }
     }
 
+    /// A notification for this session (on `related`'s stream, if it names a request). A
+    /// request's own log line goes at the level the session asked for, if it asked.
+    fn notify(&mut self, msg: Value, related: Option<Value>) {
+        let level = msg.pointer("/params/level").and_then(Value::as_str);
+        let log = jsonrpc::method(&msg) == Some("notifications/message");
+        if log && self.log_level.is_some() && !crate::mcp::revision_2026::log_wanted(level, self.log_level) {
+            return;
+        }
+        self.send_related(msg, related.as_ref())
+    }
+
     /// `logging/setLevel`: from now on the session hears server log lines at `level` and above.
     pub(super) fn set_log_level(&mut self, msg: &Value) {
         let asked = msg.pointer("/params/level").and_then(Value::as_str);
@@ -120,14 +128,10 @@ impl Handler<HostEvent> for HostSession {
 
     fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
         match ev {
-            HostEvent::Notify { msg, related } => {
-                // A request's own log line, at the level the session asked for if it asked.
-                let level = msg.pointer("/params/level").and_then(Value::as_str);
-                let log = jsonrpc::method(&msg) == Some("notifications/message");
-                if log && self.log_level.is_some() && !crate::mcp::revision_2026::log_wanted(level, self.log_level) {
-                    return;
-                }
-                self.send_related(msg, related.as_ref())
+            HostEvent::Notify { msg, related } => self.notify(msg, related),
+            HostEvent::ForCaller { msg, related } => {
+                let related = if self.call().is_some() { related } else { None };
+                self.notify(msg, related)
             }
             HostEvent::Heard { msg, heard } => {
                 if audience::admits(&self.facts(), &heard) {

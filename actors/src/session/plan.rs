@@ -174,7 +174,7 @@ pub fn plan(
         && Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ToolsCall
         && param(msg, "/params/name") == "call_tool";
     let planned = route(msg, fleet, catalog, facts, page_rule);
-    if let Some(denied) = gate(&planned, msg, fleet, access) {
+    if let Some(denied) = gate(&planned, msg, fleet, catalog, facts, access) {
         return Plan::Denied(denied);
     }
     // The rules first: the schema of a tool the caller may not call is none of their business.
@@ -230,10 +230,16 @@ fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_r
 
 /// What the rules say of a planned request (None: allowed, or not theirs to decide). Names are
 /// the hosts' (what rules are written against): a tool's exposed name, a page's tool, a
-/// resource's URI as hosts see it, a prompt's exposed name.
-fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, access: &Access) -> Option<Denied> {
+/// resource's URI as hosts see it, a prompt's exposed name. A method the service does not
+/// know is a use of its server: allowed only to whom the rules let use something of it.
+fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, access: &Access) -> Option<Denied> {
     let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
     let (kind, name, server, args) = match planned {
+        Plan::Forward { server, .. } if method == Method::Other => {
+            let name = jsonrpc::method(msg).unwrap_or_default();
+            return (!access.may_use_server(catalog, facts.profile, &server.name)).then(|| Denied::method(name, &server.name));
+        }
         Plan::UiTool | Plan::Search(_) => (Kind::Tools, shown("/params/name"), String::new(), None),
         Plan::Forward { server, after: After::ToolResult { exposed } } => {
             (Kind::Tools, exposed.clone(), server.name.to_string(), msg.pointer("/params/arguments"))

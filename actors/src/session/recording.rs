@@ -93,6 +93,7 @@ impl HostSession {
                         };
                         (Event::Completion, what)
                     }
+                    (m, _) if super::plan::Method::of(m) == super::plan::Method::Other => (Event::Method, m.to_string()),
                     _ => return Ok(()),
                 };
                 let mut e = self.request_entry(event, &id).tool(&name);
@@ -125,18 +126,37 @@ impl HostSession {
 
     /// A request the rules refused: one line, written now.
     pub(super) fn audit_denied(&self, msg: &Value, denied: &Denied) {
-        tracing::info!(component = "policy", event = "denied", session = %self.log_id, principal = %self.who.name, kind = denied.kind.as_str(), name = %denied.name, rule = %denied.rule, "a request was denied by the policy");
+        tracing::info!(component = "policy", event = "denied", session = %self.log_id, principal = %self.who.name, kind = denied.kind_label(), name = %denied.name, rule = %denied.rule, "a request was denied by the policy");
         if !self.deps.audit.is_on() {
             return;
         }
         let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
-        let args = (denied.kind == crate::policy::Kind::Tools).then(|| msg.pointer("/params/arguments")).flatten();
+        let args = (denied.kind == crate::policy::Kind::Tools && !denied.method).then(|| msg.pointer("/params/arguments")).flatten();
         let mut e = self.request_entry(Event::Denied, &id).tool(&denied.name).args(args, self.deps.audit.whole_args());
-        e.kind = Some(denied.kind.as_str());
+        e.kind = Some(denied.kind_label());
         e.server = denied.server.clone();
         e.rule = Some(denied.rule.clone());
         e.outcome = "denied";
         self.deps.audit.record(e);
+    }
+
+    /// A host's notification passed to the servers its person may use (not the protocol's own
+    /// housekeeping: initialized, cancelled, progress, roots changed).
+    pub(super) fn audit_notification(&self, method: &str, servers: &[std::sync::Arc<str>]) {
+        if !self.deps.audit.is_on() {
+            return;
+        }
+        if servers.is_empty() {
+            let mut e = self.entry(Event::Notification).tool(method);
+            e.outcome = "denied";
+            return self.deps.audit.record(e);
+        }
+        for server in servers {
+            let mut e = self.entry(Event::Notification).tool(method);
+            e.server = Some(server.clone());
+            e.outcome = "sent";
+            self.deps.audit.record(e);
+        }
     }
 
     /// A session of the session era opened or closed.

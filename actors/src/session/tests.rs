@@ -235,8 +235,15 @@ impl Fixture {
         let log = Log::default();
         let metrics = Arc::new(Metrics::new());
         let hosts = Arc::new(Hosts::default());
-        let router =
-            Router::new(Arc::from("default"), false, Duration::from_secs(60), "fake upstream".into(), hosts.clone(), metrics.clone(), None);
+        let router = Router::new(
+            Arc::from("default"),
+            false,
+            crate::proxy::router::Times::new(Duration::from_secs(60)),
+            "fake upstream".into(),
+            hosts.clone(),
+            metrics.clone(),
+            None,
+        );
         router.publish(Status {
             ready: true,
             tools: crate::messages::tool_list(upstream_tools()),
@@ -759,4 +766,28 @@ async fn cancelling_the_retry_cancels_the_call_upstream() {
     let sent = next(&mut link).await;
     assert_eq!(sent["method"], "notifications/cancelled", "{sent}");
     assert_eq!(sent["params"]["requestId"], upstream_call["id"], "the call is cancelled by the id the upstream knows");
+}
+
+#[actix::test]
+async fn a_listen_whose_stream_went_drops_what_comes_for_it_and_lives_on() {
+    // Its stream gone, a listening session once passed each change between its two ways out
+    // (the session stream, which a stateless host has not, and the listen's) until its thread's
+    // stack overflowed: the process aborted.
+    let f = Fixture::new(false);
+    let tables = StatelessTables::new(&f.deps);
+    let mut listen = jsonrpc::request(json!("L1"), "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": []}}));
+    listen["params"]["_meta"] = json!({crate::mcp::revision_2026::META_VERSION: crate::mcp::revision_2026::VERSION});
+    let session = anonymous_call(&tables, &listen, json!({}));
+    let mut stream = post_ref(&session, listen).await;
+    let ack = next(&mut stream).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    drop(stream);
+    let addr = session.attach.clone();
+    let updated = |n: u32| json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": format!("note://{n}")}});
+    for n in 0..3 {
+        f.deps.fleet.hosts().broadcast(HostEvent::Notify { msg: updated(n), related: None });
+    }
+    // The session still answers (the process and the session are alive).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(addr.connected(), "the listen session is still running");
 }

@@ -158,6 +158,9 @@ pub type FastPath = std::sync::Arc<dyn Fn(Value) -> Option<Value> + Send + Sync>
 #[derive(Debug)]
 pub enum LinkEvent {
     Message(Value),
+    /// A message the fast path (`FastPath`) already looked at on the transport's reader and
+    /// gave back: for the supervisor as it is, never looked at again.
+    Passed(Value),
     /// A message that arrived on the response stream of the upstream request `request` (our
     /// upstream-side id): a server-to-client request there belongs to that request's host.
     OnStream {

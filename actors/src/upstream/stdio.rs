@@ -154,7 +154,7 @@ async fn deliver(tx: &mpsc::Sender<LinkEvent>, frames: Vec<Frame>, limits: LinkL
         let ev = match f {
             Frame::Message(m) => match fast {
                 Some(take) => match take(m) {
-                    Some(rest) => LinkEvent::Message(rest),
+                    Some(rest) => LinkEvent::Passed(rest),
                     None => continue,
                 },
                 None => LinkEvent::Message(m),

@@ -295,6 +295,7 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     upstream::limits(args, cfg)?;
     let defaults = servers::Defaults {
         request_timeout_ms: cfg.upstream.request_timeout_ms,
+        caller_window_ms: cfg.upstream.caller_window_ms,
         max_message_bytes: cfg.upstream.max_message_bytes,
         max_tools: cfg.upstream.max_tools,
         max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,
@@ -305,6 +306,7 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             prefix: "default".into(),
             spec,
             request_timeout: std::time::Duration::from_millis(cfg.upstream.request_timeout_ms),
+            caller_window: std::time::Duration::from_millis(cfg.upstream.caller_window_ms),
             max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX),
             max_tools: cfg.upstream.max_tools,
             max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{Router, Target, Unrouted, MAX_INPUT_ROUNDS};
+use crate::audience::Said;
 use crate::locks::Recover;
 use crate::mcp::jsonrpc::{self, code};
 use crate::messages::{HostEvent, SessionId};
@@ -69,22 +70,59 @@ impl Router {
         true
     }
 
-    /// Whose a log line that names no request is (a stdio server's, during a call): the session
-    /// of the call in flight when all calls in flight on this server are one person's; None when
-    /// that cannot be known (nothing or several people's calls in flight). Asked on the link's
-    /// reader, in order with the answers (an answer that overtook the line would end the call).
-    pub fn the_one_caller(&self) -> Option<SessionId> {
-        match self.routes().asker() {
-            Asker::One { session, .. } => Some(session),
-            _ => None,
+    /// Whose a message that names no request is (a stdio server's log line or notification,
+    /// see `Routes::asker`): asked on the link's reader, in order with the answers (an answer
+    /// that overtook the message would end the call it belongs to).
+    pub fn whose_unnamed(&self) -> Asker {
+        self.routes().asker()
+    }
+
+    /// With no call in flight or just ended: the one person who could hear a message that
+    /// names no one (this is their own connection, or every connected session is theirs).
+    pub fn sole_listener(&self) -> Option<Arc<str>> {
+        self.owner.clone().or_else(|| self.hosts.sole_owner())
+    }
+
+    /// Where a notification that names no request goes: the one rule for what has no owner
+    /// named (see `audience::Said`). Decided on the link's reader, in order with the answers.
+    /// What it keeps back is counted here.
+    pub fn unnamed(&self, msg: &Value) -> Unnamed {
+        let said = Said::of(jsonrpc::method(msg).unwrap_or_default());
+        let kept = |kind, reason| {
+            self.metrics.kept_back(&self.server, kind, reason).inc();
+            Unnamed::KeptBack { kind, reason }
+        };
+        match said {
+            Said::Log => match self.whose_unnamed() {
+                Asker::One { session, related } => Unnamed::Session(session, related),
+                Asker::Nobody => Unnamed::ServerWide,
+                Asker::Several => kept("log", "owner_unknown"),
+            },
+            Said::ElicitationComplete | Said::Other => {
+                let elicitation = msg.pointer("/params/elicitationId").and_then(Value::as_str);
+                if let Some(session) =
+                    elicitation.filter(|_| said == Said::ElicitationComplete).and_then(|e| self.routes().elicitation_done(e))
+                {
+                    return Unnamed::Session(session, None);
+                }
+                match self.whose_unnamed() {
+                    Asker::One { session, related } => Unnamed::Session(session, related),
+                    Asker::Nobody => match self.sole_listener() {
+                        Some(person) => Unnamed::Person(person),
+                        None => kept("notification", "no_owner"),
+                    },
+                    Asker::Several => kept("notification", "owner_unknown"),
+                }
+            }
+            _ => Unnamed::ServerWide,
         }
     }
 
-    /// A notification for `session` alone, on its session stream (its call may be answered as
-    /// plain JSON, which carries nothing else).
-    pub fn notify_session(&self, session: &SessionId, msg: Value) {
+    /// A notification for `session`'s person's call (`related`): on the session stream (its
+    /// call may be answered as plain JSON, which carries nothing else), or a stateless call's own.
+    pub fn notify_caller(&self, session: &SessionId, related: Option<Value>, msg: Value) {
         if let Some(port) = self.port(session) {
-            port.event.do_send(HostEvent::Notify { msg, related: None });
+            port.event.do_send(HostEvent::ForCaller { msg, related });
         }
     }
 
@@ -109,9 +147,10 @@ impl Router {
 
     /// Where a server-to-client request goes, with the id the host will see it under. The one
     /// rule: to the session of the host request it names (`stream_of`, an upstream id: the
-    /// request whose stream carried it), else of the call in flight when all calls in flight
-    /// are one person's, else (nothing in flight) the last active session when it is the only
-    /// person who could be asked. Never a guess across people.
+    /// request whose stream carried it), else of that person's call when every call that could
+    /// have caused it (in flight, or ended within the caller window) is one person's, else
+    /// (nothing in flight or just ended) the last active session when it is the only person
+    /// who could be asked. Never a guess across people.
     pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Result<(Target, String), Unrouted> {
         let mut routes = self.routes();
         let (session, related) = match stream_of {
@@ -120,7 +159,7 @@ impl Router {
                 (session, Some(related))
             }
             None => match routes.asker() {
-                Asker::One { session, related } => (session, Some(related)),
+                Asker::One { session, related } => (session, related),
                 Asker::Several => return Err(Unrouted::OwnerUnknown),
                 Asker::Nobody => (self.idle_asker().ok_or(Unrouted::NoHost)?, None),
             },
@@ -142,4 +181,25 @@ impl Router {
     pub fn server_request_done(&self, host_side_id: &str) {
         self.routes().server_request_done(host_side_id);
     }
+
+    /// A URL elicitation (`elicitationId`) went to `session`: its completion goes there too.
+    pub fn elicitation_sent(&self, elicitation: &str, session: &SessionId) {
+        self.routes().elicitation_sent(elicitation, session);
+    }
+}
+
+/// Where a notification that names no request goes (see [`Router::unnamed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unnamed {
+    /// One of the server-wide kinds, for the delivery rule (a log line no call could have
+    /// caused goes to those who asked for logs).
+    ServerWide,
+    /// This session's: its person's call (`related`, if still in flight) is the only one that
+    /// could have caused it.
+    Session(SessionId, Option<Value>),
+    /// This person's sessions: no call could have caused it, and they are the only one who
+    /// could hear it.
+    Person(Arc<str>),
+    /// No one's: kept back (and counted).
+    KeptBack { kind: &'static str, reason: &'static str },
 }

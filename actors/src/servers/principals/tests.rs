@@ -42,7 +42,7 @@ impl StartPrincipal for Fake {
         let router = Router::new(
             Arc::from("s"),
             true,
-            Duration::from_secs(5),
+            crate::proxy::router::Times::new(Duration::from_secs(5)),
             "test".into(),
             Arc::new(Hosts::default()),
             self.metrics.clone(),

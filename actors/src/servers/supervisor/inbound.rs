@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 use super::handshake::list_all_tools;
 use super::subscriptions::without_subscription;
 use super::{LinkMsg, ServerSupervisor};
+use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::messages::{HostEvent, ServerRequest};
-use crate::proxy::router::{Router, Unrouted};
+use crate::proxy::router::{Router, Unnamed, Unrouted};
 use crate::servers::catalog::Naming;
 use crate::upstream::LinkEvent;
 
@@ -54,6 +55,11 @@ impl ServerSupervisor {
                 return;
             }
         };
+        if method == "elicitation/create" {
+            if let Some(e) = msg.pointer("/params/elicitationId").and_then(Value::as_str) {
+                self.router.elicitation_sent(e, &target.session);
+            }
+        }
         let mut out = msg;
         out["id"] = json!(host_side_id);
         let gen = self.generation;
@@ -100,24 +106,23 @@ impl ServerSupervisor {
                 }
                 self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
             }
-            m if m.ends_with("/list_changed") => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
-            // Whose it is was not known on the reader (see `route`): who asked for logs hears it.
+            // The reader found no call that could have caused it (see `route`): who asked for
+            // logs hears it.
             "notifications/message" => self.router.broadcast(HostEvent::heard(self.with_logger(msg), self.router.origin())),
-            _ => self.router.broadcast(HostEvent::heard(msg, self.router.origin())),
+            m => match Said::of(m) {
+                Said::ListChanged => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
+                // Every other kind was placed by the reader (`Router::unnamed`); one that still
+                // comes here has no owner: kept back.
+                _ => {
+                    self.metrics.kept_back(&self.name, "notification", "no_owner").inc();
+                    tracing::debug!(component = "upstream", event = "kept_back", server = %self.name, "a notification with no owner was kept back");
+                }
+            },
         }
     }
 
-    /// A log message as hosts see it: with several servers, its logger names the server
-    /// (`<server>` or `<server>/<logger>`).
-    fn with_logger(&self, mut msg: Value) -> Value {
-        if let (Naming::Prefixed(p), Some(params)) = (&self.naming, msg.get_mut("params").and_then(Value::as_object_mut)) {
-            let logger = match params.get("logger").and_then(Value::as_str) {
-                Some(l) => format!("{p}/{l}"),
-                None => p.to_string(),
-            };
-            params.insert("logger".into(), json!(logger));
-        }
-        msg
+    fn with_logger(&self, msg: Value) -> Value {
+        with_logger(&self.naming, msg)
     }
 
     /// Re-lists tools; hosts hear `tools/list_changed` once the new list is in place.
@@ -141,42 +146,46 @@ impl ServerSupervisor {
     }
 }
 
-/// A log line the reader found to be one caller's (see `route`).
-pub(super) struct CallersLog {
-    gen: u64,
-    msg: Value,
-    session: crate::messages::SessionId,
-}
-
-impl Message for CallersLog {
-    type Result = ();
-}
-
-impl Handler<CallersLog> for ServerSupervisor {
-    type Result = ();
-
-    fn handle(&mut self, m: CallersLog, _ctx: &mut Self::Context) {
-        if m.gen == self.generation {
-            self.router.notify_session(&m.session, self.with_logger(m.msg));
-        }
+/// A log message as hosts see it: with several servers, its logger names the server
+/// (`<server>` or `<server>/<logger>`).
+fn with_logger(naming: &Naming, mut msg: Value) -> Value {
+    if jsonrpc::method(&msg) != Some("notifications/message") {
+        return msg;
     }
+    if let (Naming::Prefixed(p), Some(params)) = (naming, msg.get_mut("params").and_then(Value::as_object_mut)) {
+        let logger = match params.get("logger").and_then(Value::as_str) {
+            Some(l) => format!("{p}/{l}"),
+            None => p.to_string(),
+        };
+        params.insert("logger".into(), json!(logger));
+    }
+    msg
 }
 
-/// The link's reader side, on this actor's arbiter: answers and progress go to the router
-/// directly; everything else becomes a message to the actor.
-pub(super) async fn dispatch(mut rx: tokio::sync::mpsc::Receiver<LinkEvent>, router: Arc<Router>, addr: Addr<ServerSupervisor>, gen: u64) {
+/// The link's reader side, on this actor's arbiter: answers, progress and whatever names no
+/// request go to the router directly; everything else becomes a message to the actor.
+pub(super) async fn dispatch(
+    mut rx: tokio::sync::mpsc::Receiver<LinkEvent>,
+    router: Arc<Router>,
+    naming: Naming,
+    addr: Addr<ServerSupervisor>,
+    gen: u64,
+) {
     while let Some(ev) = rx.recv().await {
         match ev {
-            LinkEvent::Message(msg) => route(msg, None, &router, &addr, gen),
-            LinkEvent::OnStream { msg, request } => route(msg, Some(request), &router, &addr, gen),
+            LinkEvent::Message(msg) => route(msg, None, &router, &naming, &addr, gen),
+            LinkEvent::OnStream { msg, request } => route(msg, Some(request), &router, &naming, &addr, gen),
+            LinkEvent::Passed(msg) => addr.do_send(LinkMsg { gen, ev: LinkEvent::Message(msg) }),
             ev => addr.do_send(LinkMsg { gen, ev }),
         }
     }
 }
 
-/// What the router takes on the reader's own task: answers and progress. Anything else is
-/// given back, for the supervisor.
-pub(super) fn to_router(router: &Arc<Router>, msg: Value) -> Option<Value> {
+/// What the router takes on the reader's own task, in the order the upstream wrote it:
+/// answers, progress, and a notification naming no request (`on_stream`: false), which goes
+/// to its owner (`Router::unnamed`) before an answer read after it can end the call it
+/// belongs to. Anything else is given back, for the supervisor.
+pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Value, on_stream: bool) -> Option<Value> {
     match jsonrpc::kind(&msg) {
         Kind::Response => {
             router.on_response(msg);
@@ -186,27 +195,33 @@ pub(super) fn to_router(router: &Arc<Router>, msg: Value) -> Option<Value> {
             router.on_progress(&msg);
             None
         }
+        Kind::Notification if !on_stream => match router.unnamed(&msg) {
+            Unnamed::ServerWide => Some(msg),
+            Unnamed::KeptBack { .. } => None,
+            Unnamed::Session(session, related) => {
+                router.notify_caller(&session, related, with_logger(naming, msg));
+                None
+            }
+            Unnamed::Person(person) => {
+                router.broadcast_to(&person, HostEvent::heard(with_logger(naming, msg), router.origin()));
+                None
+            }
+        },
         _ => Some(msg),
     }
 }
 
-fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, addr: &Addr<ServerSupervisor>, gen: u64) {
+fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, naming: &Naming, addr: &Addr<ServerSupervisor>, gen: u64) {
     match msg {
         Value::Array(batch) => {
             for m in batch {
-                route(m, stream_of.clone(), router, addr, gen);
+                route(m, stream_of.clone(), router, naming, addr, gen);
             }
         }
         msg => {
-            let Some(msg) = to_router(router, msg) else { return };
+            let Some(msg) = to_router(router, naming, msg, stream_of.is_some()) else { return };
             let ev = match stream_of {
                 Some(request) => LinkEvent::OnStream { msg, request },
-                // A stdio server's log line during a call is that call's person's when the calls
-                // in flight say so; decided here, before an answer read after it ends the call.
-                None if jsonrpc::method(&msg) == Some("notifications/message") => match router.the_one_caller() {
-                    Some(session) => return addr.do_send(CallersLog { gen, msg, session }),
-                    None => LinkEvent::Message(msg),
-                },
                 None => LinkEvent::Message(msg),
             };
             addr.do_send(LinkMsg { gen, ev });

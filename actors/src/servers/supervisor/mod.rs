@@ -223,7 +223,8 @@ impl ServerSupervisor {
         let limits = self.limits;
         // Answers and progress are routed on the link's reader task itself (no hop).
         let router = self.router.clone();
-        let fast: upstream::FastPath = Arc::new(move |msg| inbound::to_router(&router, msg));
+        let naming = self.naming.clone();
+        let fast: upstream::FastPath = Arc::new(move |msg| inbound::to_router(&router, &naming, msg, false));
         let fut = async move { upstream::connect(&spec, limits, Some(fast)).await };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             if gen != act.generation || act.state == State::Stopped {
@@ -237,7 +238,7 @@ impl ServerSupervisor {
                     // The reader side: answers and progress go straight to the router (no
                     // mailbox hop); the rest comes to this actor.
                     let (router, addr) = (act.router.clone(), ctx.address());
-                    tokio::spawn(inbound::dispatch(rx, router, addr, gen));
+                    tokio::spawn(inbound::dispatch(rx, router, act.naming.clone(), addr, gen));
                     act.initialize(ctx, gen);
                 }
                 Err(UpstreamError::Connect(why)) if why.lasting() => act.lost_for_good(ctx, why.to_string()),
@@ -419,7 +420,7 @@ impl Handler<LinkMsg> for ServerSupervisor {
             return;
         }
         match item.ev {
-            LinkEvent::Message(m) => self.on_message(ctx, m, None),
+            LinkEvent::Message(m) | LinkEvent::Passed(m) => self.on_message(ctx, m, None),
             LinkEvent::OnStream { msg, request } => self.on_message(ctx, msg, Some(request)),
             LinkEvent::Bad(why) => {
                 self.metrics.upstream_bad_frames(&self.name).inc();

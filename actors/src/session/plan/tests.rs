@@ -63,7 +63,7 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
         let router = Router::new(
             Arc::from(*name),
             *naming != Naming::Bare,
-            Duration::from_secs(5),
+            crate::proxy::router::Times::new(Duration::from_secs(5)),
             "test".into(),
             hosts.clone(),
             metrics.clone(),
@@ -355,4 +355,50 @@ async fn the_rules_are_asked_with_the_names_hosts_see() {
         &open(),
     ));
     assert!(code == -32602 && text.contains("/depth"), "allowed: the schema is checked and named: {text}");
+}
+
+#[actix::test]
+async fn a_method_the_service_does_not_know_is_a_use_of_its_server_under_the_rules() {
+    use crate::policy::{Effect, Policy, RuleSpec};
+    let as_principal = |name: &str, rules: &[RuleSpec]| Access {
+        policies: Arc::new(crate::policy::Policies::new(
+            Some(Arc::new(Policy::compile(Effect::Allow, rules).unwrap())),
+            Arc::new(Metrics::new()),
+        )),
+        who: Arc::new(crate::who::Who::new(Arc::from(name), Arc::from(name), Arc::new(json!({})), false)),
+        transport: "stdio",
+    };
+    // Bob is denied every tool (by a rule that names tools only) and every resource.
+    let bob_rules = [RuleSpec {
+        name: Some("bob sees nothing".into()),
+        tools: Some(vec!["*".into()]),
+        resources: Some(vec!["*".into()]),
+        prompts: Some(vec!["*".into()]),
+        when: Some("principal.name == 'bob'".into()),
+        effect: Some(Effect::Deny),
+        ..Default::default()
+    }];
+    let f = bare();
+    for method in ["x-admin/reset", "tasks/list", "tasks/result"] {
+        let (p, _) = run_as(&as_principal("bob", &bob_rules), &f, false, method, json!({"taskId": "t-1"}));
+        match p {
+            Plan::Denied(d) => {
+                assert!(d.method && d.name == method && d.server.as_deref() == Some("default"), "{d:?}");
+                let text = d.error(json!(1))["error"]["message"].as_str().unwrap().to_string();
+                assert!(text.starts_with("not allowed") && text.contains(method), "{text}");
+            }
+            other => panic!("{method}: bob may use nothing of the server, yet it was planned {other:?}"),
+        }
+        let (p, _) = run_as(&as_principal("alice", &bob_rules), &f, false, method, json!({}));
+        assert!(matches!(p, Plan::Forward { after: After::Plain, .. }), "alice may use the server: {method} goes to it ({p:?})");
+    }
+    // One tool left to him is a use of the server.
+    let (p, _) = run_as(
+        &as_principal("bob", &[RuleSpec { tools: Some(vec!["echo".into()]), ..bob_rules[0].clone() }]),
+        &f,
+        false,
+        "x-admin/reset",
+        json!({}),
+    );
+    assert!(matches!(p, Plan::Forward { .. }), "{p:?}");
 }

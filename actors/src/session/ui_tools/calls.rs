@@ -98,7 +98,7 @@ impl HostSession {
             UiCall::RefreshTools if self.who.admin => return None,
             UiCall::RefreshTools => {
                 let rule = std::sync::Arc::from("_ui_refresh_tools is for admins (server.auth.admins)");
-                return Some(Denied { kind: Kind::Tools, name: "_ui_refresh_tools".into(), server: None, rule });
+                return Some(Denied { kind: Kind::Tools, name: "_ui_refresh_tools".into(), server: None, rule, method: false });
             }
         };
         let server = catalog.tool(tool).map(|t| t.server.to_string()).unwrap_or_default();
