@@ -29,7 +29,7 @@ from test_profiles import proxy as servers_proxy
 from test_profiles import rpc as profile_rpc
 from test_profiles import session as profile_session
 from test_teams import call as sdk_call
-from test_teams import prompts, read_page
+from test_teams import prompts, read_page, sdk_session
 
 TWO = ["--auth-token", f"alice:{ALICE}", "--auth-token", f"bob:{BOB}"]
 FEEDBACK_BEGIN, FEEDBACK_END = "<<<MCP_USER_FEEDBACK_BEGIN>>>", "<<<MCP_USER_FEEDBACK_END>>>"
@@ -82,6 +82,55 @@ def test_an_admins_refinement_is_everyones_and_names_who_asked(fake, tmp_path):
         for token in (ALICE, BOB):
             shown = inspect(base, token)
             assert [(r["feedback"], r["scope"], r.get("by")) for r in shown] == [("add an ALICE-NOTE", "shared", "alice")], shown
+
+
+async def tool_result(base, token, name, args):
+    """A `_ui_*` call's whole result, errors included."""
+    s, stack = await sdk_session(base, token)
+    async with stack:
+        return await s.call_tool(name, args)
+
+
+def test_with_two_people_only_an_admin_regenerates_the_shared_page(fake, tmp_path):
+    """ui_tools/commands/regenerate.rs run (issue 51 item 10: a person who is not an admin
+    remakes only a page of their own, clearing their refinements remakes nothing, and the
+    shared page is an admin's to remake)."""
+    canary = "BOB-CANARY-51-regen"
+    markers = ("SHARED-PAGE", "BOB-PAGE", "BOB-REMADE", "ALICE-REMADE")
+    fake.script = [{"html": page(m, "get_forecast")} for m in markers]
+    cfg = {"server": {"auth": {"admins": ["alice"]}}}
+    regenerate = {"toolName": "get_forecast"}
+    with gen_proxy(fake, "openai", config=cfg, args=TWO, name="proxy-51-regenerate", tmp_path=tmp_path) as (base, _):
+        assert "SHARED-PAGE" in anyio.run(read_page, base, ALICE), "the page everyone shares is made"
+
+        # Bob never refined it: the page he gets is everyone's, and he may not remake it.
+        refused = anyio.run(tool_result, base, BOB, "_ui_regenerate", regenerate)
+        text = refused.content[0].text
+        assert refused.is_error and "server.auth.admins" in text and "_ui_refine" in text, text
+        assert len(fake.generations()) == 1, "nothing was made"
+        assert "SHARED-PAGE" in anyio.run(read_page, base, ALICE)
+
+        # A page of his own (his refinement carries his canary): his regenerate remakes it, alone.
+        anyio.run(sdk_call, base, BOB, "_ui_refine", {"toolName": "get_forecast", "feedback": f"title it {canary}"})
+        assert "BOB-PAGE" in anyio.run(read_page, base, BOB)
+        again = anyio.run(sdk_call, base, BOB, "_ui_regenerate", regenerate)
+        assert again["scope"] == "yours", again
+        assert "BOB-REMADE" in anyio.run(read_page, base, BOB)
+        assert "SHARED-PAGE" in anyio.run(read_page, base, ALICE), "bob's remake is not alice's page"
+
+        # Clearing his refinements gives him the shared page back as it is: nothing is remade.
+        cleared = anyio.run(sdk_call, base, BOB, "_ui_regenerate", {**regenerate, "clearRefinements": True})
+        assert cleared["refinementsCleared"] == 1 and cleared["scope"] == "shared", cleared
+        assert len(fake.generations()) == 3
+        assert "SHARED-PAGE" in anyio.run(read_page, base, BOB) and "SHARED-PAGE" in anyio.run(read_page, base, ALICE)
+
+        # Alice is an admin: she remakes the page everyone shares.
+        assert anyio.run(sdk_call, base, ALICE, "_ui_regenerate", regenerate)["scope"] == "shared"
+        assert "ALICE-REMADE" in anyio.run(read_page, base, BOB) and "ALICE-REMADE" in anyio.run(read_page, base, ALICE)
+    made = prompts(fake)
+    assert len(made) == 4, len(made)
+    assert canary in made[1] and canary in made[2], "bob's own pages were made from his refinement"
+    assert canary not in made[0] and canary not in made[3], "the pages alice is served never saw bob's words"
 
 
 # --- 2. _ui_refresh_tools is for admins ------------------------------------------------------

@@ -96,8 +96,10 @@ def test_search_and_describe_never_show_a_tool_the_rules_deny_and_call_tool_refu
 
 def test_page_status_with_html_and_regenerate_refuse_a_tool_whose_page_the_rules_deny(tmp_path):
     """RULES: alice reads get_* (calls, pages, refinements); bob may call get_forecast, but
-    neither read nor change its page."""
-    with token_proxy(tmp_path, TOKENS, config={"policy": RULES}, name="proxy-rules-ui-tools") as (base, _proc, _log):
+    neither read nor change its page. Alice is an admin: with several people only an admin
+    regenerates the page everyone shares (issue 51)."""
+    config = {"policy": RULES, "server": {"auth": {"admins": ["alice"]}}}
+    with token_proxy(tmp_path, TOKENS, config=config, name="proxy-rules-ui-tools") as (base, _proc, _log):
         a, b = init_ui(base, ALICE), init_ui(base, BOB)
 
         # Alice: the page, made, then handed over by _ui_page_status; and made again.

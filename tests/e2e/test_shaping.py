@@ -1,5 +1,6 @@
 """Issue 14 items 4-6: the operator's style guidance in every prompt and key; file artifacts
-kept from the model but given to the page; result shapes learnt from hosts' calls."""
+kept from the model but given to the page; result shapes learnt from hosts' calls, and with
+several people only from the calls of whoever shapes the shared pages (issue 51 item 7)."""
 
 import json
 import sys
@@ -9,12 +10,14 @@ from pathlib import Path
 import anyio
 
 from artifact_upstream import CSV
-from conftest import metric, proxy_http, scrape
+from conftest import metric, proxy_http, scrape, wait_for
 from fake_llm import page
 from mcpclient import session
 from test_generation import gen_proxy, read_ui
+from test_teams import call, read_page, scrape_with
 
 ARTIFACTS = str(Path(__file__).with_name("artifact_upstream.py"))
+ECHO = str(Path(__file__).with_name("echo_upstream.py"))
 
 
 def inspect(base, tool="get_forecast"):
@@ -86,3 +89,42 @@ def test_result_shapes_are_learnt_without_values_and_remake_a_page_once(fake, tm
     assert "Shape of the results" in second and "precipitationChance" in second, "the learnt shape reaches the next prompt"
     assert "Zanzibarville" not in second and "Quitoville" not in second, "keys and types only, never values"
     assert regenerations == 1
+
+
+# --- issue 51 item 7: with several people, shapes come from the shared pages' shapers only --------
+
+ALICE, BOB = "alice-token-51-shapes-4c1e9a", "bob-token-51-shapes-7d2f0b"
+# Key names bob chooses (the echo tool answers with what it is given).
+BOB_CANARY = "bobCanary51q7"
+
+
+def test_with_two_people_only_an_admins_results_shape_the_page_everyone_is_served(fake, tmp_path):
+    """session/results.rs HostSession::teaches_shapes (a learnt shape goes into the shared
+    page's prompt, so only an admin's results, or everyone's with one person, teach one)."""
+    fake.script = [{"html": page(m, "echo")} for m in ("FIRST-PAGE", "ALICE-SHAPED-PAGE")]
+    config = {"generation": {"learnResultShape": True}, "server": {"auth": {"admins": ["alice"]}}}
+    args = ["--auth-token", f"alice:{ALICE}", "--auth-token", f"bob:{BOB}", "--cache-dir", str(tmp_path / "cache")]
+    upstream = ["--upstream", f"{sys.executable} {ECHO}"]
+    with gen_proxy(fake, "openai", upstream=upstream, config=config, args=args, name="proxy-51-shapes", tmp_path=tmp_path) as (base, _):
+        # Bob's result, its keys his choice, before any page: alice's page is then made.
+        anyio.run(call, base, BOB, "echo", {"fields": {BOB_CANARY: "x", "count": 1}})
+        assert "FIRST-PAGE" in anyio.run(read_page, base, ALICE, "echo")
+        assert BOB_CANARY not in json.dumps([r["body"] for r in fake.requests]), "bob's keys reached the prompt of alice's page"
+        # Alice is an admin: her result teaches the shape, and the shared page is made again with it.
+        anyio.run(call, base, ALICE, "echo", {"fields": {"aliceField": 1}})
+        wait_for(lambda: len(fake.generations()) >= 2, 15, "the page remade with the shape of alice's result")
+        # Bob again, after the remake: still nothing of his reaches the page or its prompt.
+        anyio.run(call, base, BOB, "echo", {"fields": {BOB_CANARY + "Again": [1]}})
+        time.sleep(1.0)
+        served = anyio.run(read_page, base, ALICE, "echo")
+        regenerations = metric(scrape_with(base, ALICE), "mcp_gen_ui_shape_regenerations_total")
+        state = tmp_path / "cache" / "state" / "result_shapes.json"
+        kept = wait_for(lambda: "aliceField" in state.read_text() and state.read_text(), 10, "the learnt shape kept")
+    gens = fake.generations()
+    assert len(gens) == 2 and regenerations == 1, f"{len(gens)} pages made, {regenerations} remade for a shape"
+    assert "aliceField" in json.dumps(gens[1]["body"]), "the admin's result shape reaches the shared page's prompt"
+    assert "ALICE-SHAPED-PAGE" in served
+    every_prompt = json.dumps([r["body"] for r in fake.requests])
+    assert BOB_CANARY not in every_prompt, "bob's keys reached the prompt of the page alice is served"
+    assert BOB_CANARY not in served, "nor the page"
+    assert BOB_CANARY not in kept, "nor the shapes kept for the next start"

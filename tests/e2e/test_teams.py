@@ -100,7 +100,10 @@ def ui_session(base, token) -> str:
 
 
 def test_the_llm_allowance_and_the_share_of_sessions_are_the_principals(tmp_path):
-    cfg = {"limits": {"llmCallsPerMinute": 3, "maxSessions": 10, "maxSessionsPerPrincipal": 3}}
+    # Both admins: with several people only an admin regenerates the page everyone shares
+    # (issue 51); an admin's allowance is still their own.
+    cfg = {"limits": {"llmCallsPerMinute": 3, "maxSessions": 10, "maxSessionsPerPrincipal": 3},
+           "server": {"auth": {"admins": ["alice", "bob"]}}}
     with token_proxy(tmp_path, ["--auth-token", ALICE, "--auth-token", BOB], config=cfg, name="proxy-teams-allowances") as (base, _proc, _log):
         a1, a2 = ui_session(base, A), ui_session(base, A)
         for _ in range(3):

@@ -1,6 +1,9 @@
 //! Results this service looks at: file artifacts moved from the model's content to the page
 //! (`results.shaping: artifacts`, UI hosts only) and result shapes learnt for the generation
 //! prompt (`generation.learnResultShape`), with the page remade once a tool's shape is new.
+//! A shape is learnt only from the results of whoever shapes the shared pages (an admin, or
+//! everyone when the edge cannot tell people apart): a learnt shape goes into the prompt of the
+//! page everyone is served, and a caller chooses the keys of an echoing tool's result.
 
 use std::sync::Arc;
 
@@ -19,6 +22,13 @@ impl HostSession {
         self.deps.shape_artifacts || self.deps.shapes.is_some()
     }
 
+    /// Whether this session's results may teach a tool's shape: only the results of whoever
+    /// shapes the shared pages (not a person whose refinements are their own), since the shape
+    /// goes into the prompt of the page everyone is served.
+    fn teaches_shapes(&self) -> bool {
+        self.own().is_none()
+    }
+
     /// The answer to a call of the tool hosts know as `name`, shaped: its result's shape
     /// learnt, its file artifacts moved to the page (UI hosts).
     pub(super) fn shaped(&mut self, ctx: &mut Context<Self>, name: &str, mut answer: Value) -> Value {
@@ -26,7 +36,7 @@ impl HostSession {
             // Only tools the catalog lists: a host may call any name, and the table must not
             // grow with made-up ones.
             let listed = || self.deps.fleet.catalog().tool(name).is_some();
-            let shapes = self.deps.shapes.clone().filter(|_| listed());
+            let shapes = self.deps.shapes.clone().filter(|_| self.teaches_shapes() && listed());
             if let (Some(shapes), Some(obj)) = (shapes, result_shape::result_object(result)) {
                 if shapes.learn(name, &result_shape::shape_of(&obj)) {
                     self.remake_with_shape(ctx, name.to_string(), shapes);

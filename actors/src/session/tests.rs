@@ -791,3 +791,57 @@ async fn a_listen_whose_stream_went_drops_what_comes_for_it_and_lives_on() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(addr.connected(), "the listen session is still running");
 }
+
+/// A person as the edge makes one from a labelled static token.
+fn person(name: &str, admin: bool) -> Arc<crate::who::Who> {
+    Arc::new(crate::who::Who::new(Arc::from(format!("token {name}")), Arc::from(name), Arc::new(json!({})), admin))
+}
+
+/// Several people (the edge tells them apart): a session of `who`.
+fn open_as(f: &Fixture, id: &str, who: Arc<crate::who::Who>) -> Addr<HostSession> {
+    HostSession::new(id.to_string(), Transport::StreamableHttp, Arc::new(f.deps.clone())).owned_by(who).start()
+}
+
+fn regenerate(id: i64, tool: &str) -> Value {
+    jsonrpc::request(id, "tools/call", json!({"name": "_ui_regenerate", "arguments": {"toolName": tool}}))
+}
+
+#[actix::test]
+async fn with_several_people_a_non_admins_regenerate_never_remakes_the_shared_page() {
+    let mut f = Fixture::new(false);
+    f.deps.personal_scope = true;
+    let bob = open_as(&f, "bob", person("bob", false));
+    initialize(&bob, true).await;
+    let refused = call(&bob, regenerate(1, "weather")).await;
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(text.contains("server.auth.admins") && text.contains("_ui_refine"), "says who may, and what bob can do: {text}");
+    assert!(f.log.with("read").is_empty(), "no page was made: {:?}", f.log.with("read"));
+
+    let carol = open_as(&f, "carol", person("carol", true));
+    initialize(&carol, true).await;
+    let done = call(&carol, regenerate(2, "weather")).await;
+    assert_eq!(done["result"]["structuredContent"]["scope"], "shared", "{done}");
+    assert_eq!(f.log.with("read"), vec!["read weather force=true"], "an admin remakes the shared page");
+}
+
+#[actix::test]
+async fn with_several_people_only_the_shared_pages_shapers_teach_a_result_shape() {
+    let mut f = Fixture::new(false);
+    f.deps.personal_scope = true;
+    let shapes = crate::store::learned_shapes::LearnedShapes::new(None);
+    f.deps.shapes = Some(shapes.clone());
+    let mut link = f.link();
+    for (id, who, key) in [("bob", person("bob", false), "bobChoseThisKey"), ("alice", person("alice", true), "aliceKey")] {
+        let host = open_as(&f, id, who);
+        initialize(&host, false).await;
+        let mut stream = post(&host, jsonrpc::request(7, "tools/call", json!({"name": "echo", "arguments": {}}))).await;
+        let upstream_call = next(&mut link).await;
+        let result = json!({"content": [], "structuredContent": {key: 1}});
+        f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), result));
+        assert!(next(&mut stream).await.get("result").is_some());
+    }
+    let learnt = shapes.get("echo").expect("the admin's result taught the shape");
+    assert_eq!(learnt, crate::mcp::result_shape::shape_of(&json!({"aliceKey": 1})));
+    assert!(!learnt.to_string().contains("bobChoseThisKey"), "a non-admin's keys never reach the shared prompt: {learnt}");
+}

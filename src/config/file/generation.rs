@@ -38,7 +38,7 @@ pub struct GenerationConfig {
     pub style_guide: Option<String>,
     /// Record the shape (keys and JSON types, never values) of the results hosts get from each
     /// tool, give it to the next generation prompt, and remake a page made before the shape was
-    /// known once, in the background.
+    /// known once, in the background. With several people, only admins' results teach it.
     pub learn_result_shape: bool,
     /// Pages made before anyone asks, once a server's tools are listed and whenever tools are
     /// added or change: "off" (the default), "all", or a list of tool-name globs (the names
