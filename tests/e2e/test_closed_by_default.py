@@ -255,3 +255,21 @@ def test_a_stateless_request_that_asks_for_logs_gets_its_calls_line(svc, people)
     lines = s.logs(alice.tag)
     assert lines and lines[0]["params"]["data"].startswith(f"{alice.tag} a line for my request"), s.got(lambda m: True)
     finish(alice, bob)
+
+
+# --- issue 54, item 4: a page read for a tool the person may not see ---------------------------------------
+
+
+def test_the_page_of_a_tool_hidden_from_a_person_reads_exactly_as_an_unknown_page(svc, people):
+    alice, bob = people
+    ui = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    for label, caps in (("plain", {}), ("ui", ui)):
+        b = Session(svc, bob, f"B-{label}", caps=caps)
+        hidden = b.rpc("resources/read", {"uri": "ui://whoami"})
+        unknown = b.rpc("resources/read", {"uri": "ui://no_such_tool"})
+        assert "error" in hidden and "error" in unknown, (hidden, unknown)
+        same = json.dumps(hidden["error"]).replace("whoami", "X") == json.dumps(unknown["error"]).replace("no_such_tool", "X")
+        assert same, f"{label}: the hidden tool's page answers otherwise than an unknown one: {hidden} / {unknown}"
+    a = Session(svc, alice, "A", caps=ui)
+    assert "result" in a.rpc("resources/read", {"uri": "ui://whoami"}), "alice sees the tool: its page is read"
+    finish(alice, bob)

@@ -173,7 +173,7 @@ pub fn plan(
     let call_tool = facts.profile.is_some_and(|p| p.discovery == Discovery::Search)
         && Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ToolsCall
         && param(msg, "/params/name") == "call_tool";
-    let planned = route(msg, fleet, catalog, facts, page_rule);
+    let planned = route(msg, fleet, catalog, facts, page_rule, access);
     if let Some(denied) = gate(&planned, msg, fleet, catalog, facts, access) {
         return Plan::Denied(denied);
     }
@@ -189,8 +189,16 @@ pub fn plan(
     }
 }
 
-/// Where the request goes, the rules aside.
-fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>) -> Plan {
+/// Where the request goes, the rules aside (but for what a person may not see at all: a page
+/// of a tool hidden from them is read as no page).
+fn route(
+    msg: &mut Value,
+    fleet: &Fleet,
+    catalog: &Catalog,
+    facts: Facts,
+    page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
+    access: &Access,
+) -> Plan {
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
     match method {
@@ -213,7 +221,7 @@ fn route(msg: &mut Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, page_r
         },
         // Prompts go to a bare server whatever it declares, as they always did.
         Method::PromptsList => Plan::List { method: "prompts/list", key: "prompts", capability: "prompts", from: list_from(fleet, "") },
-        Method::ResourcesRead => read(msg, id, fleet, catalog, facts, page_rule),
+        Method::ResourcesRead => read(msg, id, fleet, catalog, facts, page_rule, access),
         Method::Subscribe | Method::Unsubscribe => subscription(msg, id, fleet, catalog, facts, method == Method::Subscribe),
         Method::PromptsGet => prompt(msg, id, fleet),
         Method::Complete => completion(msg, id, fleet),
@@ -351,7 +359,8 @@ fn tool_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog) -> Pl
     }
 }
 
-/// `resources/read`: a page made here, else the server whose resource it is.
+/// `resources/read`: a page made here, else the server whose resource it is. The page of a
+/// tool the person may not see is read as a page nobody has: the answer says nothing of it.
 fn read(
     msg: &mut Value,
     id: Value,
@@ -359,6 +368,7 @@ fn read(
     catalog: &Catalog,
     facts: Facts,
     page_rule: &dyn Fn(&ExposedTool) -> Result<(), NoPage>,
+    access: &Access,
 ) -> Plan {
     let uri = param(msg, "/params/uri").to_string();
     if let Some(p) = facts.profile {
@@ -366,8 +376,8 @@ fn read(
             return Plan::ReadCallToolPage;
         }
     }
-    // A profile's hosts read only its tools' pages.
-    let tool = catalog.by_page(&uri).filter(|t| facts.profile.is_none_or(|p| p.includes(t)));
+    // A profile's hosts read only its tools' pages, and nobody the page of a tool hidden from them.
+    let tool = catalog.by_page(&uri).filter(|t| facts.profile.is_none_or(|p| p.includes(t)) && access.sees_tool(t));
     match tool {
         Some(t) if facts.ui && page_rule(t).is_ok() => return Plan::ReadPage(t.clone()),
         Some(t) if !facts.ui => return Plan::Refuse(no_ui_extension(id, &uri, &t.name)),

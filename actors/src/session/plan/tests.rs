@@ -402,3 +402,30 @@ async fn a_method_the_service_does_not_know_is_a_use_of_its_server_under_the_rul
     );
     assert!(matches!(p, Plan::Forward { .. }), "{p:?}");
 }
+
+#[actix::test]
+async fn the_page_of_a_tool_hidden_from_a_person_reads_as_no_page_at_all() {
+    use crate::policy::{Effect, Policy, RuleSpec};
+    let rules = [RuleSpec {
+        name: Some("no memory".into()),
+        tools: Some(vec!["memory__*".into()]),
+        effect: Some(Effect::Deny),
+        ..Default::default()
+    }];
+    let access = Access {
+        policies: Arc::new(crate::policy::Policies::new(
+            Some(Arc::new(Policy::compile(Effect::Allow, &rules).unwrap())),
+            Arc::new(Metrics::new()),
+        )),
+        who: crate::who::Who::anonymous(),
+        transport: "stdio",
+    };
+    let f = prefixed();
+    for ui in [false, true] {
+        let hidden = refusal(&run_as(&access, &f, ui, "resources/read", json!({"uri": "ui://memory/read_graph"})).0);
+        let unknown = refusal(&run_as(&access, &f, ui, "resources/read", json!({"uri": "ui://memory/no_such_tool"})).0);
+        assert_eq!(hidden.0, unknown.0, "ui {ui}: the same code");
+        assert_eq!(hidden.1.replace("read_graph", "X"), unknown.1.replace("no_such_tool", "X"), "ui {ui}: the same words");
+        assert!(!hidden.1.contains("memory__read_graph"), "ui {ui}: the tool is not named: {}", hidden.1);
+    }
+}
