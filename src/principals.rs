@@ -141,11 +141,14 @@ impl StartPrincipal for Starter {
         let (spec, exchanged) = self.spec_for(who)?;
         let s = &self.settings;
         let name: Arc<str> = Arc::from(s.name.as_str());
-        let named = matches!(self.naming, Naming::Prefixed(_));
+        let prefix = match &self.naming {
+            Naming::Prefixed(p) => Some(p.clone()),
+            Naming::Bare => None,
+        };
         let describe = format!("{} for {}", s.spec.describe(), who.name);
         let router = Router::new(
             name,
-            named,
+            prefix,
             Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
             describe,
             self.hosts.clone(),

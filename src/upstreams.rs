@@ -100,10 +100,13 @@ impl ServerSet {
         let name: Arc<str> = Arc::from(s.name.as_str());
         let naming = self.naming(&s);
         self.metrics.preinit_server(&s.name);
-        let named = matches!(naming, Naming::Prefixed(_));
+        let prefix = match &naming {
+            Naming::Prefixed(p) => Some(p.clone()),
+            Naming::Bare => None,
+        };
         let router = Router::new(
             name.clone(),
-            named,
+            prefix,
             Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
             s.spec.describe(),
             self.fleet.hosts().clone(),
@@ -133,11 +136,14 @@ impl ServerSet {
         let name: Arc<str> = Arc::from(s.name.as_str());
         let naming = self.naming(&s);
         self.metrics.preinit_server(&s.name);
-        let named = matches!(naming, Naming::Prefixed(_));
+        let prefix = match &naming {
+            Naming::Prefixed(p) => Some(p.clone()),
+            Naming::Bare => None,
+        };
         let describe = format!("per principal: {}", s.spec.describe());
         let router = Router::new(
             name.clone(),
-            named,
+            prefix,
             Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
             describe.clone(),
             self.fleet.hosts().clone(),

@@ -44,6 +44,8 @@ pub enum Said {
     /// `notifications/elicitation/complete`: owned by the host that was sent the
     /// elicitation it names.
     ElicitationComplete,
+    /// `notifications/tasks/status`: owned by the person whose call made the task.
+    TaskStatus,
     /// `notifications/subscriptions/acknowledged`: the service's own listen.
     ListenAcknowledged,
     /// Anything else.
@@ -59,6 +61,7 @@ impl Said {
             "notifications/resources/updated" => Said::ResourceUpdated,
             "notifications/message" => Said::Log,
             "notifications/elicitation/complete" => Said::ElicitationComplete,
+            "notifications/tasks/status" => Said::TaskStatus,
             "notifications/subscriptions/acknowledged" => Said::ListenAcknowledged,
             m if m.starts_with("notifications/") && m.ends_with("/list_changed") && m.matches('/').count() == 2 => Said::ListChanged,
             _ => Said::Other,
@@ -218,8 +221,9 @@ mod tests {
         assert_eq!(Said::of("notifications/resources/list_changed"), Said::ListChanged);
         assert_eq!(Said::of("notifications/tools/list_changed"), Said::ToolsChanged);
         assert_eq!(Said::of("notifications/message"), Said::Log);
+        assert_eq!(Said::of("notifications/tasks/status"), Said::TaskStatus);
         for other in [
-            "notifications/tasks/status",
+            "notifications/tasks",
             "notifications/x/list_changed/more",
             "notifications/custom",
             "x-admin/list_changed",

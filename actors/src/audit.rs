@@ -45,6 +45,9 @@ pub enum Event {
     Completion,
     /// A method the service does not know, passed to the server (`tool` names the method).
     Method,
+    /// A task's `tasks/get`, `tasks/result` or `tasks/cancel` (`tool`: the tool whose call made
+    /// it; `detail`: the method).
+    Task,
     /// A notification from a host that is not the protocol's own housekeeping, passed to the
     /// servers its person may use (`tool` names it).
     Notification,

@@ -102,25 +102,30 @@ def test_a_method_the_service_does_not_know_is_a_use_of_the_server_under_the_rul
     assert text(a.call("log", text=f"{alice.tag} my diary")) == "logged"
     mine = a.rpc("x-admin/reset", {})
     assert mine.get("result", {}).get("last") == f"{alice.tag} my diary", f"alice may use the server: it answers her {mine}"
-    for method, params in (("x-admin/reset", {}), ("tasks/list", {}), ("tasks/result", {"taskId": "task-1"})):
-        answer = b.rpc(method, params)
+    for method in ("x-admin/reset", "x-admin/dump"):
+        answer = b.rpc(method, {})
         assert answer.get("error", {}).get("code") == -32003, f"bob may use nothing of the server, yet {method} got {answer}"
         assert method in answer["error"]["message"], answer
+    # Tasks are the service's to answer now (issue 50): bob has none, and the server's own
+    # list of everyone's is never his.
+    assert b.rpc("tasks/list", {})["result"] == {"tasks": []}
+    assert b.rpc("tasks/result", {"taskId": "task-1"})["error"]["code"] == -32602
     # The same as a 2026 stateless request.
-    status, _, body = post_2026(svc.base, "tasks/result", {"taskId": "task-1"}, rid=9,
-                                headers={"Authorization": f"Bearer {bob.token}"}, with_meta=meta(ui=False))
+    status, _, body = post_2026(svc.base, "x-admin/reset", {}, rid=9, headers={"Authorization": f"Bearer {bob.token}"}, with_meta=meta(ui=False))
     got = body if isinstance(body, dict) else next(m for m in body if m.get("id") == 9)
-    bob.hear("stateless tasks/result", json.dumps(body))
+    bob.hear("stateless x-admin/reset", json.dumps(body))
     assert got.get("error", {}).get("code") == -32003, (status, body)
     # Every one of them is in the trail, with person, server and method.
     def lines():
         out = svc.audit_lines()
         denied = [(x["principal"], x.get("tool"), x.get("kind"), x.get("server")) for x in out if x["event"] == "denied"]
         used = [(x["principal"], x.get("tool"), x.get("server"), x["outcome"]) for x in out if x["event"] == "method"]
-        return denied, used
-    want_denied = [("bob", m, "methods", "default") for m in ("x-admin/reset", "tasks/list", "tasks/result", "tasks/result")]
+        tasks = [(x["principal"], x.get("detail"), x["outcome"]) for x in out if x["event"] == "task"]
+        return denied, used, tasks
+    want_denied = [("bob", m, "methods", "default") for m in ("x-admin/reset", "x-admin/dump", "x-admin/reset")]
     wait_for(lambda: sorted(lines()[0]) == sorted(want_denied), 5, f"bob's refused methods in the trail: {lines()[0]}")
     assert lines()[1] == [("alice", "x-admin/reset", "default", "ok")], lines()[1]
+    assert sorted(lines()[2]) == [("bob", "tasks/list", "ok"), ("bob", "tasks/result", "refused")], lines()[2]
     finish(alice, bob)
 
 

@@ -1,6 +1,6 @@
 //! The connected host sessions, as every server's router reaches them: by id, for server
 //! requests and notifications meant for one host, or all of them for a broadcast, each with the
-//! person who opened it. Shared by the routers of every server (a session registers once,
+//! person who opened it; and the tasks those people made (`tasks`), which outlive sessions. Shared by the routers of every server (a session registers once,
 //! whatever the number of servers, and a person's own connections reach only that person's
 //! sessions: see `audience`).
 
@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use crate::audience;
 use crate::locks::RecoverRw;
 use crate::messages::{HostEvent, SessionId, SessionPort};
+use crate::proxy::tasks::Tasks;
 
 struct Entry {
     port: SessionPort,
@@ -20,6 +21,7 @@ struct Entry {
 #[derive(Default)]
 pub struct Hosts {
     sessions: RwLock<HashMap<SessionId, Entry>>,
+    tasks: Tasks,
 }
 
 impl Hosts {
@@ -46,6 +48,17 @@ impl Hosts {
     /// The person who opened `session`.
     pub fn owner_of(&self, session: &SessionId) -> Option<Arc<str>> {
         self.sessions.reading().get(session).map(|e| e.owner.clone())
+    }
+
+    /// Whose each task is (see `tasks`).
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// A connected session of `owner`'s, if there is one (the newest registered is not known:
+    /// any).
+    pub fn session_of(&self, owner: &str) -> Option<SessionId> {
+        self.sessions.reading().iter().find(|(_, e)| *e.owner == *owner).map(|(id, _)| id.clone())
     }
 
     /// The one person every connected session belongs to, if there is one (none connected:

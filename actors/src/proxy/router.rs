@@ -41,6 +41,8 @@ pub struct Router {
     /// How errors made here name the server to hosts: "server NAME: " with several, nothing
     /// with one.
     whose: String,
+    /// The server's prefix with several servers (task ids are named by it for hosts).
+    prefix: Option<Arc<str>>,
     /// A person's own connection (a `perPrincipal` server): that person's key. It speaks only
     /// to their sessions.
     owner: Option<Arc<str>>,
@@ -109,11 +111,12 @@ pub struct Target {
 }
 
 impl Router {
-    /// `named`: several servers are behind the endpoint, so errors made here say whose they are.
+    /// `prefix`: several servers are behind the endpoint (this is the server's prefix), so errors
+    /// made here say whose they are and task ids are named by it.
     /// `owner`: a person's own connection, which speaks only to that person's sessions.
     pub fn new(
         server: Arc<str>,
-        named: bool,
+        prefix: Option<Arc<str>>,
         times: Times,
         describe: String,
         hosts: Arc<Hosts>,
@@ -121,9 +124,10 @@ impl Router {
         owner: Option<Arc<str>>,
     ) -> Arc<Self> {
         let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
-        let whose = if named { format!("server {server}: ") } else { String::new() };
+        let whose = if prefix.is_some() { format!("server {server}: ") } else { String::new() };
         Arc::new(Router {
             whose,
+            prefix,
             routes: Mutex::new(Routes::new(times.request_timeout, times.caller_window)),
             link: RwLock::new(None),
             status,
@@ -275,6 +279,16 @@ impl Router {
     /// The server's name.
     pub fn server(&self) -> &Arc<str> {
         &self.server
+    }
+
+    /// The server's prefix, with several servers.
+    pub fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref()
+    }
+
+    /// Whose each task is.
+    pub fn tasks(&self) -> &crate::proxy::tasks::Tasks {
+        self.hosts.tasks()
     }
 
     /// A session left: its requests are no longer answered.

@@ -30,6 +30,9 @@ pub struct Pending<T> {
     resend: Option<Value>,
     /// Input rounds so far (bounded: an upstream cannot keep a call asking forever).
     pub rounds: u32,
+    /// The server's id of the task a `tasks/*` request names (what the server asks inside that
+    /// task goes to the host waiting on it; its status keeps the request alive).
+    task: Option<String>,
 }
 
 struct ProgressRoute {
@@ -215,6 +218,7 @@ impl<T> Routes<T> {
             progress_key: None,
             resend: None,
             rounds: 0,
+            task: None,
         };
         self.pending.insert(jsonrpc::id_key(&json!(id)), p);
         id
@@ -243,6 +247,10 @@ impl<T> Routes<T> {
             key
         });
         let now = Instant::now();
+        let task = match method.starts_with("tasks/") {
+            true => msg.pointer("/params/taskId").and_then(Value::as_str).map(str::to_string),
+            false => None,
+        };
         let p = Pending {
             reply,
             host_id: Some(host_id),
@@ -254,6 +262,7 @@ impl<T> Routes<T> {
             progress_key,
             resend: keep.then(|| msg.clone()),
             rounds: 0,
+            task,
         };
         self.pending.insert(pending_key, p);
         up_id
@@ -281,6 +290,22 @@ impl<T> Routes<T> {
             p.deadline =
                 if hold { now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + timeout) } else { now + timeout };
         }
+    }
+
+    /// The task `task` (the server's id) said something: the requests waiting on it are alive.
+    pub fn refresh_task(&mut self, task: &str) {
+        let deadline = Instant::now() + self.timeout;
+        for p in self.pending.values_mut().filter(|p| p.task.as_deref() == Some(task)) {
+            p.deadline = deadline;
+        }
+    }
+
+    /// `owner`'s newest request waiting on the task `task` (the server's id): its session and
+    /// host id.
+    pub fn waiting_on_task(&self, task: &str, owner: &str) -> Option<(SessionId, Value)> {
+        let waiting = self.pending.values().filter(|p| p.task.as_deref() == Some(task) && p.owner.as_deref() == Some(owner));
+        let p = waiting.max_by_key(|p| p.started)?;
+        Some((p.session.clone()?, p.host_id.clone()?))
     }
 
     /// Whether `up_id` still waits for its answer (the host may have cancelled it meanwhile).

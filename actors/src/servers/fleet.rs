@@ -214,6 +214,23 @@ impl Fleet {
                 }
             }
         }
+        // Tasks: what any server can do with them (each task goes back to the server that made it).
+        let mut tasks = Map::new();
+        for s in self.servers().iter() {
+            let status = s.router.status();
+            let Some(t) = status.init.as_ref().and_then(|i| i.pointer("/capabilities/tasks")).and_then(Value::as_object) else { continue };
+            for key in ["list", "cancel"] {
+                if t.get(key).is_some_and(Value::is_object) {
+                    tasks.insert(key.into(), json!({}));
+                }
+            }
+            if t.get("requests").and_then(|r| r.pointer("/tools/call")).is_some_and(Value::is_object) {
+                tasks.insert("requests".into(), json!({"tools": {"call": {}}}));
+            }
+        }
+        if !tasks.is_empty() {
+            caps.insert("tasks".into(), Value::Object(tasks));
+        }
         // The list is ours: it changes whenever any server's does, or a server comes or goes.
         caps.insert("tools".into(), json!({"listChanged": true}));
         if let Some(p) = caps.get_mut("prompts") {

@@ -78,6 +78,7 @@ impl HostSession {
                 route: None,
                 span,
                 audit: None,
+                task: None,
             },
         );
 
@@ -158,6 +159,8 @@ impl HostSession {
             // auto mode fall back to initialize, which this proxy speaks.
             Plan::Discover => self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, "server/discover is not supported; use initialize")),
             Plan::Listen => self.listen(msg),
+            Plan::Task { server, task } => self.task_request(ctx, server, task, msg),
+            Plan::TasksList => self.tasks_list(ctx, msg),
             Plan::Search(call) => self.search_call(ctx, id, call),
             Plan::ReadCallToolPage => self.read_call_tool_page(id),
             Plan::Refuse(err) => self.answer(err),
@@ -196,6 +199,10 @@ impl HostSession {
                     Some(call) => call.cancellation(msg),
                     None => msg,
                 };
+                // A call the service runs as a task: the task goes with it.
+                if let Some(req) = msg.pointer("/params/requestId") {
+                    self.cancel_running(&jsonrpc::id_key(req));
+                }
                 let Some(f) = msg.pointer("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::id_key(req))) else {
                     return;
                 };
@@ -254,7 +261,8 @@ impl HostSession {
         self.flags.streams.store(asks, Ordering::Relaxed);
         // The edge answers ready pages itself only in the dialect they were kept in (MCP Apps).
         self.flags.ui.store(dialect.is_some_and(ui_meta::Dialect::mcp_apps), Ordering::Relaxed);
-        self.negotiated = Some(Negotiated { dialect, client_caps, version });
+        let tasks = params.pointer("/capabilities/tasks").is_some_and(Value::is_object);
+        self.negotiated = Some(Negotiated { dialect, client_caps, version, tasks });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
             let mut result = json!({

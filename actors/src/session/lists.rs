@@ -75,7 +75,11 @@ impl HostSession {
                     let shown = profile.as_deref().is_none_or(|p| p.listed(t));
                     if shown && (!filtered || access.sees_tool(t)) {
                         let page = !filtered || access.sees_page(t);
-                        tools.push(shown_tool(&act.deps, t, profile.as_deref(), dialect.filter(|_| page)));
+                        let mut def = shown_tool(&act.deps, t, profile.as_deref(), dialect.filter(|_| page));
+                        if !act.speaks_tasks() {
+                            bridged_def(&mut def);
+                        }
+                        tools.push(def);
                     }
                 } else {
                     let def = &extra[next - listed.len()];
@@ -265,6 +269,16 @@ fn shown_tool(deps: &SessionDeps, t: &ExposedTool, profile: Option<&Profile>, di
     match profile {
         Some(p) => p.present(t, def),
         None => def,
+    }
+}
+
+/// A tool as a host that does not speak tasks is shown it: one that runs only as a task is a
+/// plain tool to it (the service runs it as a task for it, see `tasks`).
+fn bridged_def(def: &mut Value) {
+    if crate::proxy::tasks::task_support(def) == Some("required") {
+        if let Some(o) = def.as_object_mut() {
+            o.remove("execution");
+        }
     }
 }
 

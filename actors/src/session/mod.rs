@@ -28,6 +28,7 @@ mod server_requests;
 mod spans;
 mod stateless;
 pub mod table;
+mod tasks;
 mod tools_cursor;
 mod ui_reads;
 pub mod ui_tools;
@@ -89,6 +90,9 @@ struct Negotiated {
     client_caps: Value,
     /// The protocol version agreed at initialize (for the spans).
     version: &'static str,
+    /// It declared `capabilities.tasks`: it calls task-only tools as tasks itself (else the
+    /// service runs them as tasks for it).
+    tasks: bool,
 }
 
 struct InFlight {
@@ -103,6 +107,8 @@ struct InFlight {
     span: crate::trace::Span,
     /// Its line in the audit trail, written with the answer (calls, page reads, `_ui_*`).
     audit: Option<crate::audit::Pending>,
+    /// The task the service runs this call as (the bridge), while it waits on it.
+    task: Option<tasks::Running>,
 }
 
 pub struct HostSession {

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
+use crate::proxy::tasks::TaskRoute;
 use crate::servers::catalog::{Catalog, ExposedTool, Route};
 use crate::servers::fleet::{Fleet, Server};
 use crate::servers::profiles::{Discovery, Profile};
@@ -42,6 +43,11 @@ pub enum Method {
     Complete,
     Discover,
     Listen,
+    /// `tasks/get`, `tasks/result`, `tasks/cancel`: to the server that made the task, for the
+    /// person whose call made it.
+    Task,
+    /// `tasks/list`: each server's list of the person's own tasks.
+    TasksList,
     /// Anything else: passed to the server with bare names, if there is one.
     Other,
 }
@@ -64,6 +70,8 @@ impl Method {
             "completion/complete" => Method::Complete,
             "server/discover" => Method::Discover,
             "subscriptions/listen" => Method::Listen,
+            "tasks/get" | "tasks/result" | "tasks/cancel" => Method::Task,
+            "tasks/list" => Method::TasksList,
             _ => Method::Other,
         }
     }
@@ -150,6 +158,14 @@ pub enum Plan {
     /// `server/discover` to a session-era host, `subscriptions/listen`: their own handlers.
     Discover,
     Listen,
+    /// A task's `tasks/get`, `tasks/result` or `tasks/cancel`, to the server that made it (its
+    /// params already name the task the server's way).
+    Task {
+        server: Arc<Server>,
+        task: TaskRoute,
+    },
+    /// `tasks/list`: the person's own tasks of every server that lists them.
+    TasksList,
     /// `search_tools` or `describe_tools` of a profile in search mode.
     Search(SearchCall),
     /// The page of search mode's `call_tool`.
@@ -225,6 +241,8 @@ fn route(
         Method::Subscribe | Method::Unsubscribe => subscription(msg, id, fleet, catalog, facts, method == Method::Subscribe),
         Method::PromptsGet => prompt(msg, id, fleet),
         Method::Complete => completion(msg, id, fleet),
+        Method::Task => task(msg, id, fleet, access),
+        Method::TasksList => Plan::TasksList,
         Method::Other => match fleet.bare() {
             Some(server) => Plan::Forward { server, after: After::Plain },
             None => {
@@ -273,6 +291,8 @@ fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, catalog: &Catalog, facts: Fa
             (Kind::Pages, tool.name.clone(), tool.server.to_string(), None)
         }
         Plan::Subscribe { server, uri, .. } => (Kind::Resources, uri.clone(), server.name.to_string(), None),
+        // A task is the call it came from: whoever may no longer call the tool may not use it.
+        Plan::Task { server, task } => (Kind::Tools, task.tool.clone(), server.name.to_string(), None),
         _ => return None,
     };
     let decision = access.check(kind, &name, &server, args);
@@ -428,6 +448,25 @@ fn subscription(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, fa
 /// `ui://<tool>`) any `ui://<tool>` while there is a bare server, known yet or not.
 pub fn is_our_page(fleet: &Fleet, catalog: &Catalog, uri: &str) -> bool {
     catalog.by_page(uri).is_some() || (fleet.bare().is_some() && ui_meta::tool_of_uri(uri).is_some())
+}
+
+/// `tasks/get`, `tasks/result`, `tasks/cancel`: to the server that made the task, under its
+/// id there, when the caller's call made it; anyone else's task (or a made-up id) is exactly a
+/// task nobody has.
+fn task(msg: &mut Value, id: Value, fleet: &Fleet, access: &Access) -> Plan {
+    let asked = param(msg, "/params/taskId").to_string();
+    let found = fleet.hosts().tasks().owned(&asked, &access.who.key);
+    let Some((task, server)) = found.and_then(|t| Some((t.clone(), fleet.by_name(&t.server)?))) else {
+        return Plan::Refuse(unknown_task(id, &asked));
+    };
+    msg["params"]["taskId"] = json!(task.upstream);
+    Plan::Task { server, task }
+}
+
+/// The answer to a task id the caller has no task under.
+pub fn unknown_task(id: Value, asked: &str) -> Value {
+    let shown: String = asked.chars().take(128).collect();
+    jsonrpc::error(id, code::INVALID_PARAMS, format!("task not found: {shown:?} (tasks/list shows your tasks)"))
 }
 
 /// `prompts/get`: to the server whose prompt it is, under its own name.

@@ -62,6 +62,12 @@ impl HostSession {
                 }
                 e
             }
+            Plan::Task { server, task } => {
+                let method = jsonrpc::method(msg).unwrap_or_default();
+                let mut e = self.request_entry(Event::Task, &id).tool(&task.tool).detail(method);
+                e.server = Some(server.name.clone());
+                e
+            }
             Plan::Search(_) => {
                 let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
                 self.request_entry(Event::ToolCall, &id).tool(name).args(args, whole)
@@ -99,6 +105,14 @@ impl HostSession {
                 let mut e = self.request_entry(event, &id).tool(&name);
                 e.server = Some(server.name.clone());
                 e
+            }
+            Plan::TasksList => self.request_entry(Event::Task, &id).detail("tasks/list"),
+            // A task request for no task of the caller's: recorded as refused.
+            Plan::Refuse(_) if jsonrpc::method(msg).is_some_and(|m| m.starts_with("tasks/")) => {
+                let mut e = self.request_entry(Event::Task, &id).detail(jsonrpc::method(msg).unwrap_or_default());
+                e.outcome = "refused";
+                self.deps.audit.record(e);
+                return Ok(());
             }
             // A tool call that routes nowhere (an unknown name, a bad call_tool): recorded as refused.
             Plan::Refuse(_) if jsonrpc::method(msg) == Some("tools/call") => {

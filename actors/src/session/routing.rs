@@ -28,7 +28,24 @@ impl HostSession {
             After::ToolResult { exposed } => {
                 let shape = self.shapes_results();
                 let naming = server.naming.clone();
-                self.forward_to_then(ctx, server, msg, move |act, ctx, answer| {
+                // A tool that runs only as a task, for a host that does not speak tasks: the
+                // service runs it as one and answers with its result (`tasks`).
+                let bridged = self.bridges(&msg, &exposed);
+                let mut msg = msg;
+                if bridged {
+                    msg["params"]["task"] = json!({"ttl": super::tasks::BRIDGE_MAX.as_millis() as u64});
+                }
+                let progress_token = jsonrpc::progress_token(&msg).cloned();
+                let made_by = server.clone();
+                self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
+                    if crate::proxy::tasks::created_task(&answer).is_some() {
+                        let bridge = bridged.then(|| crate::proxy::tasks::Bridge { host_request: id.clone(), progress_token });
+                        let made = act.task_made(&made_by, &exposed, &mut answer, bridge);
+                        return match (made, bridged) {
+                            (Some(task), true) => act.wait_on_task(ctx, made_by, task, id),
+                            _ => act.answer(answer),
+                        };
+                    }
                     let answer = with_uris_out(&naming, answer);
                     let answer = if shape { act.shaped(ctx, &exposed, answer) } else { answer };
                     act.answer(answer);

@@ -237,7 +237,7 @@ impl Fixture {
         let hosts = Arc::new(Hosts::default());
         let router = Router::new(
             Arc::from("default"),
-            false,
+            None,
             crate::proxy::router::Times::new(Duration::from_secs(60)),
             "fake upstream".into(),
             hosts.clone(),

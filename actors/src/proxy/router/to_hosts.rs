@@ -14,6 +14,7 @@ use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
 use crate::proxy::routes::{Asker, Round};
+use crate::proxy::tasks::{self, TaskRoute};
 
 impl Router {
     /// An answer from the upstream: to whoever waits for it, its id set back to theirs. A 2026
@@ -86,19 +87,23 @@ impl Router {
     /// Where a notification that names no request goes: the one rule for what has no owner
     /// named (see `audience::Said`). Decided on the link's reader, in order with the answers.
     /// What it keeps back is counted here.
-    pub fn unnamed(&self, msg: &Value) -> Unnamed {
+    pub fn unnamed(&self, msg: &mut Value) -> Unnamed {
         let said = Said::of(jsonrpc::method(msg).unwrap_or_default());
         let kept = |kind, reason| {
             self.metrics.kept_back(&self.server, kind, reason).inc();
             Unnamed::KeptBack { kind, reason }
         };
+        // What names a task is its owner's (its ids made the hosts' way first).
+        if let Some(route) = self.task_out(msg) {
+            return Unnamed::Task(route);
+        }
         match said {
             Said::Log => match self.whose_unnamed() {
                 Asker::One { session, related } => Unnamed::Session(session, related),
                 Asker::Nobody => Unnamed::ServerWide,
                 Asker::Several => kept("log", "owner_unknown"),
             },
-            Said::ElicitationComplete | Said::Other => {
+            Said::ElicitationComplete | Said::TaskStatus | Said::Other => {
                 let elicitation = msg.pointer("/params/elicitationId").and_then(Value::as_str);
                 if let Some(session) =
                     elicitation.filter(|_| said == Said::ElicitationComplete).and_then(|e| self.routes().elicitation_done(e))
@@ -152,13 +157,32 @@ impl Router {
     /// (nothing in flight or just ended) the last active session when it is the only person
     /// who could be asked. Never a guess across people.
     pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Result<(Target, String), Unrouted> {
+        self.server_request_target_in(up_id, stream_of, None)
+    }
+
+    /// [`Router::server_request_target`] for a request that names a task (`task`): its owner's,
+    /// on the stream of their request waiting on that task if there is one.
+    pub fn server_request_target_in(
+        &self,
+        up_id: Value,
+        stream_of: Option<&Value>,
+        task: Option<&TaskRoute>,
+    ) -> Result<(Target, String), Unrouted> {
         let mut routes = self.routes();
-        let (session, related) = match stream_of {
-            Some(r) => {
+        let (session, related) = match (stream_of, task) {
+            (Some(r), _) => {
                 let (session, related) = routes.host_of(r).ok_or(Unrouted::RequestGone)?;
                 (session, Some(related))
             }
-            None => match routes.asker() {
+            (None, Some(t)) => match routes.waiting_on_task(&t.upstream, &t.owner) {
+                Some((session, related)) => (session, Some(related)),
+                None => {
+                    let connected = self.hosts.port(&t.session, Some(&t.owner)).is_some();
+                    let session = if connected { Some(t.session.clone()) } else { self.hosts.session_of(&t.owner) };
+                    (session.ok_or(Unrouted::NoHost)?, None)
+                }
+            },
+            (None, None) => match routes.asker() {
                 Asker::One { session, related } => (session, related),
                 Asker::Several => return Err(Unrouted::OwnerUnknown),
                 Asker::Nobody => (self.idle_asker().ok_or(Unrouted::NoHost)?, None),
@@ -182,6 +206,53 @@ impl Router {
         self.routes().server_request_done(host_side_id);
     }
 
+    /// The task a message from the server names (a status's `taskId`, or related-task
+    /// `_meta`), with every such id made the hosts' way in `msg`; None when it names none the
+    /// service knows (its ids are still made the hosts' way).
+    pub fn task_out(&self, msg: &mut Value) -> Option<TaskRoute> {
+        let status = jsonrpc::method(msg) == Some("notifications/tasks/status");
+        let upstream = match tasks::related_task(msg) {
+            Some(id) => id.to_string(),
+            None if status => msg.pointer("/params/taskId").and_then(Value::as_str)?.to_string(),
+            None => return None,
+        };
+        let exposed = tasks::exposed_id(self.prefix.as_deref(), &upstream);
+        tasks::set_related_task(msg, &exposed);
+        if status {
+            if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                p.insert("taskId".into(), json!(exposed));
+            }
+        }
+        self.tasks().of_upstream(&self.server, &upstream)
+    }
+
+    /// Delivers a message that names `task` to its owner: a bridged task's status as progress
+    /// of the host's call it runs for; anything else to the session that made the task while it
+    /// is connected, else to the owner's sessions.
+    pub fn to_task_owner(&self, task: &TaskRoute, msg: Value) {
+        // Whoever waits on the task (its result) is waiting on a task that is alive.
+        self.routes().refresh_task(&task.upstream);
+        if let Some(bridge) = &task.bridge {
+            if jsonrpc::method(&msg) != Some("notifications/tasks/status") {
+                return self.notify_caller(&task.session, Some(bridge.host_request.clone()), msg);
+            }
+            let Some(token) = &bridge.progress_token else { return };
+            let mut params = json!({"progressToken": token, "progress": self.tasks().next_progress(&task.exposed)});
+            if let Some(m) = msg.pointer("/params/statusMessage").filter(|m| m.is_string()) {
+                params["message"] = m.clone();
+            }
+            let progress = jsonrpc::notification("notifications/progress", params);
+            if let Some(port) = self.port(&task.session) {
+                port.event.do_send(HostEvent::Notify { msg: progress, related: Some(bridge.host_request.clone()) });
+            }
+            return;
+        }
+        match self.hosts.port(&task.session, Some(&task.owner)) {
+            Some(port) => port.event.do_send(HostEvent::Notify { msg, related: None }),
+            None => self.broadcast_to(&task.owner, HostEvent::heard(msg, self.origin())),
+        }
+    }
+
     /// A URL elicitation (`elicitationId`) went to `session`: its completion goes there too.
     pub fn elicitation_sent(&self, elicitation: &str, session: &SessionId) {
         self.routes().elicitation_sent(elicitation, session);
@@ -202,4 +273,6 @@ pub enum Unnamed {
     Person(Arc<str>),
     /// No one's: kept back (and counted).
     KeptBack { kind: &'static str, reason: &'static str },
+    /// It names a task: its owner's (see `Router::to_task_owner`).
+    Task(TaskRoute),
 }

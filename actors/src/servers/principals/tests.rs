@@ -41,7 +41,7 @@ impl StartPrincipal for Fake {
         self.started.fetch_add(1, Ordering::SeqCst);
         let router = Router::new(
             Arc::from("s"),
-            true,
+            Some(Arc::from("s")),
             crate::proxy::router::Times::new(Duration::from_secs(5)),
             "test".into(),
             Arc::new(Hosts::default()),

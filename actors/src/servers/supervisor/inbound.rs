@@ -40,7 +40,9 @@ impl ServerSupervisor {
             let _ = self.router.send(jsonrpc::result(up_id, json!({})));
             return;
         }
-        let (target, host_side_id) = match self.router.server_request_target(up_id.clone(), stream_of.as_ref()) {
+        let mut msg = msg;
+        let task = self.router.task_out(&mut msg);
+        let (target, host_side_id) = match self.router.server_request_target_in(up_id.clone(), stream_of.as_ref(), task.as_ref()) {
             Ok(found) => found,
             Err(Unrouted::NoHost) if method == "roots/list" => {
                 let _ = self.router.send(jsonrpc::result(up_id, json!({"roots": []})));
@@ -93,7 +95,8 @@ impl ServerSupervisor {
             // Anything on a request's stream is that request's host's (the only way a 2026 host
             // hears logs); if that request has ended, it is no one's.
             _ if stream_of.is_some() => {
-                let msg = if method == "notifications/message" { self.with_logger(msg) } else { msg };
+                let mut msg = if method == "notifications/message" { self.with_logger(msg) } else { msg };
+                self.router.task_out(&mut msg);
                 if let Some(up) = &stream_of {
                     self.router.notify_host_of(up, &msg);
                 }
@@ -185,7 +188,7 @@ pub(super) async fn dispatch(
 /// answers, progress, and a notification naming no request (`on_stream`: false), which goes
 /// to its owner (`Router::unnamed`) before an answer read after it can end the call it
 /// belongs to. Anything else is given back, for the supervisor.
-pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Value, on_stream: bool) -> Option<Value> {
+pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, mut msg: Value, on_stream: bool) -> Option<Value> {
     match jsonrpc::kind(&msg) {
         Kind::Response => {
             router.on_response(msg);
@@ -195,7 +198,7 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Value, on_st
             router.on_progress(&msg);
             None
         }
-        Kind::Notification if !on_stream => match router.unnamed(&msg) {
+        Kind::Notification if !on_stream => match router.unnamed(&mut msg) {
             Unnamed::ServerWide => Some(msg),
             Unnamed::KeptBack { .. } => None,
             Unnamed::Session(session, related) => {
@@ -204,6 +207,10 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Value, on_st
             }
             Unnamed::Person(person) => {
                 router.broadcast_to(&person, HostEvent::heard(with_logger(naming, msg), router.origin()));
+                None
+            }
+            Unnamed::Task(task) => {
+                router.to_task_owner(&task, with_logger(naming, msg));
                 None
             }
         },

@@ -62,7 +62,10 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
     for (i, (name, naming, tools, resources)) in servers.iter().enumerate() {
         let router = Router::new(
             Arc::from(*name),
-            *naming != Naming::Bare,
+            match naming {
+                Naming::Prefixed(p) => Some(p.clone()),
+                Naming::Bare => None,
+            },
             crate::proxy::router::Times::new(Duration::from_secs(5)),
             "test".into(),
             hosts.clone(),
@@ -379,7 +382,7 @@ async fn a_method_the_service_does_not_know_is_a_use_of_its_server_under_the_rul
         ..Default::default()
     }];
     let f = bare();
-    for method in ["x-admin/reset", "tasks/list", "tasks/result"] {
+    for method in ["x-admin/reset", "resources/somethingNew", "x/y"] {
         let (p, _) = run_as(&as_principal("bob", &bob_rules), &f, false, method, json!({"taskId": "t-1"}));
         match p {
             Plan::Denied(d) => {

@@ -1,0 +1,270 @@
+//! Whose each task is (MCP tasks: a long tool call a host polls later). A server hands out a
+//! task id in the answer to a task-augmented `tools/call`; the service keeps, under the id hosts
+//! see, which server made it under which id, and the person whose call made it. Every
+//! `tasks/get`, `tasks/result`, `tasks/cancel` and `tasks/list` of a host is answered from
+//! here: another person's task is exactly an unknown one, and `notifications/tasks/status` and
+//! the requests a server raises inside a task go to the task's owner only. Shared by every
+//! router and session (locks held for a map operation).
+//!
+//! The id hosts see is the server's own with one server behind `--upstream` (transparent), and
+//! `<prefix>:<id>` with several (two servers may hand out the same id). It is made from the
+//! server's id alone, so a status notification that overtakes the answer that made the task
+//! can be named the hosts' way already.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::locks::Recover;
+
+/// `_meta` key that ties a request, notification or result to a task.
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// How long a task is remembered when its server gives it no time to live (or an unbounded
+/// one): a day.
+const LONGEST: Duration = Duration::from_secs(24 * 3600);
+/// Tasks remembered at most; past it the oldest are forgotten first.
+const MAX_TASKS: usize = 100_000;
+/// Task ids longer than this are not taken (a server's id is a few dozen characters).
+const MAX_ID: usize = 256;
+
+/// A call the service runs as a task for a host that does not speak tasks: the host's call
+/// waits for the task's result, and the task's status reaches it as progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bridge {
+    /// The host's own request id (the progress relates to it).
+    pub host_request: Value,
+    /// The host's progress token, if it sent one.
+    pub progress_token: Option<Value>,
+}
+
+/// One task, as the service routes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRoute {
+    /// The id hosts know it by.
+    pub exposed: String,
+    /// The server (as configured) that made it, and its id there.
+    pub server: Arc<str>,
+    pub upstream: String,
+    /// The person whose call made it (`Who::key`).
+    pub owner: Arc<str>,
+    /// The session that made it (status goes there while it is connected).
+    pub session: String,
+    /// The tool it is a call of, as hosts name it (rules and the trail treat it like the call).
+    pub tool: String,
+    pub bridge: Option<Bridge>,
+    expires: Instant,
+}
+
+#[derive(Default)]
+struct Maps {
+    by_exposed: HashMap<String, TaskRoute>,
+    /// (server, the server's id) -> the id hosts see.
+    by_upstream: HashMap<(Arc<str>, String), String>,
+    /// Progress sent so far for each bridged task (it only grows).
+    progress: HashMap<String, u64>,
+}
+
+#[derive(Default)]
+pub struct Tasks {
+    maps: Mutex<Maps>,
+}
+
+/// The id hosts see for a server's task id (`prefix`: the server's, with several servers).
+pub fn exposed_id(prefix: Option<&str>, upstream: &str) -> String {
+    match prefix {
+        Some(p) => format!("{p}:{upstream}"),
+        None => upstream.to_string(),
+    }
+}
+
+/// What a new task is, as its maker's answer and call say.
+pub struct NewTask<'a> {
+    pub prefix: Option<&'a str>,
+    pub server: Arc<str>,
+    pub upstream: &'a str,
+    pub owner: Arc<str>,
+    pub session: &'a str,
+    pub tool: &'a str,
+    /// The time to live the server gave it (ms; None: unbounded).
+    pub ttl_ms: Option<u64>,
+    pub bridge: Option<Bridge>,
+}
+
+impl Tasks {
+    /// Remembers a task a call made; returns the id hosts see. A task id too long to be one is
+    /// not taken (None).
+    pub fn created(&self, t: NewTask) -> Option<String> {
+        if t.upstream.is_empty() || t.upstream.len() > MAX_ID {
+            return None;
+        }
+        let exposed = exposed_id(t.prefix, t.upstream);
+        let ttl = t.ttl_ms.map(Duration::from_millis).unwrap_or(LONGEST).min(LONGEST);
+        let now = Instant::now();
+        let route = TaskRoute {
+            exposed: exposed.clone(),
+            server: t.server.clone(),
+            upstream: t.upstream.to_string(),
+            owner: t.owner,
+            session: t.session.to_string(),
+            tool: t.tool.to_string(),
+            bridge: t.bridge,
+            expires: now + ttl,
+        };
+        let mut m = self.maps.guard();
+        if m.by_exposed.len() >= MAX_TASKS {
+            m.by_exposed.retain(|_, r| r.expires > now);
+            if m.by_exposed.len() >= MAX_TASKS {
+                if let Some(oldest) = m.by_exposed.values().min_by_key(|r| r.expires).map(|r| r.exposed.clone()) {
+                    m.by_exposed.remove(&oldest);
+                }
+            }
+            let live: std::collections::HashSet<String> = m.by_exposed.keys().cloned().collect();
+            m.by_upstream.retain(|_, e| live.contains(e));
+            m.progress.retain(|e, _| live.contains(e));
+        }
+        // Whoever made it first owns it: a server that hands out an id twice gives no one
+        // another person's task.
+        if let Some(known) = m.by_exposed.get(&exposed) {
+            if known.owner != route.owner && known.expires > now {
+                return None;
+            }
+        }
+        m.by_upstream.insert((t.server, t.upstream.to_string()), exposed.clone());
+        m.by_exposed.insert(exposed.clone(), route);
+        Some(exposed)
+    }
+
+    /// The task `exposed` if it is `owner`'s (and not expired): anyone else gets None, exactly
+    /// as for an id nobody made.
+    pub fn owned(&self, exposed: &str, owner: &str) -> Option<TaskRoute> {
+        let m = self.maps.guard();
+        m.by_exposed.get(exposed).filter(|r| &*r.owner == owner && r.expires > Instant::now()).cloned()
+    }
+
+    /// The task a server's id names, whoever owns it.
+    pub fn of_upstream(&self, server: &str, upstream: &str) -> Option<TaskRoute> {
+        let m = self.maps.guard();
+        let exposed = m.by_upstream.get(&(Arc::from(server), upstream.to_string()))?;
+        m.by_exposed.get(exposed).filter(|r| r.expires > Instant::now()).cloned()
+    }
+
+    /// Every live task of `owner` made on `server`, by the server's id.
+    pub fn owned_on(&self, server: &str, owner: &str) -> HashMap<String, TaskRoute> {
+        let m = self.maps.guard();
+        let now = Instant::now();
+        m.by_exposed
+            .values()
+            .filter(|r| &*r.server == server && &*r.owner == owner && r.expires > now)
+            .map(|r| (r.upstream.clone(), r.clone()))
+            .collect()
+    }
+
+    /// The next progress count of a bridged task (1, 2, ...).
+    pub fn next_progress(&self, exposed: &str) -> u64 {
+        let mut m = self.maps.guard();
+        let n = m.progress.entry(exposed.to_string()).or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    /// A task is over for the service (its result taken by a bridge): forgotten.
+    pub fn forget(&self, exposed: &str) {
+        let mut m = self.maps.guard();
+        if let Some(r) = m.by_exposed.remove(exposed) {
+            m.by_upstream.remove(&(r.server, r.upstream));
+        }
+        m.progress.remove(exposed);
+    }
+
+    pub fn len(&self) -> usize {
+        self.maps.guard().by_exposed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The task id of `_meta["io.modelcontextprotocol/related-task"]` in a message's params or
+/// result, if any.
+pub fn related_task(msg: &Value) -> Option<&str> {
+    ["/params/_meta", "/result/_meta"]
+        .iter()
+        .find_map(|p| msg.pointer(p).and_then(|m| m.get(RELATED_TASK)).and_then(|r| r.get("taskId")).and_then(Value::as_str))
+}
+
+/// Sets the related-task id wherever the message carries one.
+pub fn set_related_task(msg: &mut Value, id: &str) {
+    for p in ["/params/_meta", "/result/_meta"] {
+        if let Some(r) = msg.pointer_mut(p).and_then(|m| m.get_mut(RELATED_TASK)).and_then(Value::as_object_mut) {
+            r.insert("taskId".into(), json!(id));
+        }
+    }
+}
+
+/// The task a `tools/call` answer made (`result.task`, 2025-11-25), if it is one.
+pub fn created_task(answer: &Value) -> Option<&Value> {
+    answer.pointer("/result/task").filter(|t| t.get("taskId").is_some_and(Value::is_string))
+}
+
+/// What a tool says of being run as a task (`execution.taskSupport`): `required`, `optional`,
+/// or None (forbidden, or not said).
+pub fn task_support(def: &Value) -> Option<&str> {
+    def.pointer("/execution/taskSupport").and_then(Value::as_str).filter(|s| matches!(*s, "required" | "optional"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new<'a>(owner: &str, upstream: &'a str, prefix: Option<&'a str>) -> NewTask<'a> {
+        NewTask {
+            prefix,
+            server: Arc::from("s"),
+            upstream,
+            owner: Arc::from(owner),
+            session: "S",
+            tool: "research",
+            ttl_ms: Some(60_000),
+            bridge: None,
+        }
+    }
+
+    #[test]
+    fn a_task_is_its_makers_and_anyone_elses_is_no_task_at_all() {
+        let t = Tasks::default();
+        let id = t.created(new("alice", "t-1", None)).unwrap();
+        assert_eq!(id, "t-1", "one server: the server's own id");
+        assert!(t.owned("t-1", "alice").is_some());
+        assert_eq!(t.owned("t-1", "bob"), None, "bob's view of alice's task is an unknown id's");
+        assert_eq!(t.owned("t-2", "bob"), None);
+        assert_eq!(t.of_upstream("s", "t-1").unwrap().owner.as_ref(), "alice");
+        assert!(t.owned_on("s", "bob").is_empty() && t.owned_on("s", "alice").contains_key("t-1"));
+    }
+
+    #[test]
+    fn with_several_servers_ids_are_named_by_server_and_never_taken_over() {
+        let t = Tasks::default();
+        assert_eq!(t.created(new("alice", "7", Some("a"))).unwrap(), "a:7");
+        assert_eq!(t.created(new("bob", "7", Some("b"))).unwrap(), "b:7", "the same id on another server is another task");
+        assert_eq!(t.created(new("bob", "7", Some("a"))), None, "a server that hands out alice's id again gives bob nothing");
+        assert!(t.owned("a:7", "alice").is_some());
+        assert!(t.created(new("alice", &"x".repeat(300), None)).is_none(), "an id too long is not taken");
+    }
+
+    #[test]
+    fn related_task_ids_are_read_and_rewritten_in_params_and_results() {
+        let mut m = json!({"params": {"_meta": {RELATED_TASK: {"taskId": "up"}}}});
+        assert_eq!(related_task(&m), Some("up"));
+        set_related_task(&mut m, "a:up");
+        assert_eq!(related_task(&m), Some("a:up"));
+        let r = json!({"result": {"content": [], "_meta": {RELATED_TASK: {"taskId": "x"}}}});
+        assert_eq!(related_task(&r), Some("x"));
+        assert_eq!(task_support(&json!({"execution": {"taskSupport": "required"}})), Some("required"));
+        assert_eq!(task_support(&json!({"execution": {"taskSupport": "forbidden"}})), None);
+        assert!(created_task(&json!({"result": {"task": {"taskId": "t"}}})).is_some());
+        assert!(created_task(&json!({"result": {"content": []}})).is_none());
+    }
+}

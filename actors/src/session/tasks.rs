@@ -1,0 +1,292 @@
+//! MCP tasks as a session carries them (the routing and ownership live in `proxy::tasks`):
+//! a task-made answer to a call is recorded as the caller's, its id made the hosts' way; a
+//! task's `tasks/get`, `tasks/result`, `tasks/cancel` go to the server that made it and come
+//! back with the hosts' ids; `tasks/list` holds only the caller's own tasks, from every server
+//! that lists them. And the bridge: a host that does not speak tasks calling a tool that runs
+//! only as one gets the task's result as the call's answer, its status as progress, its
+//! cancellation as the task's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::HostSession;
+use crate::mcp::jsonrpc::{self, code};
+use crate::proxy::tasks::{self, Bridge, NewTask, TaskRoute, RELATED_TASK};
+use crate::servers::fleet::Server;
+use crate::servers::listing::list_all;
+
+/// The time to live the service asks for a task it runs for a host (and the longest such a
+/// call waits, however much the task says it is working).
+pub const BRIDGE_MAX: Duration = Duration::from_secs(600);
+/// How long one server's `tasks/list` may take.
+const LIST_LIMIT: Duration = Duration::from_secs(10);
+/// Tasks in one page of `tasks/list`.
+const PER_PAGE: usize = 100;
+
+/// A call the session waits on as a task (the bridge): where to cancel it.
+pub(super) struct Running {
+    pub router: Arc<crate::proxy::router::Router>,
+    pub upstream: String,
+    pub exposed: String,
+}
+
+impl HostSession {
+    /// Whether the host speaks tasks (it declared `capabilities.tasks`).
+    pub(super) fn speaks_tasks(&self) -> bool {
+        self.negotiated.as_ref().is_some_and(|n| n.tasks)
+    }
+
+    /// Whether a call of `exposed` (`msg`) is one the service runs as a task for this host: the
+    /// tool runs only as one, the host does not speak tasks, and did not ask for one.
+    pub(super) fn bridges(&self, msg: &Value, exposed: &str) -> bool {
+        if self.speaks_tasks() || self.call().is_some() || msg.pointer("/params/task").is_some() {
+            return false;
+        }
+        let catalog = self.deps.fleet.catalog();
+        catalog.tool(exposed).is_some_and(|t| tasks::task_support(&t.def) == Some("required"))
+    }
+
+    /// A `tools/call` answer that made a task: recorded as this session's person's, its id
+    /// made the hosts' way in `answer`. None when it made none (or one that cannot be kept).
+    pub(super) fn task_made(&self, server: &Server, tool: &str, answer: &mut Value, bridge: Option<Bridge>) -> Option<TaskRoute> {
+        let task = tasks::created_task(answer)?;
+        let upstream = task.get("taskId").and_then(Value::as_str)?.to_string();
+        let ttl_ms = task.get("ttl").and_then(Value::as_u64);
+        let made = self.deps.fleet.hosts().tasks().created(NewTask {
+            prefix: server.router.prefix(),
+            server: server.name.clone(),
+            upstream: &upstream,
+            owner: self.who.key.clone(),
+            session: &self.id,
+            tool,
+            ttl_ms,
+            bridge,
+        });
+        let Some(exposed) = made else {
+            tracing::warn!(component = "host_session", event = "task_not_kept", server = %server.name, "a server answered a call with a task id that is not usable (too long, or another person's): the call is answered with an error");
+            *answer = jsonrpc::error(
+                jsonrpc::id(answer).cloned().unwrap_or(Value::Null),
+                code::INTERNAL_ERROR,
+                "the server answered with a task the service cannot keep for you (its id is another person's task or too long)",
+            );
+            return None;
+        };
+        answer["result"]["task"]["taskId"] = json!(exposed);
+        self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)
+    }
+
+    /// A task's `tasks/get`, `tasks/result` or `tasks/cancel` (planned: the caller's own, its
+    /// params naming it the server's way); the answer names it the hosts' way.
+    pub(super) fn task_request(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, task: TaskRoute, msg: Value) {
+        let result = jsonrpc::method(&msg) == Some("tasks/result");
+        let naming = server.naming.clone();
+        self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
+            ids_out(&mut answer, &task.exposed);
+            if result {
+                answer = super::routing::with_uris_out(&naming, answer);
+                if act.shapes_results() {
+                    answer = act.shaped(ctx, &task.tool, answer);
+                }
+            }
+            act.answer(answer)
+        });
+    }
+
+    /// `tasks/list`: the caller's own tasks of every server that lists tasks and that they may
+    /// use, by the hosts' ids, a page at a time (the cursor is ours: how many were shown).
+    pub(super) fn tasks_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let offset = match msg.pointer("/params/cursor") {
+            None | Some(Value::Null) => 0,
+            Some(c) => match c.as_str().and_then(|c| c.strip_prefix("tasks:")).and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) => n,
+                None => {
+                    return self.answer(jsonrpc::error(
+                        id,
+                        code::INVALID_PARAMS,
+                        "Invalid params: the cursor is not one tasks/list gave; list again without one",
+                    ))
+                }
+            },
+        };
+        let catalog = self.deps.fleet.catalog();
+        let profile = self.profile_now().ok().flatten();
+        let access = self.access();
+        let mut servers = Vec::new();
+        for s in self.deps.fleet.servers().iter() {
+            let lists = s.router.status().init.as_ref().and_then(|i| i.pointer("/capabilities/tasks/list")).is_some();
+            if !lists || !access.may_use_server(&catalog, profile.as_deref(), &s.name) {
+                continue;
+            }
+            let router = match &s.pool {
+                None => s.router.clone(),
+                Some(pool) => match pool.router_for(&self.who) {
+                    Ok(r) => r,
+                    Err(_) => continue, // no connection of theirs: no tasks of theirs there
+                },
+            };
+            servers.push((s.name.clone(), router));
+        }
+        let tasks_table = self.deps.fleet.clone();
+        let owner = self.who.key.clone();
+        let fetch = async move {
+            let lists = futures::future::join_all(servers.iter().map(|(_, r)| list_all(r, "tasks/list", "tasks", LIST_LIMIT))).await;
+            let mut mine = Vec::new();
+            for ((name, _), list) in servers.iter().zip(lists) {
+                let owned = tasks_table.hosts().tasks().owned_on(name, &owner);
+                match list {
+                    Ok(list) => {
+                        for mut t in list {
+                            let Some(route) = t.get("taskId").and_then(Value::as_str).and_then(|u| owned.get(u)) else { continue };
+                            t["taskId"] = json!(route.exposed);
+                            mine.push(t);
+                        }
+                    }
+                    Err(why) => {
+                        tracing::warn!(component = "host_session", event = "list_failed", server = %name, method = "tasks/list", error = %why, "a server's tasks were left out of tasks/list")
+                    }
+                }
+            }
+            mine
+        };
+        ctx.spawn(fetch.into_actor(self).map(move |mine, act, _| {
+            let page: Vec<Value> = mine.iter().skip(offset).take(PER_PAGE).cloned().collect();
+            let mut result = json!({"tasks": page});
+            if offset + PER_PAGE < mine.len() {
+                result["nextCursor"] = json!(format!("tasks:{}", offset + PER_PAGE));
+            }
+            act.answer(jsonrpc::result(id, result))
+        }));
+    }
+
+    /// The bridge, once the call made its task: the session waits on the task's result under
+    /// the host's own request id (so what the server asks inside the task, and the task's
+    /// status as progress, travel on the call's stream), and answers the call with it.
+    pub(super) fn wait_on_task(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, task: TaskRoute, host_id: Value) {
+        let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&host_id)) else {
+            // Cancelled while the task was being made: the task goes too.
+            self.cancel_task_upstream(&task);
+            return self.deps.fleet.hosts().tasks().forget(&task.exposed);
+        };
+        let Some(router) = f.route.clone() else { return };
+        f.task = Some(Running { router, upstream: task.upstream.clone(), exposed: task.exposed.clone() });
+        let late = host_id.clone();
+        ctx.run_later(BRIDGE_MAX, move |act, _| {
+            let key = jsonrpc::id_key(&late);
+            if act.in_flight.get(&key).is_some_and(|f| f.task.is_some()) {
+                let why = format!(
+                    "the tool runs as a task, and the task did not finish within {} s (the longest a call waits for the task it runs as); it was cancelled",
+                    BRIDGE_MAX.as_secs()
+                );
+                act.cancel_running(&key);
+                act.answer(jsonrpc::error(late, code::UPSTREAM_UNAVAILABLE, why));
+            }
+        });
+        let wait = jsonrpc::request(host_id.clone(), "tasks/result", json!({"taskId": task.upstream}));
+        let naming = server.naming.clone();
+        self.forward_to_then(ctx, server, wait, move |act, ctx, answer| {
+            let key = jsonrpc::id_key(&host_id);
+            if let Some(f) = act.in_flight.get_mut(&key) {
+                f.task = None;
+            }
+            act.deps.fleet.hosts().tasks().forget(&task.exposed);
+            let answer = match answer.get("error") {
+                // The wait ran past upstream.requestTimeoutMs with nothing from the task.
+                Some(e) if e.get("code").and_then(Value::as_i64) == Some(code::UPSTREAM_UNAVAILABLE) => {
+                    act.cancel_task_upstream(&task);
+                    let why = e.get("message").and_then(Value::as_str).unwrap_or_default();
+                    jsonrpc::error(
+                        host_id,
+                        code::UPSTREAM_UNAVAILABLE,
+                        format!("the tool runs as a task, and waiting for it failed: {why}"),
+                    )
+                }
+                _ => without_related_task(answer),
+            };
+            let answer = super::routing::with_uris_out(&naming, answer);
+            let answer = if act.shapes_results() { act.shaped(ctx, &task.tool, answer) } else { answer };
+            act.answer(answer)
+        });
+    }
+
+    /// The host cancelled (or the wait gave up on) a call the session runs as a task: the task
+    /// is cancelled on its server.
+    pub(super) fn cancel_running(&mut self, key: &str) {
+        if let Some(run) = self.in_flight.get_mut(key).and_then(|f| f.task.take()) {
+            cancel_upstream(&run.router, &run.upstream);
+            self.deps.fleet.hosts().tasks().forget(&run.exposed);
+        }
+    }
+
+    fn cancel_task_upstream(&self, task: &TaskRoute) {
+        if let Some(s) = self.deps.fleet.by_name(&task.server) {
+            let router = match &s.pool {
+                None => s.router.clone(),
+                Some(pool) => match pool.router_for(&self.who) {
+                    Ok(r) => r,
+                    Err(_) => return,
+                },
+            };
+            cancel_upstream(&router, &task.upstream);
+        }
+    }
+}
+
+/// Cancels a task the service ran for a host on its server; what the server said is logged.
+fn cancel_upstream(router: &crate::proxy::router::Router, upstream: &str) {
+    let rx = router.internal_request("tasks/cancel", json!({"taskId": upstream}));
+    let server = router.server().clone();
+    actix::spawn(async move {
+        let answer = tokio::time::timeout(Duration::from_secs(10), rx).await.ok().and_then(Result::ok).unwrap_or(Value::Null);
+        let status = answer.pointer("/result/status").and_then(Value::as_str).unwrap_or("unknown");
+        let error = answer.pointer("/error/message").and_then(Value::as_str).map(|m| m.chars().take(200).collect::<String>());
+        tracing::info!(component = "host_session", event = "bridged_task_cancelled", server = %server, status, error = error.as_deref(), "a task the service ran for a host's call was cancelled on its server");
+    });
+}
+
+/// A task request's answer with the task named the hosts' way (`taskId` of `tasks/get` and
+/// `tasks/cancel`, the related-task `_meta` of `tasks/result`).
+fn ids_out(answer: &mut Value, exposed: &str) {
+    if let Some(r) = answer.get_mut("result").and_then(Value::as_object_mut) {
+        if r.get("taskId").is_some_and(Value::is_string) {
+            r.insert("taskId".into(), json!(exposed));
+        }
+    }
+    tasks::set_related_task(answer, exposed);
+}
+
+/// A task's result as the answer to the call it ran for: the plain call's result, with no
+/// related-task `_meta` (the host never saw a task).
+fn without_related_task(mut answer: Value) -> Value {
+    if let Some(meta) = answer.pointer_mut("/result/_meta").and_then(Value::as_object_mut) {
+        meta.remove(RELATED_TASK);
+        if meta.is_empty() {
+            if let Some(r) = answer.get_mut("result").and_then(Value::as_object_mut) {
+                r.remove("_meta");
+            }
+        }
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_answer_names_the_task_the_hosts_way_and_a_bridged_result_names_none() {
+        let mut got = json!({"id": 1, "result": {"taskId": "up", "status": "working"}});
+        ids_out(&mut got, "s:up");
+        assert_eq!(got["result"]["taskId"], "s:up");
+        let mut result = json!({"id": 1, "result": {"content": [], "_meta": {RELATED_TASK: {"taskId": "up"}}}});
+        ids_out(&mut result, "s:up");
+        assert_eq!(result["result"]["_meta"][RELATED_TASK]["taskId"], "s:up");
+        let plain = without_related_task(result);
+        assert!(plain["result"].get("_meta").is_none(), "{plain}");
+        let kept = without_related_task(json!({"result": {"_meta": {RELATED_TASK: {}, "other": 1}}}));
+        assert_eq!(kept["result"]["_meta"], json!({"other": 1}));
+    }
+}

@@ -1,0 +1,212 @@
+"""Issue 50: tasks (long-running tool calls) through the service, with the real server that ships
+them (server-everything 2026.8.31: `simulate-research-query`, taskSupport required, with an
+`input_required` elicitation when the topic is ambiguous). Each person's task is their own:
+alice and bob side by side (the people and raw channels of test_isolation.py), canaries in
+alice's topic and in her answers, and whatever bob asks of her task is exactly what an unknown
+task id gets. With several servers the tasks are routed back to the server that made them; a
+host that does not speak tasks calls a task-only tool as a plain tool and gets its result."""
+
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import everything_cmd, proxy_http, wait_for
+from test_isolation import Person, Session, finish, text
+
+TOKENS = {"alice": "alice-token-41-8f3c2e1d9a", "bob": "bob-token-41-5b7e0c4a1f6d"}
+TASKS_CAPS = {"tasks": {"list": {}, "cancel": {}}, "elicitation": {}}
+RESEARCH = "simulate-research-query"
+
+
+class Researcher(Person):
+    """A person whose host answers the research query's clarification with their own canary."""
+
+    def answer(self, method: str, params: dict):
+        if method == "elicitation/create":
+            return {"action": "accept", "content": {"interpretation": f"{self.tag} meaning"}}
+        return super().answer(method, params)
+
+
+@pytest.fixture
+def people():
+    alice, bob = Researcher("alice"), Researcher("bob")
+    yield alice, bob
+    try:
+        alice.stop()
+    finally:
+        bob.stop()
+
+
+def tokens() -> list[str]:
+    return [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
+
+
+@pytest.fixture(scope="module")
+def one():
+    """server-everything behind --upstream: one server, its own names and task ids."""
+    with proxy_http(["--upstream", " ".join(everything_cmd("stdio")), "--log-format", "json", *tokens()], name="proxy-tasks-one") as (base, proc):
+        yield type("Svc", (), {"base": base, "proc": proc})()
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tasks-several")
+    node, script = everything_cmd("stdio")[0], everything_cmd("stdio")[1:]
+    servers = {"everything": {"command": node, "args": script},
+               "other": {"command": sys.executable, "args": [str(__import__("pathlib").Path(__file__).parent / "chatty_upstream.py")]}}
+    (folder / "servers.json").write_text(json.dumps({"mcpServers": servers}))
+    with proxy_http(["--servers-file", str(folder / "servers.json"), *tokens()], name="proxy-tasks-several") as (base, proc):
+        yield type("Svc", (), {"base": base})()
+
+
+def tool_names(s: Session) -> dict:
+    tools = {}
+    cursor = None
+    while True:
+        got = s.rpc("tools/list", {"cursor": cursor} if cursor else {})["result"]
+        tools.update({t["name"]: t for t in got["tools"]})
+        cursor = got.get("nextCursor")
+        if not cursor:
+            return tools
+
+
+def start_task(s: Session, tool: str, topic: str, ambiguous: bool = False) -> str:
+    got = s.rpc("tools/call", {"name": tool, "arguments": {"topic": topic, "ambiguous": ambiguous}, "task": {"ttl": 60000}})
+    assert "task" in got.get("result", {}), f"a task was to be made: {got}"
+    return got["result"]["task"]["taskId"]
+
+
+def refusal(answer: dict) -> tuple:
+    assert "error" in answer, answer
+    return answer["error"]["code"], answer["error"]["message"]
+
+
+def as_unknown(answer: dict, asked: str, unknown_answer: dict, unknown: str) -> bool:
+    code, message = refusal(answer)
+    return (code, message.replace(asked, "<id>")) == (unknown_answer["error"]["code"], unknown_answer["error"]["message"].replace(unknown, "<id>"))
+
+
+def wait_until_listed(s: Session, task_id: str, want) -> dict:
+    def listed():
+        for t in s.rpc("tasks/list", {})["result"]["tasks"]:
+            if t["taskId"] == task_id and want(t):
+                return t
+        return None
+    return wait_for(listed, 20, f"{task_id} in tasks/list")
+
+
+# --- 1: with one server and two people, a task is its maker's -------------------------------------------------
+
+
+def test_with_one_server_a_task_is_its_makers_alone(one, people):
+    alice, bob = people
+    a = Session(one, alice, "A", caps=TASKS_CAPS)
+    b = Session(one, bob, "B", caps=TASKS_CAPS)
+    assert "tasks" in a.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": TASKS_CAPS,
+                                           "clientInfo": {"name": "x", "version": "1"}})["result"]["capabilities"]
+    assert tool_names(a)[RESEARCH]["execution"]["taskSupport"] == "required", "a host that speaks tasks sees the tool as it is"
+    task = start_task(a, RESEARCH, f"{alice.tag} my tax return")
+    unknown = "no-such-task-0000"
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        theirs, nobodys = b.rpc(method, {"taskId": task}), b.rpc(method, {"taskId": unknown})
+        assert as_unknown(theirs, task, nobodys, unknown), f"bob's {method} of alice's task: {theirs} (an unknown id: {nobodys})"
+    assert task not in json.dumps(b.rpc("tasks/list", {})), "bob's tasks/list shows alice's task"
+    got = a.rpc("tasks/get", {"taskId": task})["result"]
+    assert got["taskId"] == task and got["status"] in ("working", "completed"), got
+    result = a.rpc("tasks/result", {"taskId": task}, timeout=30)["result"]
+    assert f"{alice.tag} my tax return" in result["content"][0]["text"], result
+    assert result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task
+    wait_until_listed(a, task, lambda t: t["status"] == "completed")
+    finish(alice, bob)
+
+
+def test_what_the_server_asks_inside_a_task_goes_to_its_owner(one, people):
+    alice, bob = people
+    a = Session(one, alice, "A", caps=TASKS_CAPS)
+    b = Session(one, bob, "B", caps=TASKS_CAPS)  # also able to answer, also calling
+    task = start_task(a, RESEARCH, f"{alice.tag} jaguar", ambiguous=True)
+    with ThreadPoolExecutor(2) as pool:
+        theirs = pool.submit(b.call, "echo", message=f"{bob.tag} hello")
+        result = a.rpc("tasks/result", {"taskId": task}, timeout=30)["result"]
+        theirs.result(30)
+    asked = [r for _, r in a.asked if r["method"] == "elicitation/create"]
+    assert asked and asked[0]["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task, a.asked
+    assert f"{alice.tag} meaning" in result["content"][0]["text"], f"her answer shaped her report: {result}"
+    assert not bob.asked, f"bob was asked inside alice's task: {bob.asked}"
+    finish(alice, bob)
+
+
+# --- 2: with several servers, tasks go back to the server that made them ---------------------------------------
+
+
+def test_with_several_servers_tasks_are_routed_to_their_server(several, people):
+    alice, bob = people
+    a = Session(several, alice, "A", caps=TASKS_CAPS)
+    b = Session(several, bob, "B", caps=TASKS_CAPS)
+    init = a.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": TASKS_CAPS, "clientInfo": {"name": "x", "version": "1"}})
+    assert init["result"]["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}, init
+    tool = "everything__" + RESEARCH
+    wait_for(lambda: tool in tool_names(a), 20, "server-everything's task tool listed")
+    task = start_task(a, tool, f"{alice.tag} several")
+    assert task.startswith("everything:"), task
+    assert a.rpc("tasks/get", {"taskId": task})["result"]["taskId"] == task
+    result = a.rpc("tasks/result", {"taskId": task}, timeout=30)["result"]
+    assert f"{alice.tag} several" in result["content"][0]["text"], result
+    wait_until_listed(a, task, lambda t: t["status"] == "completed")
+    assert refusal(b.rpc("tasks/get", {"taskId": task}))[0] == -32602
+    second = start_task(a, tool, f"{alice.tag} to cancel")
+    cancelled = a.rpc("tasks/cancel", {"taskId": second})["result"]
+    assert cancelled["taskId"] == second and cancelled["status"] == "cancelled", cancelled
+    finish(alice, bob)
+
+
+# --- 3: a host that does not speak tasks ------------------------------------------------------------------------
+
+
+def test_a_host_without_tasks_calls_a_task_only_tool_as_a_plain_tool(one, people):
+    alice, bob = people
+    a = Session(one, alice, "A-plain", caps={"elicitation": {}})
+    b = Session(one, bob, "B", caps=TASKS_CAPS)
+    tool = tool_names(a)[RESEARCH]
+    assert "execution" not in tool, f"to a host without tasks it is a plain tool: {tool}"
+    answer = a.rpc("tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} plain"}, "_meta": {"progressToken": "pt-1"}}, timeout=30)
+    assert f"{alice.tag} plain" in text(answer), answer
+    assert "_meta" not in answer["result"] or "io.modelcontextprotocol/related-task" not in answer["result"]["_meta"], answer
+    progress = a.got(lambda m: m.get("method") == "notifications/progress" and m["params"].get("progressToken") == "pt-1")
+    said = [p["params"].get("message") for p in progress]
+    assert {"Analyzing content...", "Synthesizing findings...", "Generating report..."} <= set(said), f"the task's status as progress: {said}"
+    counts = [p["params"]["progress"] for p in progress]
+    assert counts == sorted(counts) and len(set(counts)) == len(counts), f"progress only grows: {counts}"
+    # Its clarification, asked inside the task, is the caller's to answer.
+    answer = a.rpc("tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} python", "ambiguous": True}}, timeout=30)
+    assert f"{alice.tag} meaning" in text(answer), answer
+    assert not bob.asked
+    # Nothing of the task the service ran is bob's, nor in his list.
+    assert alice.tag not in json.dumps(b.rpc("tasks/list", {}))
+    finish(alice, bob)
+
+
+def test_cancelling_a_bridged_call_cancels_its_task(one, people):
+    alice, bob = people
+    a = Session(one, alice, "A-plain", caps={})
+    watcher = Session(one, alice, "A-tasks", caps=TASKS_CAPS)
+    before = {t["taskId"] for t in watcher.rpc("tasks/list", {})["result"]["tasks"]}
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(a.rpc, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} cancel me"}}, 8, "bridged-1")
+        time.sleep(1.0)
+        from test_closed_by_default import cancel
+        cancel(a, "bridged-1")
+        try:
+            pending.result(10)
+        except (AssertionError, OSError):
+            pass
+    assert before == {t["taskId"] for t in watcher.rpc("tasks/list", {})["result"]["tasks"]}, "a bridged task is never the host's to list"
+
+    def cancelled():
+        lines = [json.loads(x) for x in one.proc.log_path.read_text().splitlines() if x.startswith("{")]
+        return [x for x in lines if x.get("event") == "bridged_task_cancelled" and x.get("status") == "cancelled"]
+    wait_for(cancelled, 10, "the task the call ran as cancelled on server-everything (its answer: status cancelled)")
+    finish(alice, bob)
