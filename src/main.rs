@@ -137,7 +137,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let gov = governance::Governance::start(&settings, &metrics, traces.as_ref());
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone(), &gov);
     if let Some(file) = settings.upstreams.file.clone() {
-        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults, gov.audit())?;
+        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.file_named_by, settings.upstreams.defaults, gov.audit())?;
     }
     if let Some(file) = settings.config_file.clone() {
         // What each principal may see can change with the rules: hosts list again.

@@ -237,13 +237,13 @@ impl ServerSet {
 }
 
 /// Reads the servers file again on SIGHUP and when it changes, for as long as the service runs.
-pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults, audit: Audit) -> std::io::Result<()> {
+pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, named_by: &'static str, defaults: Defaults, audit: Audit) -> std::io::Result<()> {
     let path = file.clone();
     crate::reload::watch(file, move |why| {
         let (set, file, audit) = (set.clone(), path.clone(), audit.clone());
         actix_web::rt::spawn(async move {
             let env = |k: &str| std::env::var(k).ok();
-            match servers::read_file(&file, &env, defaults) {
+            match servers::read_file(&file, named_by, &env, defaults) {
                 Ok((list, warnings)) if !list.is_empty() => {
                     for w in warnings {
                         tracing::warn!(component = "config", event = "warning", "{w}");

@@ -5,5 +5,6 @@
 pub mod cli;
 pub mod file;
 pub mod file_error;
+pub mod redact;
 pub mod settings;
 pub mod tokens;

@@ -50,17 +50,25 @@ impl Default for PrincipalSecretsConfig {
     }
 }
 
-/// A configuration error: the field and what to do about it. Exits with status 2.
+/// A configuration error: the field and what to do about it, and the file the field is in when
+/// it is not the config file (a server's entry in the servers file). Exits with status 2.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid configuration: {field}: {message}")]
+#[error("invalid configuration: {}{field}: {message}", file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default())]
 pub struct ConfigError {
     pub field: String,
     pub message: String,
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl ConfigError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { field: field.into(), message: message.into() }
+        ConfigError { field: field.into(), message: message.into(), file: None }
+    }
+
+    /// The field is one of `file`'s (not the config file's).
+    pub fn in_file(mut self, file: &std::path::Path) -> Self {
+        self.file = Some(file.to_path_buf());
+        self
     }
 }
 
@@ -129,7 +137,8 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         } else {
             ""
         };
-        ConfigError::new(field, format!("{inner}{hint}"))
+        // serde quotes a string given where another type belongs: a token, a header, a key.
+        ConfigError::new(field, format!("{}{hint}", crate::config::redact::serde_message(&inner.to_string())))
     })
 }
 

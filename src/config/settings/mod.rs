@@ -4,6 +4,7 @@
 
 mod auth;
 mod cache;
+mod cel_hints;
 pub mod generation;
 mod llm;
 mod logging;
@@ -34,6 +35,9 @@ pub struct Upstreams {
     pub bare: bool,
     /// The servers file, read again on SIGHUP and when it changes.
     pub file: Option<PathBuf>,
+    /// What gave the servers file (`--servers-file` or `serversFile`): errors about the file
+    /// as a whole name it.
+    pub file_named_by: &'static str,
     /// What every entry of the servers file falls back to.
     pub defaults: servers::Defaults,
 }
@@ -124,29 +128,34 @@ fn principals(args: &Args, cfg: &Config, upstreams: &Upstreams, auth: &AuthSetti
     if !(1..=86_400 * 7).contains(&p.idle_secs) {
         return Err(ConfigError::new("principalSecrets.idleSecs", "must be 1 to 604800 (a week)"));
     }
+    // A server's entry is in the servers file when there is one: its errors name that file.
+    let in_file = |e: ConfigError| match &upstreams.file {
+        Some(f) => e.in_file(f),
+        None => e,
+    };
     for s in upstreams.servers.iter() {
         let Some(pp) = &s.per_principal else { continue };
         let at = format!("servers.{}.perPrincipal", s.name);
         if cfg.server.transport == HostTransport::Stdio || !auth.configured() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 at,
                 "acts as each person, which needs to know who calls: serve HTTP with tokens (--auth-token alice:TOKEN) or OAuth",
-            ));
+            )));
         }
         if !pp.secrets.is_empty() && file.is_none() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 at,
                 format!(
                     "names {} with ${{principal:...}}: give the principal secrets file (--principal-secrets FILE)",
                     pp.secrets.join(", ")
                 ),
-            ));
+            )));
         }
         if pp.exchange.is_some() && auth.oauth.is_none() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 format!("servers.{}.tokenExchange", s.name),
                 "exchanges the caller's OAuth access token: configure OAuth (server.auth.oauth)",
-            ));
+            )));
         }
     }
     if let Some(f) = &file {
@@ -312,12 +321,10 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             required: true,
             per_principal: None,
         };
-        return Ok(Upstreams { servers: vec![one], bare: true, file: None, defaults });
+        return Ok(Upstreams { servers: vec![one], bare: true, file: None, file_named_by: field, defaults });
     }
     let (list, more) = match (&cfg.servers_file, &cfg.servers) {
-        (Some(file), _) => {
-            servers::read_file(file, env, defaults).map_err(|e| ConfigError::new(field, format!("{}: {}", e.field, e.message)))?
-        }
+        (Some(file), _) => servers::read_file(file, field, env, defaults)?,
         (None, Some(map)) => servers::resolve(map, "servers", env, defaults, None)?,
         (None, None) => unreachable!("many means one of them is set"),
     };
@@ -325,15 +332,17 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     if list.is_empty() {
         return Err(ConfigError::new(field, "lists no server that is not disabled: nothing to serve"));
     }
-    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), defaults })
+    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, defaults })
 }
 
-/// A full http:// or https:// URL, or an error naming `field`.
+/// A full http:// or https:// URL, or an error naming `field` (showing the URL without its
+/// credentials and query, which may be secrets).
 pub(super) fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
+    let shown = crate::config::redact::url(raw);
     let u = url::Url::parse(raw)
-        .map_err(|e| ConfigError::new(field, format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
+        .map_err(|e| ConfigError::new(field, format!("{shown:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
     if !matches!(u.scheme(), "http" | "https") {
-        return Err(ConfigError::new(field, format!("{raw:?} must use http:// or https://")));
+        return Err(ConfigError::new(field, format!("{shown:?} must use http:// or https://")));
     }
     Ok(u)
 }

@@ -84,9 +84,16 @@ pub struct Defaults {
 }
 
 /// Reads a servers file: a Claude Desktop file (`mcpServers`) or a VS Code `mcp.json`
-/// (`servers`), as they are. Returns the servers and the warnings to log.
-pub fn read_file(path: &Path, env: EnvLookup, defaults: Defaults) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
-    let field = "--servers-file";
+/// (`servers`), as they are. Returns the servers and the warnings to log. An error about the
+/// file as a whole names `named_by` (the flag or key that gave it); one about an entry names
+/// the entry's field in the file (`mcpServers.gh.env.T`) and the file.
+pub fn read_file(
+    path: &Path,
+    named_by: &str,
+    env: EnvLookup,
+    defaults: Defaults,
+) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+    let field = named_by;
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(field, format!("cannot read {}: {e}", path.display())))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         ConfigError::new(field, format!("{} is not valid JSON ({e}); it must be a Claude Desktop or VS Code servers file", path.display()))
@@ -102,7 +109,8 @@ pub fn read_file(path: &Path, env: EnvLookup, defaults: Defaults) -> Result<(Vec
         }
     };
     let base = path.parent().map(Path::to_path_buf);
-    resolve(map, &format!("{}: {key}", path.display()), env, defaults, base.as_deref())
+    let (servers, warnings) = resolve(map, key, env, defaults, base.as_deref()).map_err(|e| e.in_file(path))?;
+    Ok((servers, warnings.into_iter().map(|w| format!("{}: {w}", path.display())).collect()))
 }
 
 /// Resolves a map of servers (`field` prefixes every error's field).
@@ -121,7 +129,7 @@ pub fn resolve(
         let at = |f: &str| if f.is_empty() { format!("{field}.{name}") } else { format!("{field}.{name}.{f}") };
         let entry: ServerEntryConfig = serde_path_to_error::deserialize(raw).map_err(|e| {
             let path = e.path().to_string();
-            ConfigError::new(at(if path == "." { "" } else { &path }), e.into_inner().to_string())
+            ConfigError::new(at(if path == "." { "" } else { &path }), crate::config::redact::serde_message(&e.into_inner().to_string()))
         })?;
         if entry.disabled == Some(true) {
             warnings.push(format!("{}: disabled in the file, not started", at("")));
@@ -385,7 +393,7 @@ mod tests {
                 "old": {"command": "x", "disabled": true}
             }}"#,
         );
-        let (servers, warnings) = read_file(&p, &env, D).unwrap();
+        let (servers, warnings) = read_file(&p, "--servers-file", &env, D).unwrap();
         assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["memory", "remote"], "in the file's order");
         match &servers[0].spec {
             UpstreamSpec::Stdio { command, args, env, .. } => {
@@ -411,7 +419,7 @@ mod tests {
                 "descriptions": {"read_file": "Reads"}, "enabledTools": ["read_*"], "requestTimeoutMs": 5000, "required": false,
                 "timeout": 3}}}"#,
         );
-        let (servers, _) = read_file(&p, &env, D).unwrap();
+        let (servers, _) = read_file(&p, "--servers-file", &env, D).unwrap();
         let s = &servers[0];
         assert_eq!((s.request_timeout, s.required), (Duration::from_secs(5), false), "ours win over Cline's timeout");
         assert_eq!(s.curation.rename["read_file"], "cat");
@@ -420,17 +428,26 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_the_server_and_the_field() {
-        let e =
-            read_file(&write("input", r#"{"servers": {"gh": {"command": "x", "env": {"T": "${input:token}"}}}}"#), &env, D).unwrap_err();
+        let e = read_file(
+            &write("input", r#"{"servers": {"gh": {"command": "x", "env": {"T": "${input:token}"}}}}"#),
+            "--servers-file",
+            &env,
+            D,
+        )
+        .unwrap_err();
         assert!(e.field.ends_with("servers.gh.env.T"), "{e}");
         assert!(e.message.contains("env:NAME"), "{e}");
-        let e = read_file(&write("type", r#"{"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("type", r#"{"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}"#), "--servers-file", &env, D)
+            .unwrap_err();
         assert!(e.field.ends_with("mcpServers.x.type"), "{e}");
-        let e = read_file(&write("clash", r#"{"mcpServers": {"a b": {"command": "x"}, "a.b": {"command": "y"}}}"#), &env, D).unwrap_err();
+        let e =
+            read_file(&write("clash", r#"{"mcpServers": {"a b": {"command": "x"}, "a.b": {"command": "y"}}}"#), "--servers-file", &env, D)
+                .unwrap_err();
         assert!(e.message.contains("a b") && e.message.contains("a.b"), "both names: {e}");
-        let e = read_file(&write("neither", r#"{"something": {}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("neither", r#"{"something": {}}"#), "--servers-file", &env, D).unwrap_err();
         assert!(e.message.contains("mcpServers"), "{e}");
-        let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), "--servers-file", &env, D)
+            .unwrap_err();
         assert!(e.field.ends_with("mcpServers.x.args"), "{e}");
     }
 
@@ -438,12 +455,17 @@ mod tests {
     fn server_names_that_could_take_anothers_tool_names_are_refused() {
         for (name, what) in [("a__b", "a__b"), ("a..b", "a__b"), ("x___y", "x___y")] {
             let file = format!(r#"{{"mcpServers": {{"a": {{"command": "x"}}, "{name}": {{"command": "y"}}}}}}"#);
-            let e = read_file(&write(&format!("sep-{}", what.len()), &file), &env, D).unwrap_err();
+            let e = read_file(&write(&format!("sep-{}", what.len()), &file), "--servers-file", &env, D).unwrap_err();
             assert!(e.field.ends_with(&format!("mcpServers.{name}")), "{e}");
             assert!(e.message.contains("may not contain \"__\"") && e.message.contains(what), "{e}");
         }
-        let bad =
-            read_file(&write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#), &env, D).unwrap_err();
+        let bad = read_file(
+            &write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#),
+            "--servers-file",
+            &env,
+            D,
+        )
+        .unwrap_err();
         assert!(bad.field.ends_with("mcpServers.a.tools.allow[1]") && bad.message.contains("is empty"), "{bad}");
     }
 }
