@@ -98,6 +98,11 @@ pub struct AuthConfig {
     /// A file with one accepted token per line (`#` comments and blank lines ignored), read
     /// again on SIGHUP.
     pub tokens_file: Option<PathBuf>,
+    /// Tokens that read `/metrics` on the main port and nothing else: a Prometheus scrape's
+    /// bearer token (MCP_GEN_UI_METRICS_TOKEN adds one). When more than one person can sign in,
+    /// `/metrics`, which names people and their servers, is otherwise for admins only;
+    /// `--metrics-listen` serves it without a token on an address of its own.
+    pub metrics_tokens: Vec<String>,
     /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
     pub oauth: Option<OAuthConfig>,
     /// Principals with the admin right (token labels, as in `alice:TOKEN`, JWT subjects, or
