@@ -15,14 +15,27 @@ use crate::config::cli::Args;
 use crate::config::file::ConfigError;
 use crate::config::settings::{self, EnvLookup, Settings};
 
-/// Runs the check; the exit code says whether the configuration is valid.
-pub fn run(args: &Args, env: EnvLookup) -> ExitCode {
+/// Runs the check; the exit code says whether the configuration is valid. With `strict` (or
+/// `checkStrict` in the file) a warning makes it not valid.
+pub fn run(args: &Args, env: EnvLookup, strict: bool) -> ExitCode {
     let settings = match settings::resolve(args, env) {
         Ok(s) => s,
         Err(e) => return refuse(args, &e),
     };
     if let Err(e) = beyond_parsing(&settings) {
         return refuse(args, &e);
+    }
+    let strict = strict || settings.config.check_strict;
+    if strict && !settings.warnings.is_empty() {
+        let why = if settings.config.check_strict { "checkStrict" } else { "--strict" };
+        for w in &settings.warnings {
+            eprintln!("mcp-gen-ui check: {why}: {w}");
+        }
+        eprintln!(
+            "mcp-gen-ui check: {} warning(s) are errors with {why}: the configuration is not valid; nothing was started",
+            settings.warnings.len()
+        );
+        return ExitCode::from(2);
     }
     print!("{}", summary(&settings));
     ExitCode::SUCCESS
@@ -117,6 +130,9 @@ pub fn summary(s: &Settings) -> String {
         let per = srv.per_principal.as_ref().map_or("", |_| ", one connection per person");
         let _ = writeln!(out, "    {} ({}{per})", srv.name, srv.spec.describe());
     }
+    if !s.upstreams.disabled.is_empty() {
+        let _ = writeln!(out, "    disabled (not started): {}", s.upstreams.disabled.join(", "));
+    }
     if let Some(f) = &s.upstreams.file {
         let _ = writeln!(out, "    from {} (read again when it changes)", f.display());
     }
@@ -151,6 +167,7 @@ pub fn summary(s: &Settings) -> String {
     for w in &s.warnings {
         let _ = writeln!(out, "  warning:   {w}");
     }
+    let _ = writeln!(out, "  not checked: {}", crate::unmatched::LEFT_TO_THE_START);
     out
 }
 

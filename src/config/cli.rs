@@ -214,6 +214,9 @@ pub enum Command {
         /// The principal secrets file (as --principal-secrets).
         #[arg(long, value_name = "FILE")]
         principal_secrets: Option<PathBuf>,
+        /// Every warning is an error (exit 2), as `checkStrict` makes it for a start.
+        #[arg(long)]
+        strict: bool,
     },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {

@@ -48,7 +48,11 @@ def test_a_valid_setup_is_summarised_and_nothing_starts(tmp_path):
 
 
 @pytest.mark.parametrize("where, content, flags, field, says", [
-    ("config", {"sever": {}}, [], "sever", "fix its spelling"),
+    ("config", {"sever": {}}, [], "sever", "did you mean `server`?"),
+    # Issue 54: an unknown key names its place and the key it probably is.
+    ("config", {"policy": {"rules": [{"tols": ["x"], "effect": "deny"}]}}, ["--demo"], "policy.rules[0].tols", "did you mean `tools`?"),
+    ("servers", {"mcpServers": {"fs": {"command": "x", "tools": {"dney": ["write_file"]}}}}, [], "mcpServers.fs.tools.dney",
+     "did you mean `deny`?"),
     ("config", {"policy": {"rules": [{"effect": "deny", "when": "args.city =="}]}}, ["--demo"], "policy.rules[0].when", "line 1"),
     ("config", {"profiles": {"bad name!": {"tools": ["*"]}}}, ["--demo"], "profiles", ""),
     ("config", {"server": {"auth": {"people": {"bob": {"subjects": ["u-1"]}}, "tokens": ["bob:bob-token-0000000001"]}}}, ["--demo"],

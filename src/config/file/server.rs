@@ -38,7 +38,8 @@ pub struct ServerConfig {
     pub workers: Option<usize>,
     /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
     /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
-    /// main port and takes the same tokens as /mcp.
+    /// main port, for an admin's token or a `server.auth.metricsTokens` one when several people sign
+    /// in (else the one person's).
     pub metrics_listen: Option<String>,
     /// Who may use /mcp, /sse, /messages and /metrics.
     pub auth: AuthConfig,

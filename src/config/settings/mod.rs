@@ -38,6 +38,8 @@ pub struct Upstreams {
     /// What gave the servers file (`--servers-file` or `serversFile`): errors about the file
     /// as a whole name it.
     pub file_named_by: &'static str,
+    /// Entries marked `disabled`: kept in the file, not started.
+    pub disabled: Vec<String>,
     /// What every entry of the servers file falls back to.
     pub defaults: servers::Defaults,
 }
@@ -230,7 +232,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     };
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
-    Ok(Settings {
+    let mut settings = Settings {
         upstreams,
         demo,
         host_transport: cfg.server.transport,
@@ -271,7 +273,11 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         profile,
         config_file: args.config.clone(),
         config: cfg,
-    })
+    };
+    // Names that match no configured server: what the configuration alone shows.
+    let unmatched = crate::unmatched::statically(&crate::unmatched::Scope::of(&settings));
+    settings.warnings.extend(unmatched);
+    Ok(settings)
 }
 
 /// One server (`--upstream`, `--upstream-url`, `--demo`, `upstream`), or several (the servers
@@ -321,9 +327,9 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             required: true,
             per_principal: None,
         };
-        return Ok(Upstreams { servers: vec![one], bare: true, file: None, file_named_by: field, defaults });
+        return Ok(Upstreams { servers: vec![one], bare: true, file: None, file_named_by: field, disabled: Vec::new(), defaults });
     }
-    let (list, more) = match (&cfg.servers_file, &cfg.servers) {
+    let servers::Read { servers: list, warnings: more, disabled } = match (&cfg.servers_file, &cfg.servers) {
         (Some(file), _) => servers::read_file(file, field, env, defaults)?,
         (None, Some(map)) => servers::resolve(map, "servers", env, defaults, None)?,
         (None, None) => unreachable!("many means one of them is set"),
@@ -332,7 +338,7 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     if list.is_empty() {
         return Err(ConfigError::new(field, "lists no server that is not disabled: nothing to serve"));
     }
-    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, defaults })
+    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, disabled, defaults })
 }
 
 /// A full http:// or https:// URL, or an error naming `field` (showing the URL without its

@@ -74,6 +74,15 @@ impl ServerSettings {
     }
 }
 
+/// The servers of a file or section: those to run, the warnings to log, and the entries marked
+/// `disabled` (kept in the file, not started: said, but not a warning).
+#[derive(Debug, Default)]
+pub struct Read {
+    pub servers: Vec<ServerSettings>,
+    pub warnings: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
 /// What every entry falls back to (the `upstream` section's limits).
 #[derive(Debug, Clone, Copy)]
 pub struct Defaults {
@@ -87,12 +96,7 @@ pub struct Defaults {
 /// (`servers`), as they are. Returns the servers and the warnings to log. An error about the
 /// file as a whole names `named_by` (the flag or key that gave it); one about an entry names
 /// the entry's field in the file (`mcpServers.gh.env.T`) and the file.
-pub fn read_file(
-    path: &Path,
-    named_by: &str,
-    env: EnvLookup,
-    defaults: Defaults,
-) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+pub fn read_file(path: &Path, named_by: &str, env: EnvLookup, defaults: Defaults) -> Result<Read, ConfigError> {
     let field = named_by;
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(field, format!("cannot read {}: {e}", path.display())))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
@@ -109,8 +113,8 @@ pub fn read_file(
         }
     };
     let base = path.parent().map(Path::to_path_buf);
-    let (servers, warnings) = resolve(map, key, env, defaults, base.as_deref()).map_err(|e| e.in_file(path))?;
-    Ok((servers, warnings.into_iter().map(|w| format!("{}: {w}", path.display())).collect()))
+    let read = resolve(map, key, env, defaults, base.as_deref()).map_err(|e| e.in_file(path))?;
+    Ok(Read { warnings: read.warnings.into_iter().map(|w| format!("{}: {w}", path.display())).collect(), ..read })
 }
 
 /// Resolves a map of servers (`field` prefixes every error's field).
@@ -120,19 +124,23 @@ pub fn resolve(
     env: EnvLookup,
     defaults: Defaults,
     base: Option<&Path>,
-) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+) -> Result<Read, ConfigError> {
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
-    let mut ignored: Vec<String> = Vec::new();
+    let mut disabled = Vec::new();
+    // Keys of other tools, each with the servers that have it.
+    let mut ignored: Vec<(String, Vec<String>)> = Vec::new();
+    let ours = ServerEntryConfig::keys();
     let mut prefixes: HashMap<String, String> = HashMap::new();
     for (name, raw) in map {
         let at = |f: &str| if f.is_empty() { format!("{field}.{name}") } else { format!("{field}.{name}.{f}") };
         let entry: ServerEntryConfig = serde_path_to_error::deserialize(raw).map_err(|e| {
             let path = e.path().to_string();
-            ConfigError::new(at(if path == "." { "" } else { &path }), crate::config::redact::serde_message(&e.into_inner().to_string()))
+            let said = crate::config::redact::serde_message(&e.into_inner().to_string());
+            ConfigError::new(at(if path == "." { "" } else { &path }), crate::config::nearest::unknown_field(&said))
         })?;
         if entry.disabled == Some(true) {
-            warnings.push(format!("{}: disabled in the file, not started", at("")));
+            disabled.push(name.clone());
             continue;
         }
         let Some(prefix) = names::server_prefix(name) else {
@@ -162,17 +170,25 @@ pub fn resolve(
         }
         // Other tools' keys: `timeout` and `transportType` (Cline) are honoured; the rest
         // (approval lists, UI hints) mean nothing here.
-        for k in entry.other.keys() {
-            if !matches!(k.as_str(), "timeout" | "transportType") && !ignored.contains(k) {
-                ignored.push(k.clone());
+        for k in entry.other.keys().filter(|k| !matches!(k.as_str(), "timeout" | "transportType")) {
+            // Near one of ours: a slip that leaves what it meant undone (`tols` for `tools`
+            // keeps the write tools shown), said on its own, naming the server.
+            if let Some(meant) = crate::config::nearest::nearest(k, ours.iter().map(String::as_str)) {
+                warnings.push(format!("{}: the key `{k}` means nothing to mcp-gen-ui and is ignored: did you mean `{meant}`?", at(k)));
+                continue;
+            }
+            match ignored.iter_mut().find(|(key, _)| key == k) {
+                Some((_, names)) => names.push(name.clone()),
+                None => ignored.push((k.clone(), vec![name.clone()])),
             }
         }
         servers.push(server(name, prefix, &entry, &at, env, defaults, base)?);
     }
     if !ignored.is_empty() {
-        warnings.push(format!("{field}: the keys {} mean nothing to mcp-gen-ui and are ignored", ignored.join(", ")));
+        let keys: Vec<String> = ignored.iter().map(|(k, names)| format!("{k} ({})", names.join(", "))).collect();
+        warnings.push(format!("{field}: the keys {} (of other tools) mean nothing to mcp-gen-ui and are ignored", keys.join(", ")));
     }
-    Ok((servers, warnings))
+    Ok(Read { servers, warnings, disabled })
 }
 
 fn server(
@@ -393,7 +409,7 @@ mod tests {
                 "old": {"command": "x", "disabled": true}
             }}"#,
         );
-        let (servers, warnings) = read_file(&p, "--servers-file", &env, D).unwrap();
+        let Read { servers, warnings, disabled } = read_file(&p, "--servers-file", &env, D).unwrap();
         assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["memory", "remote"], "in the file's order");
         match &servers[0].spec {
             UpstreamSpec::Stdio { command, args, env, .. } => {
@@ -406,8 +422,17 @@ mod tests {
             UpstreamSpec::StreamableHttp { headers, .. } => assert_eq!(headers[0].1, "Bearer t0k"),
             other => panic!("{other:?}"),
         }
-        assert!(warnings.iter().any(|w| w.contains("old") && w.contains("disabled")), "{warnings:?}");
-        assert!(warnings.iter().any(|w| w.contains("alwaysAllow")), "one warning names the ignored keys: {warnings:?}");
+        assert_eq!(disabled, ["old"], "kept in the file, not started, and not a warning");
+        assert!(warnings.iter().any(|w| w.contains("alwaysAllow (memory)")), "one warning names the ignored keys: {warnings:?}");
+    }
+
+    #[test]
+    fn a_misspelt_key_of_ours_is_named_with_its_server_and_what_it_meant() {
+        let p = write("slip", r#"{"mcpServers": {"files": {"command": "x", "tols": {"deny": ["write_file"]}, "autoApprove": []}}}"#);
+        let warnings = read_file(&p, "--servers-file", &env, D).unwrap().warnings;
+        let slip = warnings.iter().find(|w| w.contains("tols")).expect("a warning for the slip");
+        assert!(slip.contains("mcpServers.files.tols") && slip.contains("did you mean `tools`?"), "{slip}");
+        assert!(warnings.iter().any(|w| w.contains("autoApprove (files)") && !w.contains("tols")), "{warnings:?}");
     }
 
     #[test]
@@ -419,7 +444,7 @@ mod tests {
                 "descriptions": {"read_file": "Reads"}, "enabledTools": ["read_*"], "requestTimeoutMs": 5000, "required": false,
                 "timeout": 3}}}"#,
         );
-        let (servers, _) = read_file(&p, "--servers-file", &env, D).unwrap();
+        let servers = read_file(&p, "--servers-file", &env, D).unwrap().servers;
         let s = &servers[0];
         assert_eq!((s.request_timeout, s.required), (Duration::from_secs(5), false), "ours win over Cline's timeout");
         assert_eq!(s.curation.rename["read_file"], "cat");
