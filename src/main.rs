@@ -11,6 +11,7 @@ mod edge;
 mod export;
 mod governance;
 mod logging;
+mod metrics_reference;
 mod principals;
 mod reload;
 mod telemetry;
@@ -36,6 +37,18 @@ fn main() -> ExitCode {
     if args.print_config_schema {
         print!("{}", config::file::schema_json());
         return ExitCode::SUCCESS;
+    }
+    if args.print_metrics_reference {
+        return match metrics_reference::render() {
+            Ok(page) => {
+                print!("{page}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcp-gen-ui: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);

@@ -189,6 +189,11 @@ pub struct Args {
     #[arg(long)]
     pub print_config_schema: bool,
 
+    /// Print the metrics reference (every family, its type, labels and when it appears, as
+    /// Markdown) and exit.
+    #[arg(long)]
+    pub print_metrics_reference: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

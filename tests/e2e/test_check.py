@@ -156,3 +156,41 @@ def test_a_rule_with_a_common_cel_slip_says_what_was_meant(tmp_path):
     code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
     assert code == 2, err
     assert "did you mean `principal.name == 'bob' && args.city == 'x'`?" in err, err
+
+
+# Issue 52 ("Smaller"): what check looks at beyond the schema, each refused naming the field.
+
+def test_a_prompts_folder_without_the_templates_is_refused(tmp_path):
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "config.json").write_text(json.dumps({"generation": {"promptsDir": str(tmp_path / "prompts")}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "generation.promptsDir: " in err.splitlines()[0], err
+
+
+def test_a_cache_folder_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "cache").write_text("not a folder")
+    (tmp_path / "config.json").write_text(json.dumps({"cache": {"type": "filesystem", "dir": str(tmp_path / "cache" / "pages")}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "cache.dir: " in err and "is not a folder" in err, err
+    assert (tmp_path / "cache").read_text() == "not a folder", "nothing was written"
+
+
+def test_an_audit_file_of_another_user_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user (the test command runs as root)")
+    audit = tmp_path / "audit.jsonl"
+    audit.write_text("")
+    os.chown(audit, 65534, 65534)
+    (tmp_path / "config.json").write_text(json.dumps({"audit": {"file": str(audit)}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "audit.file: " in err and "another user (uid 65534)" in err, err
+
+
+@pytest.mark.parametrize("globs, at, says", [
+    (["read_*", ""], "tools.allow[1]", "is empty"),
+    (["x" * 300], "tools.allow[0]", "at most 256"),
+])
+def test_a_bad_glob_is_refused_naming_its_place(tmp_path, globs, at, says):
+    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"fs": {"command": "x", "tools": {"allow": globs}}}}))
+    code, _, err = check("check", "--servers-file", str(tmp_path / "servers.json"))
+    assert code == 2 and f"mcpServers.fs.{at}: " in err and says in err, err
