@@ -94,6 +94,8 @@ impl ServerSet {
     }
 
     fn start(&mut self, s: ServerSettings, position: usize) {
+        // Named here: the supervisor's own lines say the transport and program only.
+        tracing::info!(component = "servers", event = "server_starting", server = %s.name, upstream = %s.spec.describe(), "starting the server {} ({})", s.name, s.spec.describe());
         if s.per_principal.is_some() {
             return self.start_per_principal(s, position);
         }

@@ -142,3 +142,14 @@ def test_the_ui_capability_the_service_asks_for_is_the_one_in_the_book():
     hosts = (ROOT / "docs" / "hosts.md").read_text()
     shown = [json.loads(b) for b in re.findall(r"```json\n(\{\"capabilities\".*?)\n```", hosts, re.S)]
     assert wanted in shown, (wanted, shown)
+
+
+def test_the_banner_names_each_server_of_a_fleet(tmp_path):
+    """Issue 54 item 5: a servers file's servers each by name, never the first one's program
+    alone; the log names each server as it starts."""
+    servers = {"mcpServers": {"weather": {"command": str(BIN), "args": ["demo-upstream"]}, "files": {"command": NODE, "args": [str(FILESYSTEM), str(tmp_path)]}}}
+    (tmp_path / "servers.json").write_text(json.dumps(servers))
+    with proxy_http(["--servers-file", str(tmp_path / "servers.json")], name="proxy-banner") as (base, proc):
+        line = proc.read_line_matching(r"^  upstream\s+(.*)$").group(1)
+        assert line == f"2 servers: weather (stdio: {BIN.name}), files (stdio: node)", line
+        wait_for(lambda: "starting the server files (stdio: node)" in proc.log_path.read_text(), 10, "the log line naming the server")

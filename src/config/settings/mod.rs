@@ -45,12 +45,21 @@ pub struct Upstreams {
 }
 
 impl Upstreams {
-    /// What logs and start-up lines say of them (never arguments, paths or credentials).
+    /// What logs and start-up lines say of them (never arguments, paths or credentials): one
+    /// server by its transport and program, several each by its name first (a fleet's first
+    /// server is never taken for the only one).
     pub fn describe(&self) -> String {
         match (self.bare, self.servers.as_slice()) {
             (true, [one]) => one.spec.describe(),
-            _ => {
-                format!("{} servers ({})", self.servers.len(), self.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "))
+            (_, list) => {
+                let each: Vec<String> = list
+                    .iter()
+                    .map(|s| {
+                        let per = if s.per_principal.is_some() { ", one connection per person" } else { "" };
+                        format!("{} ({}{per})", s.name, s.spec.describe())
+                    })
+                    .collect();
+                format!("{} server{}: {}", list.len(), if list.len() == 1 { "" } else { "s" }, each.join(", "))
             }
         }
     }
