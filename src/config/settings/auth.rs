@@ -213,7 +213,8 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
             ));
         }
     }
-    if disabled && !auth.metrics_tokens.is_empty() {
+    // Of the config file only: MCP_GEN_UI_METRICS_TOKEN may be set for every instance alike.
+    if disabled && !cfg.server.auth.metrics_tokens.is_empty() {
         warnings.push("server.auth.metricsTokens: authentication is off, so /metrics needs no token and these are not used".into());
     }
     if disabled && auth.configured() {
