@@ -15,8 +15,9 @@ use crate::config::cli::Args;
 use crate::config::file::ConfigError;
 use crate::config::settings::{self, EnvLookup, Settings};
 
-/// Runs the check; the exit code says whether the configuration is valid.
-pub fn run(args: &Args, env: EnvLookup) -> ExitCode {
+/// Runs the check; the exit code says whether the configuration is valid. With `strict` (or
+/// `checkStrict` in the file) a warning makes it not valid.
+pub fn run(args: &Args, env: EnvLookup, strict: bool) -> ExitCode {
     let settings = match settings::resolve(args, env) {
         Ok(s) => s,
         Err(e) => return refuse(args, &e),
@@ -24,12 +25,24 @@ pub fn run(args: &Args, env: EnvLookup) -> ExitCode {
     if let Err(e) = beyond_parsing(&settings) {
         return refuse(args, &e);
     }
+    let strict = strict || settings.config.check_strict;
+    if strict && !settings.warnings.is_empty() {
+        let why = if settings.config.check_strict { "checkStrict" } else { "--strict" };
+        for w in &settings.warnings {
+            eprintln!("mcp-gen-ui check: {why}: {w}");
+        }
+        eprintln!(
+            "mcp-gen-ui check: {} warning(s) are errors with {why}: the configuration is not valid; nothing was started",
+            settings.warnings.len()
+        );
+        return ExitCode::from(2);
+    }
     print!("{}", summary(&settings));
     ExitCode::SUCCESS
 }
 
 fn refuse(args: &Args, e: &ConfigError) -> ExitCode {
-    let file = where_from(&e.field, args);
+    let file = e.file.as_ref().map_or_else(|| where_from(&e.field, args), |f| f.display().to_string());
     // A file's own errors already start with its path: said once.
     let message = e.message.strip_prefix(&format!("{file}: ")).unwrap_or(&e.message);
     eprintln!("mcp-gen-ui check: {file}: {}: {message}", e.field);
@@ -41,19 +54,20 @@ fn refuse(args: &Args, e: &ConfigError) -> ExitCode {
 fn where_from(field: &str, args: &Args) -> String {
     let shown = |p: &Option<PathBuf>, what: &str| p.as_ref().map_or_else(|| what.to_string(), |p| p.display().to_string());
     match field {
-        "--servers-file" => shown(&args.servers_file, "the command line"),
+        // The file could not be used as a whole: its errors name its path.
         "--principal-secrets" => shown(&args.principal_secrets, "the command line"),
         "--config" => shown(&args.config, "the command line"),
         f if f.starts_with("--") => "the command line".into(),
         f if f.starts_with("MCP_GEN_UI_") || f.starts_with("OTEL_") => "the environment".into(),
-        // A server's entry: the servers file when there is one, else the config's section.
-        f if (f.starts_with("servers.") || f.starts_with("mcpServers.")) && args.servers_file.is_some() => shown(&args.servers_file, ""),
+        // A servers file's entries carry their file (`ConfigError::file`); the rest is the
+        // config file's, or, without one, what the flags left at its defaults.
         _ => shown(&args.config, "the defaults"),
     }
 }
 
 /// What a start would find wrong after the settings resolve, checked without writing: the
-/// prompts folder, the cache folder, the audit file's owner and the folders of files to write.
+/// prompts folder, the cache folder and the log file's folder (the audit file is checked by
+/// the settings themselves, at start and on reload alike).
 fn beyond_parsing(s: &Settings) -> Result<(), ConfigError> {
     if let Some(dir) = s.config.generation.prompts_dir.as_deref() {
         Prompts::load(Some(dir)).map_err(|e| ConfigError::new("generation.promptsDir", e.to_string()))?;
@@ -61,11 +75,8 @@ fn beyond_parsing(s: &Settings) -> Result<(), ConfigError> {
     if let Some(dir) = s.cache_dir() {
         writable_folder(dir).map_err(|why| ConfigError::new("cache.dir", format!("{}: {why}", dir.display())))?;
     }
-    if let Some(file) = &s.audit.file {
-        file_to_write(file, true).map_err(|why| ConfigError::new("audit.file", format!("{}: {why}", file.display())))?;
-    }
     if let Some(file) = &s.log_file {
-        file_to_write(file, false).map_err(|why| ConfigError::new("logging.file", format!("{}: {why}", file.display())))?;
+        file_to_write(file).map_err(|why| ConfigError::new("logging.file", format!("{}: {why}", file.display())))?;
     }
     Ok(())
 }
@@ -93,20 +104,9 @@ fn may_write(p: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
-/// A file the service appends to: its folder exists, and (for the audit trail) an existing
-/// file is neither a symbolic link nor another user's.
-fn file_to_write(file: &Path, owned: bool) -> Result<(), String> {
-    if let Ok(m) = std::fs::symlink_metadata(file) {
-        if owned && m.file_type().is_symlink() {
-            return Err("is a symbolic link; the audit trail is never written through one: give the real path".into());
-        }
-        if owned {
-            if let Some(uid) = crate::audit::file::foreign_owner(&m) {
-                return Err(format!(
-                    "belongs to another user (uid {uid}): remove it, or give a path in a folder only this service's user writes"
-                ));
-            }
-        }
+/// A file the service appends to: it exists, or its folder does.
+fn file_to_write(file: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(file).is_ok() {
         return Ok(());
     }
     match file.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -129,6 +129,9 @@ pub fn summary(s: &Settings) -> String {
     for srv in &s.upstreams.servers {
         let per = srv.per_principal.as_ref().map_or("", |_| ", one connection per person");
         let _ = writeln!(out, "    {} ({}{per})", srv.name, srv.spec.describe());
+    }
+    if !s.upstreams.disabled.is_empty() {
+        let _ = writeln!(out, "    disabled (not started): {}", s.upstreams.disabled.join(", "));
     }
     if let Some(f) = &s.upstreams.file {
         let _ = writeln!(out, "    from {} (read again when it changes)", f.display());
@@ -164,6 +167,7 @@ pub fn summary(s: &Settings) -> String {
     for w in &s.warnings {
         let _ = writeln!(out, "  warning:   {w}");
     }
+    let _ = writeln!(out, "  not checked: {}", crate::unmatched::LEFT_TO_THE_START);
     out
 }
 
@@ -213,9 +217,9 @@ mod tests {
     fn errors_say_which_file_the_field_is_in() {
         let args = Args::parse_from(["mcp-gen-ui", "--config", "/etc/m/config.json", "--servers-file", "/etc/m/servers.json"]);
         assert_eq!(where_from("server.auth.tokens[0]", &args), "/etc/m/config.json");
-        assert_eq!(where_from("--servers-file", &args), "/etc/m/servers.json");
+        assert_eq!(where_from("--servers-file", &args), "the command line", "the flag that named a file that cannot be read");
         assert_eq!(where_from("--auth-token", &args), "the command line");
-        assert_eq!(where_from("servers.b.perPrincipal", &args), "/etc/m/servers.json");
+        assert_eq!(where_from("servers.b.perPrincipal", &args), "/etc/m/config.json", "the config's own servers section");
         assert_eq!(where_from("MCP_GEN_UI_AUTH_TOKEN", &args), "the environment");
     }
 
@@ -233,12 +237,10 @@ mod tests {
     fn files_to_write_are_checked_without_writing() {
         let dir = std::env::temp_dir().join(format!("mcp-gen-ui-check-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert!(file_to_write(&dir.join("audit.jsonl"), true).is_ok());
-        assert!(!dir.join("audit.jsonl").exists(), "nothing is created");
-        let e = file_to_write(&dir.join("missing/audit.jsonl"), true).unwrap_err();
+        assert!(file_to_write(&dir.join("mcp-gen-ui.log")).is_ok());
+        assert!(!dir.join("mcp-gen-ui.log").exists(), "nothing is created");
+        let e = file_to_write(&dir.join("missing/mcp-gen-ui.log")).unwrap_err();
         assert!(e.contains("does not exist"), "{e}");
-        std::os::unix::fs::symlink("/etc/hostname", dir.join("link")).unwrap();
-        assert!(file_to_write(&dir.join("link"), true).unwrap_err().contains("symbolic link"));
         assert!(writable_folder(&dir.join("not/yet/made")).is_ok());
         std::fs::write(dir.join("plain"), "x").unwrap();
         assert!(writable_folder(&dir.join("plain")).unwrap_err().contains("not a folder"));

@@ -11,9 +11,11 @@ mod edge;
 mod export;
 mod governance;
 mod logging;
+mod metrics_reference;
 mod principals;
 mod reload;
 mod telemetry;
+mod unmatched;
 mod upstreams;
 mod wiring;
 
@@ -36,15 +38,28 @@ fn main() -> ExitCode {
         print!("{}", config::file::schema_json());
         return ExitCode::SUCCESS;
     }
+    if args.print_metrics_reference {
+        return match metrics_reference::render() {
+            Ok(page) => {
+                print!("{page}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcp-gen-ui: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);
     }
-    if let Some(Command::Check { config, servers_file, principal_secrets }) = &args.command {
+    if let Some(Command::Check { config, servers_file, principal_secrets, strict }) = &args.command {
+        let strict = *strict;
         let mut args = Args { command: None, ..args };
         args.config = config.clone().or(args.config);
         args.servers_file = servers_file.clone().or(args.servers_file);
         args.principal_secrets = principal_secrets.clone().or(args.principal_secrets);
-        return check::run(&args, &|k| std::env::var(k).ok());
+        return check::run(&args, &|k| std::env::var(k).ok(), strict);
     }
     if let Some(Command::DemoUpstream) = args.command {
         return match demo_upstream::run() {
@@ -65,6 +80,17 @@ fn main() -> ExitCode {
     }
     for w in &settings.warnings {
         tracing::warn!(component = "config", event = "warning", "{w}");
+    }
+    if !settings.upstreams.disabled.is_empty() {
+        let names = settings.upstreams.disabled.join(", ");
+        tracing::info!(component = "servers", event = "disabled", servers = %names, "disabled in the servers file, not started: {names}");
+    }
+    if settings.config.check_strict && !settings.warnings.is_empty() {
+        for w in &settings.warnings {
+            eprintln!("mcp-gen-ui: checkStrict: {w}");
+        }
+        eprintln!("mcp-gen-ui: invalid configuration: checkStrict: {} warning(s) above; nothing was started", settings.warnings.len());
+        return ExitCode::from(2);
     }
     let prompts = match Prompts::load(settings.config.generation.prompts_dir.as_deref()) {
         Ok(p) => Arc::new(p),
@@ -92,7 +118,7 @@ fn main() -> ExitCode {
         _ => None,
     };
     match actix_web::rt::System::new().block_on(run(settings, prompts, export)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("mcp-gen-ui: {e}");
             ExitCode::FAILURE
@@ -129,15 +155,32 @@ fn healthcheck(url: &str) -> ExitCode {
     }
 }
 
-async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<()> {
+/// Runs the service; exit 2 when `checkStrict` finds a configured name that matches no tool.
+async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path::PathBuf>) -> std::io::Result<ExitCode> {
     // One server keeps its series unlabelled; several are labelled by server.
     let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
     // Before any actor starts, so every span has the tracer.
     let traces = settings.tracing.as_ref().map(|t| telemetry::start(t, metrics.trace_spans_dropped.clone()));
     let gov = governance::Governance::start(&settings, &metrics, traces.as_ref());
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone(), &gov);
+    // What the configured names match once the servers have listed their tools.
+    let scope = unmatched::Scope::of(&settings);
+    if settings.config.check_strict {
+        let found = unmatched::at_start::check(deps.fleet.clone(), scope, Duration::from_secs(30)).await;
+        unmatched::at_start::log(&found);
+        if !found.unmatched.is_empty() {
+            for w in &found.unmatched {
+                eprintln!("mcp-gen-ui: checkStrict: {w}");
+            }
+            eprintln!("mcp-gen-ui: invalid configuration: checkStrict: {} name(s) above match no tool; stopping", found.unmatched.len());
+            upstream.servers.lock().await.shutdown().await;
+            return Ok(ExitCode::from(2));
+        }
+    } else {
+        unmatched::at_start::log_when_listed(deps.fleet.clone(), scope);
+    }
     if let Some(file) = settings.upstreams.file.clone() {
-        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.defaults, gov.audit())?;
+        upstreams::watch(upstream.servers.clone(), file, settings.upstreams.file_named_by, settings.upstreams.defaults, gov.audit())?;
     }
     if let Some(file) = settings.config_file.clone() {
         // What each principal may see can change with the rules: hosts list again.
@@ -191,7 +234,7 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
         tokio::task::spawn_blocking(move || t.shutdown(Duration::from_secs(2))).await.ok();
     }
     tracing::info!(component = "main", event = "exit", "mcp-gen-ui stopped");
-    result
+    result.map(|()| ExitCode::SUCCESS)
 }
 
 /// When the stop signal came: shutdown steps share one budget counted from it.

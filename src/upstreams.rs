@@ -94,6 +94,8 @@ impl ServerSet {
     }
 
     fn start(&mut self, s: ServerSettings, position: usize) {
+        // Named here: the supervisor's own lines say the transport and program only.
+        tracing::info!(component = "servers", event = "server_starting", server = %s.name, upstream = %s.spec.describe(), "starting the server {} ({})", s.name, s.spec.describe());
         if s.per_principal.is_some() {
             return self.start_per_principal(s, position);
         }
@@ -257,16 +259,19 @@ impl ServerSet {
 }
 
 /// Reads the servers file again on SIGHUP and when it changes, for as long as the service runs.
-pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, defaults: Defaults, audit: Audit) -> std::io::Result<()> {
+pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, named_by: &'static str, defaults: Defaults, audit: Audit) -> std::io::Result<()> {
     let path = file.clone();
     crate::reload::watch(file, move |why| {
         let (set, file, audit) = (set.clone(), path.clone(), audit.clone());
         actix_web::rt::spawn(async move {
             let env = |k: &str| std::env::var(k).ok();
-            match servers::read_file(&file, &env, defaults) {
-                Ok((list, warnings)) if !list.is_empty() => {
+            match servers::read_file(&file, named_by, &env, defaults) {
+                Ok(servers::Read { servers: list, warnings, disabled }) if !list.is_empty() => {
                     for w in warnings {
                         tracing::warn!(component = "config", event = "warning", "{w}");
+                    }
+                    if !disabled.is_empty() {
+                        tracing::info!(component = "servers", event = "disabled", servers = %disabled.join(", "), "disabled in the servers file, not started: {}", disabled.join(", "));
                     }
                     tracing::info!(
                         component = "servers",

@@ -75,6 +75,17 @@ pub struct Metrics {
     /// Who may do what and who did: rules, the audit trail, each person's connections.
     pub access: AccessMetrics,
     build_info: IntGaugeVec,
+    /// Every family as registered, in order: what the metrics reference is made from.
+    families: Vec<Family>,
+}
+
+/// A family as it was registered: its full name, Prometheus type, help and label names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    pub name: String,
+    pub kind: &'static str,
+    pub help: String,
+    pub labels: Vec<String>,
 }
 
 /// How a wait on another replica's generation ends (label values of `lease_waits`).
@@ -236,7 +247,7 @@ impl Metrics {
     fn build(per_server: bool) -> Self {
         let server: &[&str] = if per_server { &["server"] } else { &[] };
         let server_method: &[&str] = if per_server { &["server", "method"] } else { &["method"] };
-        let r = Families(Registry::new());
+        let r = Families(Registry::new(), Default::default());
         // Pages from hosted models take 15 s to minutes.
         let generation_buckets = vec![0.05, 0.25, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0];
         let upstream_buckets = vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
@@ -323,6 +334,7 @@ impl Metrics {
             ),
             access: AccessMetrics::new(&r),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
+            families: r.1.take(),
             registry: r.0,
         };
         m.zeros();
@@ -378,6 +390,11 @@ impl Metrics {
                 self.llm_tokens.with_label_values(&[provider, model, d]);
             }
         }
+    }
+
+    /// Every family this registry has (also those with no series yet), as registered.
+    pub fn families(&self) -> &[Family] {
+        &self.families
     }
 
     pub fn render(&self) -> String {
@@ -449,28 +466,34 @@ impl AccessMetrics {
     }
 }
 
-/// Makes each family under the prefix and registers it (names are unique: a clash is a bug).
-struct Families(Registry);
+/// Makes each family under the prefix and registers it (names are unique: a clash is a bug),
+/// keeping what it registered for `Metrics::families`.
+struct Families(Registry, std::cell::RefCell<Vec<Family>>);
 
 impl Families {
-    fn add<C: prometheus::core::Collector + Clone + 'static>(&self, c: C) -> C {
+    fn add<C: prometheus::core::Collector + Clone + 'static>(&self, kind: &'static str, c: C) -> C {
+        for d in c.desc() {
+            let (name, help, labels) = (d.fq_name.clone(), d.help.clone(), d.variable_labels.clone());
+            self.1.borrow_mut().push(Family { name, kind, help, labels });
+        }
         self.0.register(Box::new(c.clone())).expect("metric names are unique");
         c
     }
     fn counters(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-        self.add(IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
+        self.add("counter", IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
     }
     fn gauges(&self, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-        self.add(IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
+        self.add("gauge", IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
     }
     fn counter(&self, name: &str, help: &str) -> IntCounter {
-        self.add(IntCounter::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
+        self.add("counter", IntCounter::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
     }
     fn gauge(&self, name: &str, help: &str) -> IntGauge {
-        self.add(IntGauge::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
+        self.add("gauge", IntGauge::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
     }
     fn histograms(&self, name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> HistogramVec {
-        self.add(HistogramVec::new(HistogramOpts::new(format!("{PREFIX}_{name}"), help).buckets(buckets), labels).expect("valid metric"))
+        let opts = HistogramOpts::new(format!("{PREFIX}_{name}"), help).buckets(buckets);
+        self.add("histogram", HistogramVec::new(opts, labels).expect("valid metric"))
     }
 }
 

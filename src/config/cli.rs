@@ -189,6 +189,11 @@ pub struct Args {
     #[arg(long)]
     pub print_config_schema: bool,
 
+    /// Print the metrics reference (every family, its type, labels and when it appears, as
+    /// Markdown) and exit.
+    #[arg(long)]
+    pub print_metrics_reference: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -214,6 +219,9 @@ pub enum Command {
         /// The principal secrets file (as --principal-secrets).
         #[arg(long, value_name = "FILE")]
         principal_secrets: Option<PathBuf>,
+        /// Every warning is an error (exit 2), as `checkStrict` makes it for a start.
+        #[arg(long)]
+        strict: bool,
     },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {

@@ -5,5 +5,7 @@
 pub mod cli;
 pub mod file;
 pub mod file_error;
+pub mod nearest;
+pub mod redact;
 pub mod settings;
 pub mod tokens;

@@ -20,6 +20,9 @@ EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dis
 ARTIFACTS = ROOT / "tests" / "artifacts"
 UI_EXT = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
 NODE = os.environ.get("NODE_BIN", "node")
+# Every proxy the tests start takes this token on /metrics (server.auth.metricsTokens): with
+# several people there, /metrics is for admins and this token only (issue 51 item 12).
+METRICS_TOKEN = "scrape-token-of-the-tests-7c1e"
 
 
 def skipped_by_name(suite: str) -> bool:
@@ -158,7 +161,7 @@ def upstream_args(kind: str, url: str | None = None) -> list[str]:
 @contextlib.contextmanager
 def proxy_http(args: list[str], name: str = "proxy", env: dict | None = None, ready: bool = True):
     """The proxy on the HTTP transport at a free port; yields (base_url, Proc)."""
-    p = Proc(name, [str(BIN), "--listen", "127.0.0.1:0", *args], env=env)
+    p = Proc(name, [str(BIN), "--listen", "127.0.0.1:0", *args], env={"MCP_GEN_UI_METRICS_TOKEN": METRICS_TOKEN, **(env or {})})
     try:
         m = p.read_line_matching(r"listening on (http://\S+)")
         base = m.group(1)

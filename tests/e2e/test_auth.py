@@ -27,7 +27,7 @@ from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import BIN, Proc, free_port, proxy_http, wait_http
+from conftest import BIN, METRICS_TOKEN, Proc, free_port, proxy_http, wait_http
 
 TOKEN = "flag-token-3c1d7e0a9b2f"
 OTHER = "flag-token-second-55aa01"
@@ -223,9 +223,11 @@ def test_no_token_wrong_token_right_token_over_mcp_sse_and_messages(tmp_path):
         for path in ["/healthz", "/readyz", "/preview", "/preview/sandbox"]:
             assert request(base + path)[0] == 200, path
         assert request(base + "/.well-known/oauth-protected-resource")[0] == 404, "not an OAuth resource server"
-        # /metrics takes the same tokens.
+        # /metrics: with two people it is for admins and the scrape's token
+        # (test_names_and_metrics.py), which a token for hosts is not.
         assert_refused(request(base + "/metrics"))
-        code, _, text = request(base + "/metrics", token=TOKEN)
+        assert request(base + "/metrics", token=TOKEN)[0] == 403
+        code, _, text = request(base + "/metrics", token=METRICS_TOKEN)
         assert code == 200 and "mcp_gen_ui_requests_total" in text
 
     text = log.read_text()

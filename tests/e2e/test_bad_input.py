@@ -22,8 +22,8 @@ def run_bin(args, timeout=10):
     "args,config,field",
     [
         ([], None, "upstream"),
-        (["--upstream-url", "localhost:3000/mcp"], None, "upstream.url"),
-        (["--upstream-url", "ftp://example.com/mcp"], None, "upstream.url"),
+        (["--upstream-url", "localhost:3000/mcp"], None, "--upstream-url"),
+        (["--upstream-url", "ftp://example.com/mcp"], None, "--upstream-url"),
         (["--provider", "gpt", "--demo"], None, "--provider"),
         (["--demo", "--listen", "8080"], None, "--listen"),
         (["--demo", "--upstream", "node x.js"], None, "--demo"),

@@ -48,7 +48,11 @@ def test_a_valid_setup_is_summarised_and_nothing_starts(tmp_path):
 
 
 @pytest.mark.parametrize("where, content, flags, field, says", [
-    ("config", {"sever": {}}, [], "sever", "fix its spelling"),
+    ("config", {"sever": {}}, [], "sever", "did you mean `server`?"),
+    # Issue 54: an unknown key names its place and the key it probably is.
+    ("config", {"policy": {"rules": [{"tols": ["x"], "effect": "deny"}]}}, ["--demo"], "policy.rules[0].tols", "did you mean `tools`?"),
+    ("servers", {"mcpServers": {"fs": {"command": "x", "tools": {"dney": ["write_file"]}}}}, [], "mcpServers.fs.tools.dney",
+     "did you mean `deny`?"),
     ("config", {"policy": {"rules": [{"effect": "deny", "when": "args.city =="}]}}, ["--demo"], "policy.rules[0].when", "line 1"),
     ("config", {"profiles": {"bad name!": {"tools": ["*"]}}}, ["--demo"], "profiles", ""),
     ("config", {"server": {"auth": {"people": {"bob": {"subjects": ["u-1"]}}, "tokens": ["bob:bob-token-0000000001"]}}}, ["--demo"],
@@ -76,3 +80,117 @@ def test_a_secrets_file_others_can_read_is_refused(tmp_path):
     os.chmod(secrets, 0o644)
     code, _, err = check("--demo", "check", "--principal-secrets", str(secrets))
     assert code == 2 and str(secrets) in err and "chmod 600" in err, err
+
+
+def start(*args, env=None):
+    """A start with these flags that is expected to stop at once (exit 2): its code and stderr."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_GEN_UI_") and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    full_env.update(env or {})
+    p = subprocess.run([str(BIN), "--listen", "127.0.0.1:0", *args], capture_output=True, text=True, timeout=30, env=full_env)
+    return p.returncode, p.stdout + p.stderr
+
+
+SECRET = "s3cret-never-shown"
+
+
+@pytest.mark.parametrize("flags, config, field", [
+    # Issue 51 item 9: a secret field given with the wrong type, a header without its colon,
+    # URLs with credentials that do not parse: the field is named, the value never shown.
+    (["--demo"], {"server": {"auth": {"tokens": f"alice:{SECRET}"}}}, "server.auth.tokens"),
+    (["--upstream-url", "http://127.0.0.1:9/mcp", "--upstream-header", f"Authorization Bearer {SECRET}"], None, "--upstream-header"),
+    ([], {"upstream": {"url": f"http://user:{SECRET}@[bad/mcp"}}, "upstream.url"),
+    (["--upstream-url", f"http://user:{SECRET}@[bad/mcp"], None, "--upstream-url"),
+    (["--demo", "--llm-base-url", f"http://user:{SECRET}@[bad/v1"], None, "--llm-base-url"),
+    (["--upstream-url", "http://127.0.0.1:9/mcp", "--upstream-env", f"={SECRET}"], None, "--upstream-env"),
+])
+def test_secrets_are_never_quoted_in_errors_of_check_or_a_start(tmp_path, flags, config, field):
+    extra = []
+    if config is not None:
+        (tmp_path / "config.json").write_text(json.dumps(config))
+        extra = ["--config", str(tmp_path / "config.json")]
+    code, out, err = check(*flags, *extra, "check")
+    assert code == 2, (out, err)
+    assert SECRET not in out + err, err
+    first = err.splitlines()[0]
+    where = str(tmp_path / "config.json") if field[0] != "-" else "the command line"
+    assert first.startswith(f"mcp-gen-ui check: {where}: {field}: "), first
+    code, said = start(*flags, *extra)
+    assert code == 2 and f"{field}: " in said, said
+    assert SECRET not in said, said
+
+
+def test_a_servers_file_that_cannot_be_read_is_named_by_what_gave_it(tmp_path):
+    """Issue 54 item 5: the flag or the key that named the file, once, and the file's path."""
+    missing = tmp_path / "nowhere.json"
+    code, _, err = check("check", "--servers-file", str(missing))
+    assert code == 2 and err.startswith(f"mcp-gen-ui check: the command line: --servers-file: cannot read {missing}: "), err
+    (tmp_path / "config.json").write_text(json.dumps({"serversFile": str(missing)}))
+    code, said = start("--config", str(tmp_path / "config.json"))
+    assert code == 2 and f"invalid configuration: serversFile: cannot read {missing}: " in said, said
+    assert "--servers-file" not in said, said
+    # An entry's error names the servers file and the entry's field, once.
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"gh": {"command": "x", "requestTimeoutMs": 0}}}))
+    code, said = start("--servers-file", str(servers))
+    assert code == 2 and f"invalid configuration: {servers}: mcpServers.gh.requestTimeoutMs: must be" in said, said
+
+
+def test_an_audit_file_that_is_a_link_is_refused_by_a_start_as_by_check(tmp_path):
+    """Issue 51 item 11: the writer never follows a link, so a start must not accept one."""
+    (tmp_path / "real.jsonl").write_text("")
+    (tmp_path / "audit.jsonl").symlink_to(tmp_path / "real.jsonl")
+    (tmp_path / "config.json").write_text(json.dumps({"audit": {"file": str(tmp_path / "audit.jsonl")}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2, err
+    said_by_check = err.splitlines()[0].split("audit.file: ", 1)[1]
+    assert "symbolic link" in said_by_check, err
+    code, said = start("--demo", "--config", str(tmp_path / "config.json"))
+    assert code == 2, said
+    assert f"audit.file: {said_by_check}" in said, said
+
+
+def test_a_rule_with_a_common_cel_slip_says_what_was_meant(tmp_path):
+    """Issue 54 item 5: `=` for `==`, `and` for `&&`."""
+    rules = [{"tools": ["*"], "effect": "deny", "when": "principal.name = 'bob' and args.city == 'x'"}]
+    (tmp_path / "config.json").write_text(json.dumps({"policy": {"rules": rules}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2, err
+    assert "did you mean `principal.name == 'bob' && args.city == 'x'`?" in err, err
+
+
+# Issue 52 ("Smaller"): what check looks at beyond the schema, each refused naming the field.
+
+def test_a_prompts_folder_without_the_templates_is_refused(tmp_path):
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "config.json").write_text(json.dumps({"generation": {"promptsDir": str(tmp_path / "prompts")}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "generation.promptsDir: " in err.splitlines()[0], err
+
+
+def test_a_cache_folder_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "cache").write_text("not a folder")
+    (tmp_path / "config.json").write_text(json.dumps({"cache": {"type": "filesystem", "dir": str(tmp_path / "cache" / "pages")}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "cache.dir: " in err and "is not a folder" in err, err
+    assert (tmp_path / "cache").read_text() == "not a folder", "nothing was written"
+
+
+def test_an_audit_file_of_another_user_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user (the test command runs as root)")
+    audit = tmp_path / "audit.jsonl"
+    audit.write_text("")
+    os.chown(audit, 65534, 65534)
+    (tmp_path / "config.json").write_text(json.dumps({"audit": {"file": str(audit)}}))
+    code, _, err = check("--demo", "check", "--config", str(tmp_path / "config.json"))
+    assert code == 2 and "audit.file: " in err and "another user (uid 65534)" in err, err
+
+
+@pytest.mark.parametrize("globs, at, says", [
+    (["read_*", ""], "tools.allow[1]", "is empty"),
+    (["x" * 300], "tools.allow[0]", "at most 256"),
+])
+def test_a_bad_glob_is_refused_naming_its_place(tmp_path, globs, at, says):
+    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"fs": {"command": "x", "tools": {"allow": globs}}}}))
+    code, _, err = check("check", "--servers-file", str(tmp_path / "servers.json"))
+    assert code == 2 and f"mcpServers.fs.{at}: " in err and says in err, err

@@ -144,6 +144,9 @@ def test_the_example_is_a_valid_configuration(block, tmp_path):
         f"--- the example\n{block.text}--- files placed: {rewrites or 'none'}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}"
     )
     assert "the configuration is valid" in p.stdout, p.stdout
+    # Clean, too (issue 54): no name in an example matches nothing, no key is a slip.
+    warnings = [line for line in p.stdout.splitlines() if line.lstrip().startswith("warning:")]
+    assert not warnings, f"{block.where}: the example is valid but `check` warns:\n" + "\n".join(warnings)
 
 
 def test_a_misspelt_field_is_refused_naming_it(tmp_path):

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import metric, proxy_http, wait_for
+from conftest import METRICS_TOKEN, metric, proxy_http, wait_for
 from test_auth import open_sse, request
 from test_protocol_2026 import VERSION, meta
 from test_protocol_2026 import post as post_2026
@@ -75,7 +75,7 @@ class Service:
 
     def refused(self, method: str) -> float:
         """Server requests of `shared` refused because whose they were could not be known."""
-        return metric(scrape_with(self.base, TOKENS["alice"]), REFUSED_METRIC, server="shared", method=method, reason="owner_unknown")
+        return metric(scrape_with(self.base, METRICS_TOKEN), REFUSED_METRIC, server="shared", method=method, reason="owner_unknown")
 
 
 @pytest.fixture(scope="module")

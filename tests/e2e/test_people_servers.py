@@ -20,7 +20,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 import exchange_peers
-from conftest import metric, wait_for
+from conftest import METRICS_TOKEN, metric, wait_for
 from exchange_peers import CLIENT_ID, CLIENT_SECRET, AuthServer, RemoteServer
 from fake_llm import page
 from replica_peers import Redis, replicas, wait_redis_status
@@ -95,7 +95,7 @@ def test_a_person_denied_a_whole_per_person_server_gets_no_process_for_it(tmp_pa
         assert running(base, "secret") == 0, server_state(base, "secret")
         assert running(base, "other") == 1, server_state(base, "other")
         assert secret_children(proc.p.pid) == [bobs_other["pid"]], "bob's process for `other`, none for `secret`"
-        samples = scrape_with(base, PEOPLE["alice"])
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_principal_connections", server="other", principal="bob", source="token") == 1
         assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob", source="token") == 0
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="started") == 0
@@ -110,7 +110,7 @@ def test_a_person_denied_a_whole_per_person_server_gets_no_process_for_it(tmp_pa
         assert not any(n.startswith("secret__") for n in tool_names(rpc(base, PEOPLE["bob"], b, "tools/list")))
         again = whoami(base, PEOPLE["bob"], b)
         assert "error" in again and "ghp-" not in json.dumps(again), again
-        samples = scrape_with(base, PEOPLE["alice"])
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
         assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="bob", source="token") == 0
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="started") == 1
@@ -272,7 +272,7 @@ def test_token_exchange_follows_a_fresh_token_in_a_new_session(tmp_path, monkeyp
             assert len(x.auth.requests) > grants, "a new exchange for the new token"
             subjects = x.jwt.subjects_seen(x.remote.seen[seen:])
             assert subjects and set(subjects) == {second}, "the remote server got tokens exchanged from JWT #2 only"
-            samples = scrape_with(base, second)
+            samples = scrape_with(base, METRICS_TOKEN)
             assert metric(samples, "mcp_gen_ui_token_exchanges_total", server="remote", outcome="ok") >= 2
             # Her connection was kept and told the new token, not replaced by a new one.
             assert metric(samples, "mcp_gen_ui_principal_starts_total", server="remote", outcome="started") == 1

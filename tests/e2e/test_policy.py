@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from conftest import BIN, metric, wait_for
+from conftest import BIN, METRICS_TOKEN, metric, wait_for
 from test_auth import JwksServer, open_sse, public_jwk, request, token_proxy
 from test_protocol_2026 import post as post_2026
 from test_teams import post, scrape_with
@@ -156,7 +156,7 @@ def test_each_principal_sees_and_calls_only_what_its_rules_allow(tmp_path):
             status, _, ans = post_2026(base, "tools/list", {}, headers={"Authorization": f"Bearer {BOB}"})
             assert [t["name"] for t in ans["result"]["tools"] if not t["name"].startswith("_ui_")] == ["get_forecast"]
 
-            samples = scrape_with(base, ERIN)
+            samples = scrape_with(base, METRICS_TOKEN)
             assert metric(samples, "mcp_gen_ui_policy_decisions_total", rule="no secret city", outcome="deny") == 3
             assert metric(samples, "mcp_gen_ui_policy_decisions_total", rule="bob forecast", outcome="allow") >= 2
             assert metric(samples, "mcp_gen_ui_policy_decisions_total", rule="default", outcome="deny") >= 5
@@ -275,7 +275,7 @@ def test_the_audit_file_has_exactly_one_line_per_call_under_load(tmp_path):
         for secret in (ALICE, BOB, ERIN, "City 1\""):
             assert secret not in text, f"{secret!r} is in the audit file"
         assert stat.S_IMODE(audit.stat().st_mode) == 0o600
-        samples = scrape_with(base, ERIN)
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="dropped") == 0
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="written") == len(lines)
         assert "alice-token" not in log.read_text()
@@ -318,14 +318,16 @@ def test_the_whole_arguments_only_when_asked_and_never_through_a_symlink(tmp_pat
     target = tmp_path / "elsewhere"
     target.write_text("")
     link = tmp_path / "audit.jsonl"
-    link.symlink_to(target)
+    # A link given at start is refused then (test_check.py); one put in place of the file
+    # while the service runs is refused by the writer, which never follows one.
     with token_proxy(tmp_path, TOKENS, config={"audit": {"file": str(link), "arguments": True}}, name="proxy-audit-symlink") as (base, _proc, log):
+        link.symlink_to(target)
         sid = init_ui(base, ALICE)
         assert "result" in call(base, ALICE, sid, "get_current_weather", city="Oslo"), "the call is not held up by the trail"
         wait_for_log(log, "write_failed")
         assert "symbolic link" in log.read_text()
         assert target.read_text() == "", "nothing is written through the link"
-        assert metric(scrape_with(base, ALICE), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 1
+        assert metric(scrape_with(base, METRICS_TOKEN), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 1
     audit = tmp_path / "real.jsonl"
     with token_proxy(tmp_path, TOKENS, config={"audit": {"file": str(audit), "arguments": True}}, name="proxy-audit-args") as (base, _proc, _log):
         sid = init_ui(base, ALICE)
@@ -350,14 +352,14 @@ def test_required_refuses_calls_while_the_trail_cannot_be_written_and_a_full_sin
         # the kept lines again each second, /dev/full still takes nothing, and calls stay refused.
         time.sleep(1.5)
         assert all("error" in call(base, ALICE, sid, "get_current_weather", city="Oslo") for _ in range(5)), "refused while unwritable"
-        samples = scrape_with(base, ALICE)
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_refusals_total", reason="audit_unavailable") >= 6
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="dropped") == 0, "required: kept, not dropped"
     # Without required, the same sink drops lines (counted) and calls go on.
     with token_proxy(tmp_path, TOKENS, config={"audit": {"file": "/dev/full"}}, name="proxy-audit-best-effort") as (base, _proc, _log):
         sid = init_ui(base, ALICE)
         assert all("result" in call(base, ALICE, sid, "get_current_weather", city="Oslo") for _ in range(20))
-        wait_for(lambda: metric(scrape_with(base, ALICE), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 20, 10,
+        wait_for(lambda: metric(scrape_with(base, METRICS_TOKEN), "mcp_gen_ui_audit_lines_total", outcome="dropped") >= 20, 10,
                  "the 20 calls' lines counted as dropped")
     # stdout nobody reads: the writer blocks on the pipe, the queue fills, the rest is dropped and
     # counted; every call is still answered.
@@ -366,7 +368,7 @@ def test_required_refuses_calls_while_the_trail_cannot_be_written_and_a_full_sin
         with ThreadPoolExecutor(4) as pool:
             answers = list(pool.map(lambda n: call(base, ALICE, sid, "get_current_weather", city=f"City {n}"), range(600)))
         assert all("result" in a for a in answers), "every call is answered"
-        samples = scrape_with(base, ALICE)
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_audit_lines_total", outcome="dropped") > 0
 
 

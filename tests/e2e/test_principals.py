@@ -19,7 +19,7 @@ from pathlib import Path
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from conftest import BIN, metric, proxy_http, wait_for
+from conftest import BIN, METRICS_TOKEN, metric, proxy_http, wait_for
 from exchange_peers import CLIENT_ID, CLIENT_SECRET, AuthServer, RemoteServer
 from test_auth import JwksServer, public_jwk, request
 from test_teams import scrape_with
@@ -134,7 +134,7 @@ def test_each_person_reaches_the_server_as_themselves(tmp_path):
         assert "ghp-" not in json.dumps(refused)
         # Bob's server lists a tool the team's does not: reported, not mixed in.
         assert "secret__extra" not in {t["name"] for t in rpc(base, PEOPLE["bob"], b, "tools/list")["result"]["tools"]}
-        samples = scrape_with(base, PEOPLE["alice"])
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_principal_tool_lists_differ_total", server="secret") >= 1
         assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
         assert metric(samples, "mcp_gen_ui_principal_starts_total", server="secret", outcome="missing_secret") >= 1
@@ -192,7 +192,7 @@ def test_the_caps_hold_under_a_burst(tmp_path):
         assert all(len(v) == 1 for v in pids.values()) and len(set.union(*pids.values())) == len(ok), f"one process per person: {pids}"
         state = json.loads(request(base + "/readyz")[2])
         assert state["servers"][0]["perPrincipal"]["running"] == 2
-        assert metric(scrape_with(base, PEOPLE["alice"]), "mcp_gen_ui_principal_starts_total", server="secret", outcome="server_full") >= 1
+        assert metric(scrape_with(base, METRICS_TOKEN), "mcp_gen_ui_principal_starts_total", server="secret", outcome="server_full") >= 1
     # Stopped, the service has written its whole trail: exactly one line per call of the burst
     # (no other call was made), each with its caller and whose credentials it went with.
     calls = audited_calls(tmp_path)
@@ -271,7 +271,7 @@ def test_a_remote_server_gets_a_token_exchanged_for_each_person(tmp_path):
             sa = session(base, PEOPLE["alice"])
             refused = whoami(base, PEOPLE["alice"], sa, "remote__whoami")
             assert "did not sign in with one" in refused["error"]["message"], refused
-            samples = scrape_with(base, erin)
+            samples = scrape_with(base, METRICS_TOKEN)
             assert metric(samples, "mcp_gen_ui_token_exchanges_total", server="remote", outcome="ok") >= 2
             assert metric(samples, "mcp_gen_ui_token_exchanges_total", server="remote", outcome="refused") >= 1
             logged = log.read_text()
@@ -350,7 +350,7 @@ def test_names_from_different_sources_never_merge_unless_the_operator_says_so(tm
             assert (lines["id-token"]["principal"], lines["id-token"]["source"]) == ("alice", "token")
             assert (lines["id-jwt"]["principal"], lines["id-jwt"]["source"]) == ("alice", "jwt")
             assert (lines["id-bob-jwt"]["principal"], lines["id-bob-jwt"]["source"], lines["id-bob-jwt"]["outcome"]) == ("bob", "jwt", "denied")
-            samples = scrape_with(base, PEOPLE["alice"])
+            samples = scrape_with(base, METRICS_TOKEN)
             assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="token") == 1
             assert metric(samples, "mcp_gen_ui_principal_connections", server="secret", principal="alice", source="jwt") == 0
     finally:

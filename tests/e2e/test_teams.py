@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import UI_EXT, metric, scrape
+from conftest import METRICS_TOKEN, UI_EXT, metric, scrape
 from test_auth import INIT, JwksServer, initialize, open_sse, public_jwk, request, token_proxy
 
 ALICE = "alice:alice-token-5f2e9c1b7a"
@@ -62,7 +62,7 @@ def test_a_session_belongs_to_whoever_opened_it(tmp_path):
             assert code == 202
         finally:
             conn.close()
-        assert metric(scrape_with(base, A), "mcp_gen_ui_refusals_total", reason="foreign_session") == 4
+        assert metric(scrape_with(base, METRICS_TOKEN), "mcp_gen_ui_refusals_total", reason="foreign_session") == 4
         time.sleep(0.3)
         text = log.read_text()
         assert sid not in text, "session ids never reach the logs"
@@ -121,7 +121,7 @@ def test_the_llm_allowance_and_the_share_of_sessions_are_the_principals(tmp_path
         # Closing one of hers makes room again.
         assert request(base + "/mcp", "DELETE", token=A, headers={"Mcp-Session-Id": a2})[0] in (200, 204)
         assert initialize(base, A)[0] == 200
-        samples = scrape_with(base, A)
+        samples = scrape_with(base, METRICS_TOKEN)
         assert metric(samples, "mcp_gen_ui_refusals_total", reason="max_sessions_per_principal") == 1
         assert metric(samples, "mcp_gen_ui_refusals_total", reason="llm_calls_per_minute") == 1
 

@@ -23,7 +23,7 @@ pub use generation::{
 };
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
-pub use policy::{AuditConfig, EffectConfig, KindConfig, PolicyConfig};
+pub use policy::{AuditConfig, EffectConfig, KindConfig, PolicyConfig, RuleConfig};
 pub use profiles::{DiscoveryConfig, ProfileConfig};
 pub use server::{HostTransport, LimitsConfig, PersonConfig, ServerConfig};
 pub use servers::ServerEntryConfig;
@@ -50,17 +50,25 @@ impl Default for PrincipalSecretsConfig {
     }
 }
 
-/// A configuration error: the field and what to do about it. Exits with status 2.
+/// A configuration error: the field and what to do about it, and the file the field is in when
+/// it is not the config file (a server's entry in the servers file). Exits with status 2.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid configuration: {field}: {message}")]
+#[error("invalid configuration: {}{field}: {message}", file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default())]
 pub struct ConfigError {
     pub field: String,
     pub message: String,
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl ConfigError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { field: field.into(), message: message.into() }
+        ConfigError { field: field.into(), message: message.into(), file: None }
+    }
+
+    /// The field is one of `file`'s (not the config file's).
+    pub fn in_file(mut self, file: &std::path::Path) -> Self {
+        self.file = Some(file.to_path_buf());
+        self
     }
 }
 
@@ -113,6 +121,13 @@ pub struct Config {
     /// A Claude Desktop (`mcpServers`) or VS Code (`servers`) file of servers to run behind one
     /// endpoint, read again on SIGHUP and when it changes (instead of `upstream`).
     pub servers_file: Option<std::path::PathBuf>,
+    /// Every warning about the configuration stops the start (exit 2) instead of being logged:
+    /// a key that means nothing, a rule, profile or server glob that matches no server or no
+    /// tool (a deny that matches nothing). The tools are known once each server has listed
+    /// them, so the start waits up to 30 s for that before it serves. `check --strict` is the
+    /// same for `check`.
+    #[serde(default)]
+    pub check_strict: bool,
 }
 
 /// Parses a config file; errors name the field by its JSON path.
@@ -122,14 +137,17 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let field = if path == "." { "(file)".to_string() } else { path };
-        let hint = if inner.to_string().contains("unknown field") {
+        let text = inner.to_string();
+        let hint = if text.starts_with("unknown field") {
             "; remove it or fix its spelling (`mcp-gen-ui --print-config-schema` lists every key)"
         } else if inner.is_syntax() || inner.is_eof() {
             "; the file must be valid JSON"
         } else {
             ""
         };
-        ConfigError::new(field, format!("{inner}{hint}"))
+        // serde quotes a string given where another type belongs: a token, a header, a key.
+        let said = crate::config::nearest::unknown_field(&crate::config::redact::serde_message(&text));
+        ConfigError::new(field, format!("{said}{hint}"))
     })
 }
 
@@ -157,7 +175,7 @@ mod tests {
     fn unknown_keys_are_named() {
         let e = parse(r#"{"upstream": {"comand": "x"}}"#).unwrap_err();
         assert_eq!(e.field, "upstream.comand");
-        assert!(e.message.contains("spelling"), "{e}");
+        assert!(e.message.contains("spelling") && e.message.contains("did you mean `command`?"), "{e}");
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub struct ServerConfig {
     pub workers: Option<usize>,
     /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
     /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
-    /// main port and takes the same tokens as /mcp.
+    /// main port, for an admin's token or a `server.auth.metricsTokens` one when several people sign
+    /// in (else the one person's).
     pub metrics_listen: Option<String>,
     /// Who may use /mcp, /sse, /messages and /metrics.
     pub auth: AuthConfig,
@@ -98,6 +99,11 @@ pub struct AuthConfig {
     /// A file with one accepted token per line (`#` comments and blank lines ignored), read
     /// again on SIGHUP.
     pub tokens_file: Option<PathBuf>,
+    /// Tokens that read `/metrics` on the main port and nothing else: a Prometheus scrape's
+    /// bearer token (MCP_GEN_UI_METRICS_TOKEN adds one). When more than one person can sign in,
+    /// `/metrics`, which names people and their servers, is otherwise for admins only;
+    /// `--metrics-listen` serves it without a token on an address of its own.
+    pub metrics_tokens: Vec<String>,
     /// Accept access tokens (JWTs) from an OAuth 2.1 authorization server.
     pub oauth: Option<OAuthConfig>,
     /// Principals with the admin right (token labels, as in `alice:TOKEN`, JWT subjects, or

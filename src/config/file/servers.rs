@@ -74,6 +74,15 @@ pub struct ServerEntryConfig {
     pub other: BTreeMap<String, Value>,
 }
 
+impl ServerEntryConfig {
+    /// The keys an entry has for this service (as the schema names them): a key of another
+    /// tool's that is near one of these is probably a slip (`tols` for `tools`).
+    pub fn keys() -> Vec<String> {
+        let schema = schemars::schema_for!(ServerEntryConfig);
+        schema.get("properties").and_then(serde_json::Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default()
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolFilterConfig {

@@ -23,6 +23,8 @@ pub struct AuthSettings {
     pub admins: Vec<String>,
     /// `server.auth.people`: credentials that are one person.
     pub people: super::people::People,
+    /// `server.auth.metricsTokens` and MCP_GEN_UI_METRICS_TOKEN: they read `/metrics` only.
+    pub metrics_tokens: Vec<Secret>,
 }
 
 impl AuthSettings {
@@ -115,6 +117,31 @@ fn oauth(args: &Args, cfg: &mut Config) -> Result<Option<OAuthSettings>, ConfigE
     })
 }
 
+/// The tokens that read `/metrics` only, checked as tokens are (never quoted) and refused when
+/// one is also a token for `/mcp` (it would then be more than a scrape's).
+fn metrics_tokens(env: EnvLookup, cfg: &Config, tokens: &[StaticToken], file_tokens: &[StaticToken]) -> Result<Vec<Secret>, ConfigError> {
+    let given = cfg
+        .server
+        .auth
+        .metrics_tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("server.auth.metricsTokens[{i}]"), t.clone()))
+        .chain(env("MCP_GEN_UI_METRICS_TOKEN").filter(|t| !t.is_empty()).map(|t| ("MCP_GEN_UI_METRICS_TOKEN".to_string(), t)));
+    let mut out = Vec::new();
+    for (field, t) in given {
+        check_token(&t).map_err(|why| ConfigError::new(&field, format!("the token {why}")))?;
+        if tokens.iter().chain(file_tokens).any(|s| s.value.0 == t) {
+            return Err(ConfigError::new(
+                &field,
+                "is also a token for /mcp: a scrape's token reads /metrics only, so give it a token of its own",
+            ));
+        }
+        out.push(Secret(t));
+    }
+    Ok(out)
+}
+
 /// Tokens from every source (all are accepted), the tokens file, OAuth from flags over the
 /// config file, and `--no-auth`, which cannot be combined with any of them. Errors name the
 /// field and never quote a token.
@@ -158,7 +185,9 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
     let oauth = oauth(args, cfg)?;
     let disabled = args.no_auth || cfg.server.auth.disabled;
     let people = super::people::resolve(&cfg.server.auth.people)?;
-    let auth = AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone(), people };
+    let metrics_tokens = metrics_tokens(env, cfg, &tokens, &file_tokens)?;
+    let auth =
+        AuthSettings { disabled, tokens, tokens_file, file_tokens, oauth, admins: cfg.server.auth.admins.clone(), people, metrics_tokens };
     // A labelled token spelling a person's name, not listed for them, could not be told from
     // them: refused at start (a tokens file's later lines are refused at the edge).
     for t in auth.tokens.iter().chain(&auth.file_tokens).filter(|t| t.named) {
@@ -183,6 +212,10 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
                 "server.auth.admins: {a:?} is the label of no token (labels are given as {a}:TOKEN, and are case-sensitive), so nobody is that admin"
             ));
         }
+    }
+    // Of the config file only: MCP_GEN_UI_METRICS_TOKEN may be set for every instance alike.
+    if disabled && !cfg.server.auth.metrics_tokens.is_empty() {
+        warnings.push("server.auth.metricsTokens: authentication is off, so /metrics needs no token and these are not used".into());
     }
     if disabled && auth.configured() {
         let field = if args.no_auth { "--no-auth" } else { "server.auth.disabled" };

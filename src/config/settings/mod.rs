@@ -4,6 +4,7 @@
 
 mod auth;
 mod cache;
+mod cel_hints;
 pub mod generation;
 mod llm;
 mod logging;
@@ -34,17 +35,31 @@ pub struct Upstreams {
     pub bare: bool,
     /// The servers file, read again on SIGHUP and when it changes.
     pub file: Option<PathBuf>,
+    /// What gave the servers file (`--servers-file` or `serversFile`): errors about the file
+    /// as a whole name it.
+    pub file_named_by: &'static str,
+    /// Entries marked `disabled`: kept in the file, not started.
+    pub disabled: Vec<String>,
     /// What every entry of the servers file falls back to.
     pub defaults: servers::Defaults,
 }
 
 impl Upstreams {
-    /// What logs and start-up lines say of them (never arguments, paths or credentials).
+    /// What logs and start-up lines say of them (never arguments, paths or credentials): one
+    /// server by its transport and program, several each by its name first (a fleet's first
+    /// server is never taken for the only one).
     pub fn describe(&self) -> String {
         match (self.bare, self.servers.as_slice()) {
             (true, [one]) => one.spec.describe(),
-            _ => {
-                format!("{} servers ({})", self.servers.len(), self.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "))
+            (_, list) => {
+                let each: Vec<String> = list
+                    .iter()
+                    .map(|s| {
+                        let per = if s.per_principal.is_some() { ", one connection per person" } else { "" };
+                        format!("{} ({}{per})", s.name, s.spec.describe())
+                    })
+                    .collect();
+                format!("{} server{}: {}", list.len(), if list.len() == 1 { "" } else { "s" }, each.join(", "))
             }
         }
     }
@@ -124,29 +139,34 @@ fn principals(args: &Args, cfg: &Config, upstreams: &Upstreams, auth: &AuthSetti
     if !(1..=86_400 * 7).contains(&p.idle_secs) {
         return Err(ConfigError::new("principalSecrets.idleSecs", "must be 1 to 604800 (a week)"));
     }
+    // A server's entry is in the servers file when there is one: its errors name that file.
+    let in_file = |e: ConfigError| match &upstreams.file {
+        Some(f) => e.in_file(f),
+        None => e,
+    };
     for s in upstreams.servers.iter() {
         let Some(pp) = &s.per_principal else { continue };
         let at = format!("servers.{}.perPrincipal", s.name);
         if cfg.server.transport == HostTransport::Stdio || !auth.configured() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 at,
                 "acts as each person, which needs to know who calls: serve HTTP with tokens (--auth-token alice:TOKEN) or OAuth",
-            ));
+            )));
         }
         if !pp.secrets.is_empty() && file.is_none() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 at,
                 format!(
                     "names {} with ${{principal:...}}: give the principal secrets file (--principal-secrets FILE)",
                     pp.secrets.join(", ")
                 ),
-            ));
+            )));
         }
         if pp.exchange.is_some() && auth.oauth.is_none() {
-            return Err(ConfigError::new(
+            return Err(in_file(ConfigError::new(
                 format!("servers.{}.tokenExchange", s.name),
                 "exchanges the caller's OAuth access token: configure OAuth (server.auth.oauth)",
-            ));
+            )));
         }
     }
     if let Some(f) = &file {
@@ -221,7 +241,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     };
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
-    Ok(Settings {
+    let mut settings = Settings {
         upstreams,
         demo,
         host_transport: cfg.server.transport,
@@ -262,7 +282,11 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         profile,
         config_file: args.config.clone(),
         config: cfg,
-    })
+    };
+    // Names that match no configured server: what the configuration alone shows.
+    let unmatched = crate::unmatched::statically(&crate::unmatched::Scope::of(&settings));
+    settings.warnings.extend(unmatched);
+    Ok(settings)
 }
 
 /// One server (`--upstream`, `--upstream-url`, `--demo`, `upstream`), or several (the servers
@@ -314,12 +338,10 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             required: true,
             per_principal: None,
         };
-        return Ok(Upstreams { servers: vec![one], bare: true, file: None, defaults });
+        return Ok(Upstreams { servers: vec![one], bare: true, file: None, file_named_by: field, disabled: Vec::new(), defaults });
     }
-    let (list, more) = match (&cfg.servers_file, &cfg.servers) {
-        (Some(file), _) => {
-            servers::read_file(file, env, defaults).map_err(|e| ConfigError::new(field, format!("{}: {}", e.field, e.message)))?
-        }
+    let servers::Read { servers: list, warnings: more, disabled } = match (&cfg.servers_file, &cfg.servers) {
+        (Some(file), _) => servers::read_file(file, field, env, defaults)?,
         (None, Some(map)) => servers::resolve(map, "servers", env, defaults, None)?,
         (None, None) => unreachable!("many means one of them is set"),
     };
@@ -327,15 +349,17 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     if list.is_empty() {
         return Err(ConfigError::new(field, "lists no server that is not disabled: nothing to serve"));
     }
-    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), defaults })
+    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, disabled, defaults })
 }
 
-/// A full http:// or https:// URL, or an error naming `field`.
+/// A full http:// or https:// URL, or an error naming `field` (showing the URL without its
+/// credentials and query, which may be secrets).
 pub(super) fn http_url(raw: &str, field: &str) -> Result<url::Url, ConfigError> {
+    let shown = crate::config::redact::url(raw);
     let u = url::Url::parse(raw)
-        .map_err(|e| ConfigError::new(field, format!("{raw:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
+        .map_err(|e| ConfigError::new(field, format!("{shown:?} is not a valid URL ({e}); give a full http:// or https:// URL")))?;
     if !matches!(u.scheme(), "http" | "https") {
-        return Err(ConfigError::new(field, format!("{raw:?} must use http:// or https://")));
+        return Err(ConfigError::new(field, format!("{shown:?} must use http:// or https://")));
     }
     Ok(u)
 }

@@ -71,9 +71,14 @@ pub fn policy(cfg: &PolicyConfig) -> Result<Option<Arc<Policy>>, ConfigError> {
             when: r.when.clone(),
         })
         .collect();
-    Policy::compile(effect(cfg.default), &specs)
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| ConfigError::new(format!("policy.rules[{}].{}", e.index, e.field), format!("{} (rule {:?})", e.message, e.name)))
+    Policy::compile(effect(cfg.default), &specs).map(|p| Some(Arc::new(p))).map_err(|e| {
+        let meant = (e.field == "when")
+            .then(|| cfg.rules.get(e.index).and_then(|r| r.when.as_deref()).and_then(super::cel_hints::hint))
+            .flatten()
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        ConfigError::new(format!("policy.rules[{}].{}", e.index, e.field), format!("{} (rule {:?}){meant}", e.message, e.name))
+    })
 }
 
 pub fn audit(cfg: &AuditConfig, transport: HostTransport) -> Result<AuditSettings, ConfigError> {
@@ -91,8 +96,17 @@ pub fn audit(cfg: &AuditConfig, transport: HostTransport) -> Result<AuditSetting
         if !parent.is_dir() {
             return Err(ConfigError::new("audit.file", format!("the folder {} does not exist: create it first", parent.display())));
         }
+        let found = std::fs::symlink_metadata(f).ok();
+        // The writer opens with O_NOFOLLOW, so a link would lose every line at run time: refused
+        // here, at start and on reload as `check` does, rather than found out at the first call.
+        if found.as_ref().is_some_and(|m| m.file_type().is_symlink()) {
+            return Err(ConfigError::new(
+                "audit.file",
+                format!("{} is a symbolic link; the audit trail is never written through one: give the real path", f.display()),
+            ));
+        }
         // One made beforehand by someone else (in a shared folder, say) is theirs to read and rewrite.
-        if let Some(owner) = std::fs::symlink_metadata(f).ok().as_ref().and_then(crate::audit::file::foreign_owner) {
+        if let Some(owner) = found.as_ref().and_then(crate::audit::file::foreign_owner) {
             return Err(ConfigError::new(
                 "audit.file",
                 format!("{} belongs to another user (uid {owner}), who could read or rewrite the trail: remove it, or give a path in a folder only this service's user writes", f.display()),
@@ -204,6 +218,13 @@ mod tests {
         let c = config::parse(r#"{"audit": {"stdout": true, "maxFileBytes": 10}}"#).unwrap();
         assert_eq!(field(&c), "audit.maxFileBytes");
         assert!(!resolve(&Config::default()).ok().unwrap().audit.on());
+        let dir = std::env::temp_dir().join(format!("audit-link-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(dir.join("real.jsonl"), dir.join("audit.jsonl")).unwrap();
+        let c = config::parse(&format!(r#"{{"audit": {{"file": {:?}}}}}"#, dir.join("audit.jsonl").display().to_string())).unwrap();
+        let e = resolve(&c).err().expect("a link is refused at start as check refuses it");
+        assert!(e.field == "audit.file" && e.message.contains("symbolic link"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -77,6 +77,15 @@ impl ServerSettings {
     }
 }
 
+/// The servers of a file or section: those to run, the warnings to log, and the entries marked
+/// `disabled` (kept in the file, not started: said, but not a warning).
+#[derive(Debug, Default)]
+pub struct Read {
+    pub servers: Vec<ServerSettings>,
+    pub warnings: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
 /// What every entry falls back to (the `upstream` section's limits).
 #[derive(Debug, Clone, Copy)]
 pub struct Defaults {
@@ -88,9 +97,11 @@ pub struct Defaults {
 }
 
 /// Reads a servers file: a Claude Desktop file (`mcpServers`) or a VS Code `mcp.json`
-/// (`servers`), as they are. Returns the servers and the warnings to log.
-pub fn read_file(path: &Path, env: EnvLookup, defaults: Defaults) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
-    let field = "--servers-file";
+/// (`servers`), as they are. Returns the servers and the warnings to log. An error about the
+/// file as a whole names `named_by` (the flag or key that gave it); one about an entry names
+/// the entry's field in the file (`mcpServers.gh.env.T`) and the file.
+pub fn read_file(path: &Path, named_by: &str, env: EnvLookup, defaults: Defaults) -> Result<Read, ConfigError> {
+    let field = named_by;
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(field, format!("cannot read {}: {e}", path.display())))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         ConfigError::new(field, format!("{} is not valid JSON ({e}); it must be a Claude Desktop or VS Code servers file", path.display()))
@@ -106,7 +117,8 @@ pub fn read_file(path: &Path, env: EnvLookup, defaults: Defaults) -> Result<(Vec
         }
     };
     let base = path.parent().map(Path::to_path_buf);
-    resolve(map, &format!("{}: {key}", path.display()), env, defaults, base.as_deref())
+    let read = resolve(map, key, env, defaults, base.as_deref()).map_err(|e| e.in_file(path))?;
+    Ok(Read { warnings: read.warnings.into_iter().map(|w| format!("{}: {w}", path.display())).collect(), ..read })
 }
 
 /// Resolves a map of servers (`field` prefixes every error's field).
@@ -116,19 +128,23 @@ pub fn resolve(
     env: EnvLookup,
     defaults: Defaults,
     base: Option<&Path>,
-) -> Result<(Vec<ServerSettings>, Vec<String>), ConfigError> {
+) -> Result<Read, ConfigError> {
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
-    let mut ignored: Vec<String> = Vec::new();
+    let mut disabled = Vec::new();
+    // Keys of other tools, each with the servers that have it.
+    let mut ignored: Vec<(String, Vec<String>)> = Vec::new();
+    let ours = ServerEntryConfig::keys();
     let mut prefixes: HashMap<String, String> = HashMap::new();
     for (name, raw) in map {
         let at = |f: &str| if f.is_empty() { format!("{field}.{name}") } else { format!("{field}.{name}.{f}") };
         let entry: ServerEntryConfig = serde_path_to_error::deserialize(raw).map_err(|e| {
             let path = e.path().to_string();
-            ConfigError::new(at(if path == "." { "" } else { &path }), e.into_inner().to_string())
+            let said = crate::config::redact::serde_message(&e.into_inner().to_string());
+            ConfigError::new(at(if path == "." { "" } else { &path }), crate::config::nearest::unknown_field(&said))
         })?;
         if entry.disabled == Some(true) {
-            warnings.push(format!("{}: disabled in the file, not started", at("")));
+            disabled.push(name.clone());
             continue;
         }
         let Some(prefix) = names::server_prefix(name) else {
@@ -158,17 +174,25 @@ pub fn resolve(
         }
         // Other tools' keys: `timeout` and `transportType` (Cline) are honoured; the rest
         // (approval lists, UI hints) mean nothing here.
-        for k in entry.other.keys() {
-            if !matches!(k.as_str(), "timeout" | "transportType") && !ignored.contains(k) {
-                ignored.push(k.clone());
+        for k in entry.other.keys().filter(|k| !matches!(k.as_str(), "timeout" | "transportType")) {
+            // Near one of ours: a slip that leaves what it meant undone (`tols` for `tools`
+            // keeps the write tools shown), said on its own, naming the server.
+            if let Some(meant) = crate::config::nearest::nearest(k, ours.iter().map(String::as_str)) {
+                warnings.push(format!("{}: the key `{k}` means nothing to mcp-gen-ui and is ignored: did you mean `{meant}`?", at(k)));
+                continue;
+            }
+            match ignored.iter_mut().find(|(key, _)| key == k) {
+                Some((_, names)) => names.push(name.clone()),
+                None => ignored.push((k.clone(), vec![name.clone()])),
             }
         }
         servers.push(server(name, prefix, &entry, &at, env, defaults, base)?);
     }
     if !ignored.is_empty() {
-        warnings.push(format!("{field}: the keys {} mean nothing to mcp-gen-ui and are ignored", ignored.join(", ")));
+        let keys: Vec<String> = ignored.iter().map(|(k, names)| format!("{k} ({})", names.join(", "))).collect();
+        warnings.push(format!("{field}: the keys {} (of other tools) mean nothing to mcp-gen-ui and are ignored", keys.join(", ")));
     }
-    Ok((servers, warnings))
+    Ok(Read { servers, warnings, disabled })
 }
 
 fn server(
@@ -395,7 +419,7 @@ mod tests {
                 "old": {"command": "x", "disabled": true}
             }}"#,
         );
-        let (servers, warnings) = read_file(&p, &env, D).unwrap();
+        let Read { servers, warnings, disabled } = read_file(&p, "--servers-file", &env, D).unwrap();
         assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["memory", "remote"], "in the file's order");
         match &servers[0].spec {
             UpstreamSpec::Stdio { command, args, env, .. } => {
@@ -408,8 +432,17 @@ mod tests {
             UpstreamSpec::StreamableHttp { headers, .. } => assert_eq!(headers[0].1, "Bearer t0k"),
             other => panic!("{other:?}"),
         }
-        assert!(warnings.iter().any(|w| w.contains("old") && w.contains("disabled")), "{warnings:?}");
-        assert!(warnings.iter().any(|w| w.contains("alwaysAllow")), "one warning names the ignored keys: {warnings:?}");
+        assert_eq!(disabled, ["old"], "kept in the file, not started, and not a warning");
+        assert!(warnings.iter().any(|w| w.contains("alwaysAllow (memory)")), "one warning names the ignored keys: {warnings:?}");
+    }
+
+    #[test]
+    fn a_misspelt_key_of_ours_is_named_with_its_server_and_what_it_meant() {
+        let p = write("slip", r#"{"mcpServers": {"files": {"command": "x", "tols": {"deny": ["write_file"]}, "autoApprove": []}}}"#);
+        let warnings = read_file(&p, "--servers-file", &env, D).unwrap().warnings;
+        let slip = warnings.iter().find(|w| w.contains("tols")).expect("a warning for the slip");
+        assert!(slip.contains("mcpServers.files.tols") && slip.contains("did you mean `tools`?"), "{slip}");
+        assert!(warnings.iter().any(|w| w.contains("autoApprove (files)") && !w.contains("tols")), "{warnings:?}");
     }
 
     #[test]
@@ -421,7 +454,7 @@ mod tests {
                 "descriptions": {"read_file": "Reads"}, "enabledTools": ["read_*"], "requestTimeoutMs": 5000, "required": false,
                 "timeout": 3}}}"#,
         );
-        let (servers, _) = read_file(&p, &env, D).unwrap();
+        let servers = read_file(&p, "--servers-file", &env, D).unwrap().servers;
         let s = &servers[0];
         assert_eq!((s.request_timeout, s.required), (Duration::from_secs(5), false), "ours win over Cline's timeout");
         assert_eq!(s.curation.rename["read_file"], "cat");
@@ -430,17 +463,26 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_the_server_and_the_field() {
-        let e =
-            read_file(&write("input", r#"{"servers": {"gh": {"command": "x", "env": {"T": "${input:token}"}}}}"#), &env, D).unwrap_err();
+        let e = read_file(
+            &write("input", r#"{"servers": {"gh": {"command": "x", "env": {"T": "${input:token}"}}}}"#),
+            "--servers-file",
+            &env,
+            D,
+        )
+        .unwrap_err();
         assert!(e.field.ends_with("servers.gh.env.T"), "{e}");
         assert!(e.message.contains("env:NAME"), "{e}");
-        let e = read_file(&write("type", r#"{"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("type", r#"{"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}"#), "--servers-file", &env, D)
+            .unwrap_err();
         assert!(e.field.ends_with("mcpServers.x.type"), "{e}");
-        let e = read_file(&write("clash", r#"{"mcpServers": {"a b": {"command": "x"}, "a.b": {"command": "y"}}}"#), &env, D).unwrap_err();
+        let e =
+            read_file(&write("clash", r#"{"mcpServers": {"a b": {"command": "x"}, "a.b": {"command": "y"}}}"#), "--servers-file", &env, D)
+                .unwrap_err();
         assert!(e.message.contains("a b") && e.message.contains("a.b"), "both names: {e}");
-        let e = read_file(&write("neither", r#"{"something": {}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("neither", r#"{"something": {}}"#), "--servers-file", &env, D).unwrap_err();
         assert!(e.message.contains("mcpServers"), "{e}");
-        let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), &env, D).unwrap_err();
+        let e = read_file(&write("args", r#"{"mcpServers": {"x": {"command": "x", "args": "not a list"}}}"#), "--servers-file", &env, D)
+            .unwrap_err();
         assert!(e.field.ends_with("mcpServers.x.args"), "{e}");
     }
 
@@ -448,12 +490,17 @@ mod tests {
     fn server_names_that_could_take_anothers_tool_names_are_refused() {
         for (name, what) in [("a__b", "a__b"), ("a..b", "a__b"), ("x___y", "x___y")] {
             let file = format!(r#"{{"mcpServers": {{"a": {{"command": "x"}}, "{name}": {{"command": "y"}}}}}}"#);
-            let e = read_file(&write(&format!("sep-{}", what.len()), &file), &env, D).unwrap_err();
+            let e = read_file(&write(&format!("sep-{}", what.len()), &file), "--servers-file", &env, D).unwrap_err();
             assert!(e.field.ends_with(&format!("mcpServers.{name}")), "{e}");
             assert!(e.message.contains("may not contain \"__\"") && e.message.contains(what), "{e}");
         }
-        let bad =
-            read_file(&write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#), &env, D).unwrap_err();
+        let bad = read_file(
+            &write("glob", r#"{"mcpServers": {"a": {"command": "x", "tools": {"allow": ["ok_*", ""]}}}}"#),
+            "--servers-file",
+            &env,
+            D,
+        )
+        .unwrap_err();
         assert!(bad.field.ends_with("mcpServers.a.tools.allow[1]") && bad.message.contains("is empty"), "{bad}");
     }
 }

@@ -37,7 +37,9 @@ fn missing_upstream_names_the_field() {
 #[test]
 fn bad_url_names_the_field() {
     let e = resolve(&args(&["--upstream-url", "localhost:3000/mcp"]), &no_env).unwrap_err();
-    assert_eq!(e.field, "upstream.url");
+    assert_eq!(e.field, "--upstream-url", "the flag it came from, not the config file's key");
+    let e = resolve(&args(&["--upstream-url", "http://user:s3cret@[bad/mcp"]), &no_env).unwrap_err();
+    assert!(!e.message.contains("s3cret") && e.message.contains("***@[bad/mcp"), "{e}");
     let e = resolve(&args(&["--upstream-url", "ftp://x/mcp"]), &no_env).unwrap_err();
     assert!(e.message.contains("http"));
 }

@@ -207,13 +207,17 @@ fn from_env_or(env: EnvLookup, first: &'static str, second: &'static str, file: 
 }
 
 fn checked_url(v: &str, field: &str) -> Result<String, ConfigError> {
+    let shown = crate::config::redact::url(v);
     let u = url::Url::parse(v.trim()).map_err(|e| {
-        ConfigError::new(field, format!("{v:?} is not a URL ({e}); give the collector's OTLP/HTTP address, such as http://localhost:4318"))
+        ConfigError::new(
+            field,
+            format!("{shown:?} is not a URL ({e}); give the collector's OTLP/HTTP address, such as http://localhost:4318"),
+        )
     })?;
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
         return Err(ConfigError::new(
             field,
-            format!("{v:?} is not an http(s) URL; give the collector's OTLP/HTTP address, such as http://localhost:4318"),
+            format!("{shown:?} is not an http(s) URL; give the collector's OTLP/HTTP address, such as http://localhost:4318"),
         ));
     }
     if !u.username().is_empty() || u.password().is_some() {

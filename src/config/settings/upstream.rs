@@ -46,7 +46,11 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
     }
     for h in &args.upstream_headers {
         let Some((k, v)) = h.split_once(':') else {
-            return Err(ConfigError::new("--upstream-header", format!("{h:?} is not \"Name: value\"")));
+            // Not quoted: without its colon the whole is the value, often a credential.
+            return Err(ConfigError::new(
+                "--upstream-header",
+                "a header has no colon between its name and its value: give it as \"Name: value\" (the value is not shown here: it may be a credential)",
+            ));
         };
         check_header("--upstream-header", k.trim(), v.trim())?;
         cfg.upstream.headers.insert(k.trim().to_string(), v.trim().to_string());
@@ -67,7 +71,13 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
                 None => warnings
                     .push(format!("--upstream-env {e}: {e} is not set in this service's environment, so the upstream does not get it")),
             },
-            _ => return Err(ConfigError::new("--upstream-env", format!("{e:?} is not KEY=VALUE or KEY"))),
+            // Not quoted: what follows `=` is a value, perhaps a secret.
+            _ => {
+                return Err(ConfigError::new(
+                    "--upstream-env",
+                    "a variable has no name before its =: give KEY=VALUE, or KEY to pass this service's own value",
+                ))
+            }
         }
     }
     let upstream = if args.demo {
@@ -75,7 +85,7 @@ pub(super) fn resolve(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &
             .map_err(|e| ConfigError::new("--demo", format!("cannot find this program's own path to start the demo upstream: {e}")))?;
         UpstreamSpec::Stdio { command: exe.to_string_lossy().into_owned(), args: vec!["demo-upstream".into()], env: Vec::new(), cwd: None }
     } else {
-        upstream_spec(cfg)?
+        upstream_spec(cfg, args.upstream_url.is_some())?
     };
     Ok(upstream)
 }
@@ -105,7 +115,7 @@ pub(super) fn limits(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
+fn upstream_spec(cfg: &Config, args_url: bool) -> Result<UpstreamSpec, ConfigError> {
     let up = &cfg.upstream;
     if up.transport.is_none() && up.command.is_none() && up.url.is_none() {
         return Err(ConfigError::new(
@@ -139,7 +149,9 @@ fn upstream_spec(cfg: &Config) -> Result<UpstreamSpec, ConfigError> {
                     ),
                 ));
             };
-            let url = http_url(raw, "upstream.url")?;
+            // Named where it came from: the flag replaces the config file's URL.
+            let field = if args_url { "--upstream-url" } else { "upstream.url" };
+            let url = http_url(raw, field)?;
             let headers = up.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             Ok(if t == UpstreamTransport::Sse {
                 UpstreamSpec::Sse { url, headers }

@@ -2,7 +2,9 @@
 //! file, a tokens file read again on SIGHUP) and OAuth 2.1 access tokens (`oauth.rs`); either
 //! kind is accepted when both are configured.
 //!
-//! `require` is the middleware on the protected resources (/mcp, /sse, /messages, /metrics):
+//! `require` is the middleware on the protected resources (/mcp, /sse, /messages), and
+//! `require_metrics` on /metrics (admins and the scrape's own tokens when several people can
+//! sign in):
 //! a request without a valid token gets 401 (403 when an access token lacks a scope) with
 //! `WWW-Authenticate: Bearer` (naming the protected-resource metadata when OAuth is on) and a
 //! JSON-RPC error that says what is missing and how to send it. Tokens are compared in constant
@@ -109,6 +111,11 @@ pub struct Auth {
     admins: Vec<String>,
     /// `server.auth.people`: credentials that are one person.
     people: People,
+    /// Digests of the tokens that read `/metrics` only (`server.auth.metricsTokens`).
+    metrics: Vec<[u8; 32]>,
+    /// Whether more than one person can sign in: then `/metrics`, which names them and their
+    /// servers, is for admins and the metrics tokens only.
+    several: bool,
 }
 
 impl Auth {
@@ -123,6 +130,8 @@ impl Auth {
             hint: String::new(),
             admins: Vec::new(),
             people: People::default(),
+            metrics: Vec::new(),
+            several: false,
         }
     }
 
@@ -162,7 +171,29 @@ impl Auth {
             from_file: RwLock::new(digested(&s.file_tokens)),
             oauth: s.oauth.clone().map(OAuth::new),
             hint: hint.join(", or "),
+            metrics: s.metrics_tokens.iter().map(|t| digest(&t.0)).collect(),
+            several: s.several_people(),
         }
+    }
+
+    /// Whether the request carries one of the tokens that read `/metrics` only (digests
+    /// compared in constant time, every one of them).
+    pub(super) fn is_metrics_token(&self, header: Option<&HeaderValue>) -> bool {
+        let Some(token) = header
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.trim().split_once(' '))
+            .and_then(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer").then_some(t.trim()))
+        else {
+            return false;
+        };
+        let d = digest(token);
+        self.metrics.iter().fold(false, |found, m| found | bool::from(m.ct_eq(&d)))
+    }
+
+    /// Whether `who` may read `/metrics` on the main port: anyone who signs in when only one
+    /// person can, else the admins (the metrics tokens are checked before).
+    pub(super) fn may_read_metrics(&self, who: &Principal) -> bool {
+        !self.several || self.is_admin(who)
     }
 
     pub fn is_on(&self) -> bool {
@@ -360,24 +391,61 @@ pub async fn require<B: MessageBody + 'static>(
             }
             Ok(next.call(req).await?.map_into_left_body())
         }
-        Err(d) => {
-            let peer = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-            let why = match &d {
-                Denied::Invalid(w) => w.clone(),
-                Denied::Malformed(w) => w.to_string(),
-                Denied::MissingScopes(m) => format!("missing scope {}", m.join(" ")),
-                Denied::Missing => "no bearer token".into(),
-            };
-            tracing::warn!(component = "auth", event = "refused", reason = d.tag(), path = %path, peer = %peer, "refused {} {path} from {peer}: {why}", req.method());
+        Err(d) => Ok(refused(req, &auth, &d)),
+    }
+}
+
+/// A request refused by authentication: logged (never the token), counted, answered with the
+/// challenge.
+fn refused<B>(req: ServiceRequest, auth: &Auth, d: &Denied) -> ServiceResponse<EitherBody<B>> {
+    let peer = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+    let path = req.path().to_string();
+    let why = match d {
+        Denied::Invalid(w) => w.clone(),
+        Denied::Malformed(w) => w.to_string(),
+        Denied::MissingScopes(m) => format!("missing scope {}", m.join(" ")),
+        Denied::Missing => "no bearer token".into(),
+    };
+    tracing::warn!(component = "auth", event = "refused", reason = d.tag(), path = %path, peer = %peer, "refused {} {path} from {peer}: {why}", req.method());
+    if let Some(edge) = req.app_data::<web::Data<super::Edge>>() {
+        let reason = if matches!(d, Denied::MissingScopes(_)) { "forbidden" } else { "unauthorized" };
+        edge.metrics.refusals.with_label_values(&[reason]).inc();
+    }
+    let origin = origin_of(req.request(), req.app_data::<web::Data<super::Edge>>());
+    let mut res = auth.refusal(d, &origin);
+    res.headers_mut().insert(actix_web::http::header::VARY, HeaderValue::from_static(super::forwarded::VARY));
+    req.into_response(res).map_into_right_body()
+}
+
+/// The middleware on `/metrics` of the main port: a metrics token, or a principal who may read
+/// it (`Auth::may_read_metrics`). Its series name people (per-person connections) and servers,
+/// so with several people an ordinary token gets 403 here, as for anything else not theirs.
+pub async fn require_metrics<B: MessageBody + 'static>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    let Some(auth) = req.app_data::<web::Data<Auth>>().cloned() else {
+        let res = json_error(StatusCode::INTERNAL_SERVER_ERROR, UNAUTHORIZED, "authentication is not set up on this listener");
+        return Ok(req.into_response(res).map_into_right_body());
+    };
+    if auth.is_metrics_token(req.headers().get(AUTHORIZATION)) {
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
+    match auth.authenticate(req.headers().get(AUTHORIZATION)).await {
+        Ok(who) if auth.may_read_metrics(&who) => Ok(next.call(req).await?.map_into_left_body()),
+        Ok(who) => {
+            tracing::warn!(component = "auth", event = "refused", reason = "metrics_not_admin", principal = %who, "refused GET /metrics for {who}: not an admin");
             if let Some(edge) = req.app_data::<web::Data<super::Edge>>() {
-                let reason = if matches!(d, Denied::MissingScopes(_)) { "forbidden" } else { "unauthorized" };
-                edge.metrics.refusals.with_label_values(&[reason]).inc();
+                edge.metrics.refusals.with_label_values(&["forbidden"]).inc();
             }
-            let origin = origin_of(req.request(), req.app_data::<web::Data<super::Edge>>());
-            let mut res = auth.refusal(&d, &origin);
-            res.headers_mut().insert(actix_web::http::header::VARY, HeaderValue::from_static(super::forwarded::VARY));
+            let res = json_error(
+                StatusCode::FORBIDDEN,
+                UNAUTHORIZED,
+                "Forbidden: /metrics names the people and servers of this service, so with several people it is for admins (server.auth.admins) and for the scrape's own token (server.auth.metricsTokens or MCP_GEN_UI_METRICS_TOKEN); or serve it on --metrics-listen",
+            );
             Ok(req.into_response(res).map_into_right_body())
         }
+        Err(d) => Ok(refused(req, &auth, &d)),
     }
 }
 

@@ -23,13 +23,25 @@ pub fn token_principal(people: &People, label: String, key: String, named: bool)
 /// The principal of a valid access token: its person when `people` lists its subject. A
 /// subject that spells a token's label or a person's name, without being listed, is refused:
 /// otherwise an identity provider's `alice` would get the secrets, rules and admin right of the
-/// operator's token `alice`.
+/// operator's token `alice`. A name has one source: `#<12 hex>` is an unlabelled token's and
+/// `client:<id>` a client's, whatever is configured now (a tokens file can gain that token on
+/// SIGHUP), so a subject spelling either is refused even when listed.
 pub fn jwt_principal(people: &People, sub: Subject, token_named: impl Fn(&str) -> bool) -> Result<Principal, String> {
+    if sub.claim == "sub" && spells_another_source(&sub.id) {
+        return Err("the access token's subject starts with '#' or 'client:', which name an unlabelled static token and an OAuth client here: a subject can never be either".into());
+    }
     let person = if sub.claim == "sub" { people.of_subject(&sub.id) } else { None };
     if sub.claim == "sub" && person.is_none() && (people.is_person(&sub.id) || token_named(&sub.id)) {
         return Err("the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into());
     }
     Ok(Principal::Jwt { claim: sub.claim, id: sub.id, admin_scope: sub.admin, claims: sub.claims, person })
+}
+
+/// Whether a subject is written as a name only another source gives: an unlabelled token's
+/// (`#` and its digest; labels start with a letter or digit) or a client's (`client:`; labels
+/// and people's names never hold that).
+fn spells_another_source(id: &str) -> bool {
+    id.starts_with('#') || id.starts_with("client:")
 }
 
 #[cfg(test)]
@@ -59,5 +71,17 @@ mod tests {
         assert!(jwt_principal(&p, sub("sub", "bob"), |n| n == "bob").is_err(), "a subject spelling a token's label");
         assert_eq!(jwt_principal(&p, sub("sub", "carol"), |_| false).unwrap().name(), "carol");
         assert_eq!(jwt_principal(&p, sub("client_id", "alice"), |_| false).unwrap().name(), "client:alice", "a client is never a person");
+    }
+
+    #[test]
+    fn a_subject_never_spells_an_unlabelled_token_or_a_client() {
+        let p = people();
+        assert!(jwt_principal(&p, sub("sub", "#070707070707"), |_| false).is_err(), "an unlabelled token's name");
+        assert!(jwt_principal(&p, sub("sub", "#anything"), |_| false).is_err(), "whether or not such a token exists now");
+        assert!(jwt_principal(&p, sub("sub", "client:svc"), |_| false).is_err(), "a client's name");
+        let client = jwt_principal(&p, sub("client_id", "svc"), |_| false).unwrap();
+        assert_eq!(client.name(), "client:svc", "the client itself is that name");
+        let id_with_hash = jwt_principal(&p, sub("client_id", "#070707070707"), |_| false).unwrap();
+        assert_eq!(id_with_hash.name(), "client:#070707070707", "a client id is always under client:");
     }
 }

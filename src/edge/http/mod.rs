@@ -312,7 +312,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(web::resource("/preview").route(web::get().to(preview::page)))
             .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
             .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
-            .service(web::resource("/metrics").wrap(from_fn(auth::require)).route(web::get().to(ops::metrics)))
+            .service(web::resource("/metrics").wrap(from_fn(auth::require_metrics)).route(web::get().to(ops::metrics)))
             .service(
                 web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
                     .route(web::get().to(auth::protected_resource)),

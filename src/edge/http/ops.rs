@@ -11,18 +11,24 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
+/// The tools of a server hosts are shown: what its `tools.allow` / `tools.deny` leave of its list.
+fn shown_tools(catalog: &mcp_gen_ui_actors::servers::catalog::Catalog, server: &str) -> usize {
+    catalog.tools().iter().filter(|t| &*t.server == server).count()
+}
+
 /// One server's state: what it is, the protocol revision it was found to speak (2026-07-28:
-/// stateless), its tools, its restarts and its last error.
+/// stateless), its tools (those shown, and those its own list has beyond them), its restarts and
+/// its last error.
 fn server_state(s: &Server, catalog: &mcp_gen_ui_actors::servers::catalog::Catalog) -> Value {
     let status = s.router.status();
     let protocol = status.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(Value::Null);
     let mut v =
         json!({"name": &*s.name, "state": s.state(), "upstream": status.describe, "required": s.required, "restarts": status.restarts});
+    let tools = shown_tools(catalog, &s.name);
     if let Some(pool) = &s.pool {
         // Each person's connection, started on demand: how many run (names are in the metrics,
         // whose principal labels are bounded; this endpoint does not name people).
         let (running, max) = pool.running();
-        let tools = catalog.tools().iter().filter(|t| t.server == s.name).count();
         v["state"] = json!("on demand");
         v["tools"] = json!(tools);
         v["perPrincipal"] = json!({"running": running, "max": max, "idleSecs": pool.idle_after().as_secs()});
@@ -30,7 +36,9 @@ fn server_state(s: &Server, catalog: &mcp_gen_ui_actors::servers::catalog::Catal
     }
     if status.ready {
         v["protocol"] = protocol;
-        v["tools"] = json!(status.tools.len());
+        // What hosts are shown, as the total is: a deny that hides tools shows here.
+        v["tools"] = json!(tools);
+        v["toolsHidden"] = json!(status.tools.len().saturating_sub(tools));
     } else {
         v["error"] = json!(status.last_error);
     }
@@ -56,7 +64,7 @@ pub async fn readyz(req: HttpRequest, edge: web::Data<Edge>) -> HttpResponse {
             let s = one.router.status();
             let mut b = if s.ready {
                 let protocol = s.init.as_ref().and_then(|i| i.get("protocolVersion").cloned()).unwrap_or(Value::Null);
-                json!({"status": "ready", "upstream": s.describe, "protocol": protocol, "tools": s.tools.len(), "restarts": s.restarts})
+                json!({"status": "ready", "upstream": s.describe, "protocol": protocol, "tools": shown_tools(&catalog, &one.name), "restarts": s.restarts})
             } else {
                 json!({"status": "not ready", "upstream": s.describe, "error": s.last_error, "restarts": s.restarts})
             };

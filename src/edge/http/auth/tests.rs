@@ -85,3 +85,25 @@ fn refusals_carry_the_challenge_and_say_what_to_send() {
     let plain = Auth::new(&settings(&["static-token-123456"]), None).refusal(&Denied::Missing, "http://h");
     assert_eq!(plain.headers().get(WWW_AUTHENTICATE).unwrap(), "Bearer realm=\"mcp-gen-ui\"", "no metadata without OAuth");
 }
+
+#[actix_web::test]
+async fn metrics_are_the_admins_and_the_scrapes_when_several_people_sign_in() {
+    let labelled = |label: &str, t: &str| StaticToken { label: label.into(), value: Secret(t.into()), named: true };
+    let one = AuthSettings { tokens: vec![labelled("alice", "alice-token-aaaaaaaa")], ..Default::default() };
+    let auth = Auth::new(&one, None);
+    let alice = auth.authenticate(Some(&bearer("alice-token-aaaaaaaa"))).await.unwrap();
+    assert!(auth.may_read_metrics(&alice), "the one person who can sign in names nobody else");
+    let team = AuthSettings {
+        tokens: vec![labelled("alice", "alice-token-aaaaaaaa"), labelled("bob", "bob-token-bbbbbbbbbb")],
+        admins: vec!["alice".into()],
+        metrics_tokens: vec![Secret("scrape-token-cccccccc".into())],
+        ..Default::default()
+    };
+    let auth = Auth::new(&team, None);
+    let alice = auth.authenticate(Some(&bearer("alice-token-aaaaaaaa"))).await.unwrap();
+    let bob = auth.authenticate(Some(&bearer("bob-token-bbbbbbbbbb"))).await.unwrap();
+    assert!(auth.may_read_metrics(&alice) && !auth.may_read_metrics(&bob), "an admin, not bob");
+    assert!(auth.is_metrics_token(Some(&bearer("scrape-token-cccccccc"))));
+    assert!(!auth.is_metrics_token(Some(&bearer("bob-token-bbbbbbbbbb"))) && !auth.is_metrics_token(None));
+    assert!(auth.authenticate(Some(&bearer("scrape-token-cccccccc"))).await.is_err(), "the scrape's token opens nothing else");
+}
