@@ -51,6 +51,12 @@ pub struct Metrics {
     /// caused it (`owner_unknown`), or a notification of a kind that is nobody's with no one
     /// to own it (`no_owner`).
     kept_back: IntCounterVec,
+    /// Tasks by (server and) what happened to them: `created`, then the statuses their server
+    /// said (`input_required`, `completed`, `failed`, `cancelled`).
+    tasks: IntCounterVec,
+    /// Calls the service ran as tasks for hosts that do not speak tasks, by how they ended:
+    /// `completed`, `error`, `cancelled`, `timeout`.
+    tasks_bridged: IntCounterVec,
     /// Singleton actors restarted by their supervisor after they stopped (a contained panic).
     pub actor_restarts: IntCounterVec,
     /// Messages dropped because a bounded queue was full (by queue), or late progress dropped.
@@ -214,6 +220,24 @@ impl Metrics {
         self.kept_back.with_label_values(&labels)
     }
 
+    /// `event`: `created`, or a status a server said (others are counted as `other`).
+    pub fn task(&self, server: &str, event: &str) -> IntCounter {
+        let event = match event {
+            "created" | "working" | "input_required" | "completed" | "failed" | "cancelled" => event,
+            _ => "other",
+        };
+        let mut labels = self.server_label(server);
+        labels.push(event);
+        self.tasks.with_label_values(&labels)
+    }
+
+    /// `outcome`: `completed`, `error`, `cancelled` or `timeout`.
+    pub fn task_bridged(&self, server: &str, outcome: &'static str) -> IntCounter {
+        let mut labels = self.server_label(server);
+        labels.push(outcome);
+        self.tasks_bridged.with_label_values(&labels)
+    }
+
     pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
         let mut labels = self.server_label(server);
         labels.push(method);
@@ -298,6 +322,16 @@ impl Metrics {
                 "server_requests_refused_total",
                 "Server-to-client requests answered with an error instead of reaching a host: whose they were could not be known (owner_unknown), no host could answer (no_host), or the request they named had ended (request_gone)",
                 &[server, &["method", "reason"]].concat(),
+            ),
+            tasks: r.counters(
+                "tasks_total",
+                "Tasks (long-running calls) by what happened: created, or a status their server said (working, input_required, completed, failed, cancelled)",
+                &[server, &["event"]].concat(),
+            ),
+            tasks_bridged: r.counters(
+                "tasks_bridged_total",
+                "Calls of task-only tools the service ran as tasks for hosts that do not speak tasks, by how they ended: completed, error, cancelled, timeout",
+                &[server, &["outcome"]].concat(),
             ),
             kept_back: r.counters(
                 "kept_back_total",

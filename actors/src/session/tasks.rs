@@ -75,6 +75,7 @@ impl HostSession {
             return None;
         };
         answer["result"]["task"]["taskId"] = json!(exposed);
+        self.metrics.task(&server.name, "created").inc();
         self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)
     }
 
@@ -193,6 +194,12 @@ impl HostSession {
                 f.task = None;
             }
             act.deps.fleet.hosts().tasks().forget(&task.exposed);
+            let outcome = match answer.get("error") {
+                Some(e) if e.get("code").and_then(Value::as_i64) == Some(code::UPSTREAM_UNAVAILABLE) => "timeout",
+                Some(_) => "error",
+                None => "completed",
+            };
+            act.metrics.task_bridged(&task.server, outcome).inc();
             let answer = match answer.get("error") {
                 // The wait ran past upstream.requestTimeoutMs with nothing from the task.
                 Some(e) if e.get("code").and_then(Value::as_i64) == Some(code::UPSTREAM_UNAVAILABLE) => {
@@ -216,6 +223,7 @@ impl HostSession {
     /// is cancelled on its server.
     pub(super) fn cancel_running(&mut self, key: &str) {
         if let Some(run) = self.in_flight.get_mut(key).and_then(|f| f.task.take()) {
+            self.metrics.task_bridged(run.router.server(), "cancelled").inc();
             cancel_upstream(&run.router, &run.upstream);
             self.deps.fleet.hosts().tasks().forget(&run.exposed);
         }

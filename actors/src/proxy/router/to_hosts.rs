@@ -232,6 +232,10 @@ impl Router {
     pub fn to_task_owner(&self, task: &TaskRoute, msg: Value) {
         // Whoever waits on the task (its result) is waiting on a task that is alive.
         self.routes().refresh_task(&task.upstream);
+        if jsonrpc::method(&msg) == Some("notifications/tasks/status") {
+            let status = msg.pointer("/params/status").and_then(Value::as_str).unwrap_or_default();
+            self.metrics.task(&self.server, status).inc();
+        }
         if let Some(bridge) = &task.bridge {
             if jsonrpc::method(&msg) != Some("notifications/tasks/status") {
                 return self.notify_caller(&task.session, Some(bridge.host_request.clone()), msg);
