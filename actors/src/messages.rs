@@ -98,6 +98,25 @@ pub struct SessionPort {
     pub request: Recipient<ServerRequest>,
 }
 
+/// What a task made for a 2026 host is waiting for and how it ended, as its watch saw it
+/// (`session::task_watch`): `(outcome, input requests by key)`.
+#[derive(Message)]
+#[rtype(result = "(Option<crate::mcp::tasks_2026::Outcome>, serde_json::Map<String, Value>)")]
+pub struct InspectTask;
+
+/// A 2026 host's `tasks/update`: its answers to the task's input requests, by key.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AnswerTask(pub serde_json::Map<String, Value>);
+
+/// How a task's watch is reached.
+#[derive(Clone)]
+pub struct WatchPort {
+    pub inspect: Recipient<InspectTask>,
+    pub answer: Recipient<AnswerTask>,
+    pub stop: Recipient<Close>,
+}
+
 /// How an edge reaches one host session.
 #[derive(Clone)]
 pub struct SessionRef {

@@ -210,3 +210,63 @@ def test_cancelling_a_bridged_call_cancels_its_task(one, people):
         return [x for x in lines if x.get("event") == "bridged_task_cancelled" and x.get("status") == "cancelled"]
     wait_for(cancelled, 10, "the task the call ran as cancelled on server-everything (its answer: status cancelled)")
     finish(alice, bob)
+
+
+# --- both eras: a 2026-07-28 host gets the tasks extension from a 2025 server -----------------------------------
+
+
+EXT = "io.modelcontextprotocol/tasks"
+
+
+def post26(svc, person, method: str, params: dict, declared: bool = True, caps: dict | None = None) -> dict:
+    from test_protocol_2026 import meta
+    from test_protocol_2026 import post as post_2026
+    c = dict(caps if caps is not None else {"elicitation": {}})
+    if declared:
+        c["extensions"] = {EXT: {}}
+    headers = {"Authorization": f"Bearer {person.token}"}
+    if "taskId" in params:
+        headers["Mcp-Name"] = params["taskId"]
+    rid = f"{method}-{time.monotonic_ns()}"
+    status, _, body = post_2026(svc.base, method, params, rid=rid, headers=headers, with_meta=meta(ui=False, caps=c))
+    msgs = body if isinstance(body, list) else [body]
+    person.hear(f"2026 {method}", json.dumps(body))
+    return next(m for m in msgs if m.get("id") == rid)
+
+
+def poll26(svc, person, task: str, until, timeout: float = 20) -> dict:
+    return wait_for(lambda: (lambda r: r if until(r) else None)(post26(svc, person, "tasks/get", {"taskId": task})["result"]), timeout,
+                    f"task {task} as wanted")
+
+
+def test_a_2026_host_gets_the_tasks_extension_and_its_task_is_its_own(one, people):
+    alice, bob = people
+    from test_protocol_2026 import meta
+    from test_protocol_2026 import post as post_2026
+    _, _, disc = post_2026(one.base, "server/discover", {}, headers={"Authorization": f"Bearer {alice.token}"}, with_meta=meta(ui=False))
+    caps = disc["result"]["capabilities"]
+    assert EXT in caps.get("extensions", {}) and "tasks" not in caps, caps
+    made = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} 2026", "ambiguous": True}})["result"]
+    assert made["resultType"] == "task" and "task" not in made and "ttlMs" in made, made
+    task = made["taskId"]
+    waiting = poll26(one, alice, task, lambda r: r["status"] == "input_required")
+    (key, asked), = waiting["inputRequests"].items()
+    assert asked["method"] == "elicitation/create", asked
+    # bob: exactly an unknown task, whatever he does with it.
+    for method, params in (("tasks/get", {}), ("tasks/update", {"inputResponses": {key: {"action": "accept", "content": {"interpretation": "BOB"}}}}),
+                           ("tasks/cancel", {})):
+        theirs = post26(one, bob, method, {"taskId": task, **params})
+        nobodys = post26(one, bob, method, {"taskId": "no-such-task-0000", **params})
+        assert as_unknown(theirs, task, nobodys, "no-such-task-0000"), (method, theirs, nobodys)
+    ack = post26(one, alice, "tasks/update", {"taskId": task, "inputResponses": {key: {"action": "accept", "content": {"interpretation": f"{alice.tag} meaning"}}}})
+    assert ack["result"] == {"resultType": "complete", **({"_meta": ack["result"]["_meta"]} if "_meta" in ack["result"] else {})}, ack
+    done = poll26(one, alice, task, lambda r: r["status"] in ("completed", "failed"))
+    assert done["status"] == "completed" and f"{alice.tag} meaning" in done["result"]["content"][0]["text"], done
+    assert "io.modelcontextprotocol/related-task" not in json.dumps(done), "2026 has no related-task meta"
+    # Not part of 2026, and not without the extension.
+    assert post26(one, alice, "tasks/result", {"taskId": task})["error"]["code"] == -32601
+    assert post26(one, alice, "tasks/list", {})["error"]["code"] == -32601
+    assert post26(one, alice, "tasks/get", {"taskId": task}, declared=False)["error"]["code"] == -32021
+    plain = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": "x"}}, declared=False)
+    assert plain["error"]["code"] == -32021 and EXT in plain["error"]["data"]["requiredCapabilities"]["extensions"], plain
+    finish(alice, bob)

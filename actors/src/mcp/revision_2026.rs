@@ -129,6 +129,7 @@ pub fn expected_name(msg: &Value) -> Option<&str> {
     match jsonrpc::method(msg)? {
         "tools/call" | "prompts/get" => p.get("name").and_then(Value::as_str),
         "resources/read" => p.get("uri").and_then(Value::as_str),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => p.get("taskId").and_then(Value::as_str),
         _ => None,
     }
 }
@@ -252,6 +253,14 @@ pub fn discover_result(capabilities: Value, server_info: &Value, instructions: O
 pub fn stateless_capabilities(mut caps: Value) -> Value {
     if let Some(obj) = caps.as_object_mut() {
         obj.remove("logging");
+        // 2026 has tasks as an extension, run for tool calls (`mcp::tasks_2026`).
+        let tasks = obj.remove("tasks");
+        if tasks.as_ref().and_then(|t| t.pointer("/requests/tools/call")).is_some_and(Value::is_object) {
+            let ext = obj.entry("extensions").or_insert_with(|| json!({}));
+            if let Some(e) = ext.as_object_mut() {
+                e.insert(crate::mcp::tasks_2026::EXTENSION.into(), json!({}));
+            }
+        }
     }
     caps
 }

@@ -15,12 +15,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::locks::Recover;
+pub use crate::mcp::tasks::{created_task, related_task, set_related_task, task_support, RELATED_TASK};
 
-/// `_meta` key that ties a request, notification or result to a task.
-pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// How long a task is remembered when its server gives it no time to live (or an unbounded
 /// one): a day.
 const LONGEST: Duration = Duration::from_secs(24 * 3600);
@@ -59,6 +58,8 @@ pub struct TaskRoute {
 
 #[derive(Default)]
 struct Maps {
+    /// The watches of tasks made for 2026 hosts (see `session::task_watch`).
+    watches: HashMap<String, crate::messages::WatchPort>,
     by_exposed: HashMap<String, TaskRoute>,
     /// (server, the server's id) -> the id hosts see.
     by_upstream: HashMap<(Arc<str>, String), String>,
@@ -176,6 +177,23 @@ impl Tasks {
             m.by_upstream.remove(&(r.server, r.upstream));
         }
         m.progress.remove(exposed);
+        if let Some(w) = m.watches.remove(exposed) {
+            w.stop.do_send(crate::messages::Close);
+        }
+    }
+
+    /// The watch of a task made for a 2026 host.
+    pub fn set_watch(&self, exposed: &str, port: crate::messages::WatchPort) {
+        self.maps.guard().watches.insert(exposed.to_string(), port);
+    }
+
+    pub fn watch(&self, exposed: &str) -> Option<crate::messages::WatchPort> {
+        self.maps.guard().watches.get(exposed).cloned()
+    }
+
+    /// A watch ended (its task expired): it is no longer reached.
+    pub fn watch_ended(&self, exposed: &str) {
+        self.maps.guard().watches.remove(exposed);
     }
 
     pub fn len(&self) -> usize {
@@ -187,37 +205,10 @@ impl Tasks {
     }
 }
 
-/// The task id of `_meta["io.modelcontextprotocol/related-task"]` in a message's params or
-/// result, if any.
-pub fn related_task(msg: &Value) -> Option<&str> {
-    ["/params/_meta", "/result/_meta"]
-        .iter()
-        .find_map(|p| msg.pointer(p).and_then(|m| m.get(RELATED_TASK)).and_then(|r| r.get("taskId")).and_then(Value::as_str))
-}
-
-/// Sets the related-task id wherever the message carries one.
-pub fn set_related_task(msg: &mut Value, id: &str) {
-    for p in ["/params/_meta", "/result/_meta"] {
-        if let Some(r) = msg.pointer_mut(p).and_then(|m| m.get_mut(RELATED_TASK)).and_then(Value::as_object_mut) {
-            r.insert("taskId".into(), json!(id));
-        }
-    }
-}
-
-/// The task a `tools/call` answer made (`result.task`, 2025-11-25), if it is one.
-pub fn created_task(answer: &Value) -> Option<&Value> {
-    answer.pointer("/result/task").filter(|t| t.get("taskId").is_some_and(Value::is_string))
-}
-
-/// What a tool says of being run as a task (`execution.taskSupport`): `required`, `optional`,
-/// or None (forbidden, or not said).
-pub fn task_support(def: &Value) -> Option<&str> {
-    def.pointer("/execution/taskSupport").and_then(Value::as_str).filter(|s| matches!(*s, "required" | "optional"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn new<'a>(owner: &str, upstream: &'a str, prefix: Option<&'a str>) -> NewTask<'a> {
         NewTask {
@@ -252,19 +243,5 @@ mod tests {
         assert_eq!(t.created(new("bob", "7", Some("a"))), None, "a server that hands out alice's id again gives bob nothing");
         assert!(t.owned("a:7", "alice").is_some());
         assert!(t.created(new("alice", &"x".repeat(300), None)).is_none(), "an id too long is not taken");
-    }
-
-    #[test]
-    fn related_task_ids_are_read_and_rewritten_in_params_and_results() {
-        let mut m = json!({"params": {"_meta": {RELATED_TASK: {"taskId": "up"}}}});
-        assert_eq!(related_task(&m), Some("up"));
-        set_related_task(&mut m, "a:up");
-        assert_eq!(related_task(&m), Some("a:up"));
-        let r = json!({"result": {"content": [], "_meta": {RELATED_TASK: {"taskId": "x"}}}});
-        assert_eq!(related_task(&r), Some("x"));
-        assert_eq!(task_support(&json!({"execution": {"taskSupport": "required"}})), Some("required"));
-        assert_eq!(task_support(&json!({"execution": {"taskSupport": "forbidden"}})), None);
-        assert!(created_task(&json!({"result": {"task": {"taskId": "t"}}})).is_some());
-        assert!(created_task(&json!({"result": {"content": []}})).is_none());
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::plan::{self, Facts, Method, Plan};
 use super::{Era, HostSession, InFlight, Negotiated, HOST_PROTOCOL_VERSIONS};
 use crate::mcp::jsonrpc::{self, code, Kind};
-use crate::mcp::{revision_2026, ui_meta};
+use crate::mcp::{revision_2026, tasks_2026, ui_meta};
 use crate::messages::{Incoming, Sink};
 use crate::metrics::method_label;
 use crate::servers::catalog::Catalog;
@@ -91,9 +91,12 @@ impl HostSession {
             match method.as_str() {
                 "server/discover" => return self.discover(ctx, id),
                 "subscriptions/listen" => return self.listen(msg),
-                m if revision_2026::REMOVED_METHODS.contains(&m) => {
+                m if revision_2026::REMOVED_METHODS.contains(&m) || tasks_2026::NOT_IN_2026.contains(&m) => {
                     let why = format!("Method not found: {m} is not part of MCP {} (stateless)", revision_2026::VERSION);
                     return self.answer(jsonrpc::error(id, code::METHOD_NOT_FOUND, why));
+                }
+                m @ ("tasks/get" | "tasks/update" | "tasks/cancel") if !self.speaks_tasks() => {
+                    return self.answer(tasks_2026::missing_extension(id, m));
                 }
                 _ => {}
             }

@@ -28,6 +28,7 @@ mod server_requests;
 mod spans;
 mod stateless;
 pub mod table;
+mod task_watch;
 mod tasks;
 mod tools_cursor;
 mod ui_reads;

@@ -70,7 +70,7 @@ impl Method {
             "completion/complete" => Method::Complete,
             "server/discover" => Method::Discover,
             "subscriptions/listen" => Method::Listen,
-            "tasks/get" | "tasks/result" | "tasks/cancel" => Method::Task,
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/update" => Method::Task,
             "tasks/list" => Method::TasksList,
             _ => Method::Other,
         }

@@ -35,6 +35,14 @@ impl HostSession {
                 if bridged {
                     msg["params"]["task"] = json!({"ttl": super::tasks::BRIDGE_MAX.as_millis() as u64});
                 }
+                // A 2026 host never asks for a task: it declares the extension, and a tool that
+                // runs as a task is run as one (`mcp::tasks_2026`).
+                let stateless = self.call().is_some();
+                if stateless {
+                    if let Err(refused) = self.task_for_2026(&mut msg, &exposed) {
+                        return self.answer(refused);
+                    }
+                }
                 let progress_token = jsonrpc::progress_token(&msg).cloned();
                 let made_by = server.clone();
                 self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
@@ -43,6 +51,7 @@ impl HostSession {
                         let made = act.task_made(&made_by, &exposed, &mut answer, bridge);
                         return match (made, bridged) {
                             (Some(task), true) => act.wait_on_task(ctx, made_by, task, id),
+                            (Some(_), false) if stateless => act.answer(crate::mcp::tasks_2026::created(answer)),
                             _ => act.answer(answer),
                         };
                     }

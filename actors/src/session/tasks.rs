@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::tasks_2026;
 use crate::proxy::tasks::{self, Bridge, NewTask, TaskRoute, RELATED_TASK};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
@@ -49,6 +50,28 @@ impl HostSession {
         catalog.tool(exposed).is_some_and(|t| tasks::task_support(&t.def) == Some("required"))
     }
 
+    /// A 2026 host's `tools/call`: no `task` of its own goes on (a hint of another era); the
+    /// service asks for one when the host declared the extension and the tool runs as a task;
+    /// Err (the answer) when the tool runs only as one and the host did not declare it.
+    pub(super) fn task_for_2026(&self, msg: &mut Value, exposed: &str) -> Result<(), Value> {
+        if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+            p.remove("task");
+        }
+        let catalog = self.deps.fleet.catalog();
+        let support = catalog.tool(exposed).and_then(|t| tasks::task_support(&t.def).map(str::to_string));
+        match support.as_deref() {
+            Some(_) if self.speaks_tasks() => {
+                msg["params"]["task"] = json!({"ttl": BRIDGE_MAX.as_millis() as u64});
+                Ok(())
+            }
+            Some("required") => {
+                let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
+                Err(tasks_2026::missing_extension(id, &format!("the tool {exposed:?} runs only as a task, so calling it")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// A `tools/call` answer that made a task: recorded as this session's person's, its id
     /// made the hosts' way in `answer`. None when it made none (or one that cannot be kept).
     pub(super) fn task_made(&self, server: &Server, tool: &str, answer: &mut Value, bridge: Option<Bridge>) -> Option<TaskRoute> {
@@ -76,12 +99,22 @@ impl HostSession {
         };
         answer["result"]["task"]["taskId"] = json!(exposed);
         self.metrics.task(&server.name, "created").inc();
-        self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)
+        let task = self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)?;
+        // A 2026 host never holds the task's result open: its watch does (`task_watch`).
+        if self.call().is_some() {
+            if let Some(router) = self.router_of(&server.name) {
+                super::task_watch::TaskWatch::watch(task.clone(), router, self.deps.fleet.clone(), ttl_ms);
+            }
+        }
+        Some(task)
     }
 
     /// A task's `tasks/get`, `tasks/result` or `tasks/cancel` (planned: the caller's own, its
     /// params naming it the server's way); the answer names it the hosts' way.
     pub(super) fn task_request(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, task: TaskRoute, msg: Value) {
+        if self.call().is_some() {
+            return self.task_request_2026(ctx, server, task, msg);
+        }
         let result = jsonrpc::method(&msg) == Some("tasks/result");
         let naming = server.naming.clone();
         self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
@@ -94,6 +127,51 @@ impl HostSession {
             }
             act.answer(answer)
         });
+    }
+
+    /// A 2026 host's `tasks/get`, `tasks/update` or `tasks/cancel` (its extension declared):
+    /// the server's task with how it ended or what it waits for (from the task's watch)
+    /// inline, an answer passed to the watch, or the task cancelled; the last two acknowledged
+    /// empty.
+    fn task_request_2026(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, task: TaskRoute, mut msg: Value) {
+        let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        let watch = self.deps.fleet.hosts().tasks().watch(&task.exposed);
+        match jsonrpc::method(&msg).unwrap_or_default() {
+            "tasks/update" => {
+                let answers = msg.pointer("/params/inputResponses").and_then(Value::as_object).cloned().unwrap_or_default();
+                if let Some(w) = watch {
+                    w.answer.do_send(crate::messages::AnswerTask(answers));
+                }
+                self.answer(tasks_2026::ack(id))
+            }
+            "tasks/cancel" => self.forward_to_then(ctx, server, msg, move |act, _, _| act.answer(tasks_2026::ack(id))),
+            _ => {
+                if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                    p.retain(|k, _| k == "taskId");
+                }
+                self.forward_to_then(ctx, server, msg, move |act, ctx, answer| {
+                    let Some(got) = answer.get("result").cloned() else { return act.answer(answer) };
+                    let Some(watch) = watch else {
+                        return act.answer(tasks_2026::detailed(id, &with_id(got, &task.exposed), None, None));
+                    };
+                    let inspect = watch.inspect.send(crate::messages::InspectTask);
+                    ctx.spawn(inspect.into_actor(act).map(move |seen, act, _| {
+                        let (outcome, inputs) = seen.unwrap_or_default();
+                        let status = got.get("status").and_then(Value::as_str).unwrap_or_default().to_string();
+                        let mut got = with_id(got, &task.exposed);
+                        // Its end is told once the watch has it; waiting for input once there
+                        // is something to answer (until then, still working).
+                        let outcome = outcome.filter(|_| status != "cancelled");
+                        if (tasks_2026::terminal(&status) && status != "cancelled" && outcome.is_none())
+                            || (status == "input_required" && inputs.is_empty())
+                        {
+                            got["status"] = json!("working");
+                        }
+                        act.answer(tasks_2026::detailed(id, &got, outcome.as_ref(), Some(inputs)))
+                    }));
+                });
+            }
+        }
     }
 
     /// `tasks/list`: the caller's own tasks of every server that lists tasks and that they may
@@ -230,15 +308,17 @@ impl HostSession {
     }
 
     fn cancel_task_upstream(&self, task: &TaskRoute) {
-        if let Some(s) = self.deps.fleet.by_name(&task.server) {
-            let router = match &s.pool {
-                None => s.router.clone(),
-                Some(pool) => match pool.router_for(&self.who) {
-                    Ok(r) => r,
-                    Err(_) => return,
-                },
-            };
+        if let Some(router) = self.router_of(&task.server) {
             cancel_upstream(&router, &task.upstream);
+        }
+    }
+
+    /// The connection to `server` this session's person's tasks go through.
+    fn router_of(&self, server: &str) -> Option<Arc<crate::proxy::router::Router>> {
+        let s = self.deps.fleet.by_name(server)?;
+        match &s.pool {
+            None => Some(s.router.clone()),
+            Some(pool) => pool.router_for(&self.who).ok(),
         }
     }
 }
@@ -253,6 +333,14 @@ fn cancel_upstream(router: &crate::proxy::router::Router, upstream: &str) {
         let error = answer.pointer("/error/message").and_then(Value::as_str).map(|m| m.chars().take(200).collect::<String>());
         tracing::info!(component = "host_session", event = "bridged_task_cancelled", server = %server, status, error = error.as_deref(), "a task the service ran for a host's call was cancelled on its server");
     });
+}
+
+/// A task object with the id hosts know it by.
+fn with_id(mut task: Value, exposed: &str) -> Value {
+    if let Some(t) = task.as_object_mut() {
+        t.insert("taskId".into(), json!(exposed));
+    }
+    task
 }
 
 /// A task request's answer with the task named the hosts' way (`taskId` of `tasks/get` and

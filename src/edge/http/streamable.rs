@@ -256,7 +256,20 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     let (tx, mut rx) = sink_channel();
     session.incoming.do_send(super::incoming(req, msg, Some(tx)));
     if !wants_stream {
-        return match rx.recv().await {
+        // Only the answer goes into a plain-JSON body: anything else that reaches the call's
+        // stream (a notification of its server) has nowhere to go.
+        let answer = loop {
+            match rx.recv().await {
+                Some(m) if matches!(jsonrpc::kind(&m), Kind::Response) => break Some(m),
+                Some(_) => tracing::debug!(
+                    component = "edge",
+                    event = "unexpected_on_plain_answer",
+                    "a message for a plain-JSON stateless request was not its answer; dropped"
+                ),
+                None => break None,
+            }
+        };
+        return match answer {
             Some(answer) => reply(StatusCode::from_u16(revision_2026::http_status(&answer)).unwrap_or(StatusCode::OK), answer),
             None => reply(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -216,8 +216,11 @@ impl Call {
     /// Whether a notification may go to the host of this call: log messages only at the
     /// level the request asked for.
     pub(in crate::session) fn allows(&self, msg: &Value) -> bool {
-        if jsonrpc::method(msg) != Some("notifications/message") {
-            return true;
+        match jsonrpc::method(msg) {
+            // 2026 polls a task (tasks/get); a 2025 server's status notice is not its wire.
+            Some("notifications/tasks/status") => return false,
+            Some("notifications/message") => {}
+            _ => return true,
         }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
         revision_2026::log_wanted(level, self.log_level.as_deref())

@@ -27,7 +27,9 @@ impl HostSession {
         request_id: &str,
     ) -> Option<(Value, Option<Sink>)> {
         let Era::Stateless(call) = &mut self.era else { return Some((msg, sink)) };
-        let (responses, presented) = revision_2026::take_round_trip(&mut msg);
+        // A task's input comes in tasks/update's own inputResponses: no round of a call.
+        let round_trip = jsonrpc::method(&msg) != Some("tasks/update");
+        let (responses, presented) = if round_trip { revision_2026::take_round_trip(&mut msg) } else { (None, None) };
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let Some(original) = call.original.clone() else {
             // A first call that carries answers has nothing to answer yet: they are ignored.
