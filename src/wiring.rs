@@ -100,6 +100,10 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let stores = stores(settings, &metrics, &shared);
     let registry = Registry::new(stores.pages.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    if let Some(s) = &shared {
+        // A task made through one replica is found through another.
+        fleet.hosts().tasks().set_share(Arc::new(s.clone()));
+    }
     // Hosts hear of a page written after they were shown the provisional one, here and (through
     // replica_sync) on the other replicas.
     let page_changed = announcer(&fleet);

@@ -100,7 +100,7 @@ pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavai
 /// Why a request was refused (label values of `refusals`).
 /// The Redis operations (`redis_store`), as `mcp_gen_ui_redis_errors_total{op}` labels.
 pub const REDIS_OPS: &[&str] =
-    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping"];
+    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping", "tasks"];
 
 pub const REFUSAL_REASONS: &[&str] = &[
     "max_sessions",

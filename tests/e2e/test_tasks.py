@@ -270,3 +270,33 @@ def test_a_2026_host_gets_the_tasks_extension_and_its_task_is_its_own(one, peopl
     plain = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": "x"}}, declared=False)
     assert plain["error"]["code"] == -32021 and EXT in plain["error"]["data"]["requiredCapabilities"]["extensions"], plain
     finish(alice, bob)
+
+
+# --- every edge: legacy SSE and stdio ----------------------------------------------------------------------------
+
+
+def test_over_legacy_sse_a_task_is_its_makers_alone(one, people):
+    from test_isolation import Legacy
+    alice, bob = people
+    a, b = Legacy(one, alice, "SSE-A", caps=TASKS_CAPS), Legacy(one, bob, "SSE-B", caps=TASKS_CAPS)
+    made = a.rpc("tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} over sse"}, "task": {"ttl": 60000}})
+    task = made["result"]["task"]["taskId"]
+    assert as_unknown(b.rpc("tasks/get", {"taskId": task}), task, b.rpc("tasks/get", {"taskId": "nope-1"}), "nope-1")
+    assert task not in json.dumps(b.rpc("tasks/list", {}))
+    result = a.rpc("tasks/result", {"taskId": task}, timeout=30)
+    assert f"{alice.tag} over sse" in result["result"]["content"][0]["text"], result
+    finish(alice, bob)
+
+
+def test_a_stdio_host_without_tasks_gets_a_task_only_tools_result():
+    import asyncio
+
+    from mcpclient import session
+
+    async def run():
+        async with session("stdio", ["--upstream", " ".join(everything_cmd("stdio"))], ui=False) as s:
+            listed = {t.name: t for t in (await s.list_tools()).tools}
+            assert getattr(listed[RESEARCH], "execution", None) is None, listed[RESEARCH]
+            got = await s.call_tool(RESEARCH, {"topic": "stdio-topic-7f3"})
+            assert not got.is_error and "stdio-topic-7f3" in got.content[0].text, got
+    asyncio.run(run())

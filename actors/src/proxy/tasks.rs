@@ -12,9 +12,12 @@
 //! can be named the hosts' way already.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::locks::Recover;
@@ -70,6 +73,30 @@ struct Maps {
 #[derive(Default)]
 pub struct Tasks {
     maps: Mutex<Maps>,
+    /// Where replicas share whose each task is (Redis), when they do.
+    share: OnceLock<Arc<dyn TaskShare>>,
+}
+
+/// A task's route as replicas share it: a task made through one replica can be used through
+/// another (whose own connection reaches the same server). What the service runs for a host
+/// (a bridge) stays with the replica that runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedRoute {
+    pub exposed: String,
+    pub server: String,
+    pub upstream: String,
+    pub owner: String,
+    pub tool: String,
+    /// How long it lives from when it was written (ms).
+    pub ttl_ms: u64,
+}
+
+/// Where replicas share task routes (implemented over Redis in `store::redis`). Never on the
+/// critical path of a call: a write is fire-and-forget, a read bounded; a failure is "not
+/// shared".
+pub trait TaskShare: Send + Sync {
+    fn put(&self, route: SharedRoute);
+    fn get(&self, exposed: String) -> Pin<Box<dyn Future<Output = Option<SharedRoute>> + Send>>;
 }
 
 /// The id hosts see for a server's task id (`prefix`: the server's, with several servers).
@@ -133,8 +160,56 @@ impl Tasks {
             }
         }
         m.by_upstream.insert((t.server, t.upstream.to_string()), exposed.clone());
+        let shared = (route.bridge.is_none()).then(|| SharedRoute {
+            exposed: exposed.clone(),
+            server: route.server.to_string(),
+            upstream: route.upstream.clone(),
+            owner: route.owner.to_string(),
+            tool: route.tool.clone(),
+            ttl_ms: ttl.as_millis() as u64,
+        });
         m.by_exposed.insert(exposed.clone(), route);
+        drop(m);
+        if let (Some(share), Some(shared)) = (self.share.get(), shared) {
+            share.put(shared);
+        }
         Some(exposed)
+    }
+
+    /// Replicas share task routes through `share` from now on.
+    pub fn set_share(&self, share: Arc<dyn TaskShare>) {
+        let _ = self.share.set(share);
+    }
+
+    /// When `exposed` is not known here but replicas share routes: the read of its route
+    /// from them (take it in with [`Tasks::adopt`]).
+    pub fn fetch(&self, exposed: &str) -> Option<Pin<Box<dyn Future<Output = Option<SharedRoute>> + Send>>> {
+        if exposed.is_empty() || exposed.len() > 2 * MAX_ID || self.maps.guard().by_exposed.contains_key(exposed) {
+            return None;
+        }
+        Some(self.share.get()?.get(exposed.to_string()))
+    }
+
+    /// A route another replica wrote, taken in (never over one known here).
+    pub fn adopt(&self, shared: SharedRoute) {
+        let now = Instant::now();
+        let mut m = self.maps.guard();
+        if m.by_exposed.contains_key(&shared.exposed) || m.by_exposed.len() >= MAX_TASKS {
+            return;
+        }
+        let server: Arc<str> = Arc::from(shared.server.as_str());
+        m.by_upstream.insert((server.clone(), shared.upstream.clone()), shared.exposed.clone());
+        let route = TaskRoute {
+            exposed: shared.exposed.clone(),
+            server,
+            upstream: shared.upstream,
+            owner: Arc::from(shared.owner.as_str()),
+            session: String::new(),
+            tool: shared.tool,
+            bridge: None,
+            expires: now + Duration::from_millis(shared.ttl_ms).min(LONGEST),
+        };
+        m.by_exposed.insert(shared.exposed, route);
     }
 
     /// The task `exposed` if it is `owner`'s (and not expired): anyone else gets None, exactly

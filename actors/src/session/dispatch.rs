@@ -102,6 +102,19 @@ impl HostSession {
             }
         }
         let method = Method::of(&method);
+        // A task made through another replica: its route is learnt from them first.
+        if method == Method::Task {
+            let asked = msg.pointer("/params/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
+            if let Some(read) = self.deps.fleet.hosts().tasks().fetch(&asked) {
+                ctx.spawn(read.into_actor(self).map(move |found, act, ctx| {
+                    if let Some(route) = found {
+                        act.deps.fleet.hosts().tasks().adopt(route);
+                    }
+                    act.with_catalog(ctx, id, move |act, ctx, catalog| act.plan_and_carry_out(ctx, msg, &catalog));
+                }));
+                return;
+            }
+        }
         if !method.needs_catalog() {
             let catalog = self.deps.fleet.catalog();
             return self.plan_and_carry_out(ctx, msg, &catalog);

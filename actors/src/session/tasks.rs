@@ -135,7 +135,14 @@ impl HostSession {
     /// empty.
     fn task_request_2026(&mut self, ctx: &mut Context<Self>, server: Arc<Server>, task: TaskRoute, mut msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let watch = self.deps.fleet.hosts().tasks().watch(&task.exposed);
+        let mut watch = self.deps.fleet.hosts().tasks().watch(&task.exposed);
+        // A task made through another replica (or whose watch ended): watched from here now.
+        if watch.is_none() && jsonrpc::method(&msg) != Some("tasks/cancel") {
+            if let Some(router) = self.router_of(&task.server) {
+                super::task_watch::TaskWatch::watch(task.clone(), router, self.deps.fleet.clone(), None);
+                watch = self.deps.fleet.hosts().tasks().watch(&task.exposed);
+            }
+        }
         match jsonrpc::method(&msg).unwrap_or_default() {
             "tasks/update" => {
                 let answers = msg.pointer("/params/inputResponses").and_then(Value::as_object).cloned().unwrap_or_default();

@@ -14,7 +14,8 @@
 //! Keys (all under `cache.redisKeyPrefix`, default `mcp-gen-ui:`): `page:<cache key>` (a
 //! `UiEntry` as JSON, with a TTL), `tool-pages:<tool>` (the page keys of a tool, to drop them
 //! together), `refinements:<tool>` (a list, one JSON refinement per item), `classifications`
-//! (a hash: tool hash -> rich|minimal), `lease:<cache key>` (the replica making that page);
+//! (a hash: tool hash -> rich|minimal), `lease:<cache key>` (the replica making that page),
+//! `task:<task id>` (whose a task is and which server made it, see `proxy::tasks`);
 //! the channel `events` carries [`Event`]s as JSON.
 
 use std::future::Future;
@@ -30,6 +31,7 @@ mod events;
 mod history;
 mod leases;
 mod pages;
+mod tasks;
 #[cfg(test)]
 mod tests;
 
