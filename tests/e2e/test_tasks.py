@@ -44,10 +44,16 @@ def tokens() -> list[str]:
     return [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
 
 
+WINDOW_MS = 500
+
+
 @pytest.fixture(scope="module")
-def one():
+def one(tmp_path_factory):
     """server-everything behind --upstream: one server, its own names and task ids."""
-    with proxy_http(["--upstream", " ".join(everything_cmd("stdio")), "--log-format", "json", *tokens()], name="proxy-tasks-one") as (base, proc):
+    config = tmp_path_factory.mktemp("tasks-one") / "config.json"
+    config.write_text(json.dumps({"upstream": {"callerWindowMs": WINDOW_MS}}))
+    argv = ["--upstream", " ".join(everything_cmd("stdio")), "--config", str(config), "--log-format", "json", *tokens()]
+    with proxy_http(argv, name="proxy-tasks-one") as (base, proc):
         yield type("Svc", (), {"base": base, "proc": proc})()
 
 
@@ -300,3 +306,61 @@ def test_a_stdio_host_without_tasks_gets_a_task_only_tools_result():
             got = await s.call_tool(RESEARCH, {"topic": "stdio-topic-7f3"})
             assert not got.is_error and "stdio-topic-7f3" in got.content[0].text, got
     asyncio.run(run())
+
+
+# --- host-side tasks: the server asks the host to run sampling as a task -----------------------------------------
+
+
+class TaskHost(Session):
+    """A host that runs the server's sampling as a task of its own (`tasks.requests`), and
+    answers the server's polls of it."""
+
+    def __init__(self, *a, **kw):
+        self.host_tasks: dict = {}
+        self.polls: list = []
+        super().__init__(*a, **kw)
+
+    def reply_to(self, where: str, req: dict) -> dict:
+        method, params = req.get("method", ""), req.get("params") or {}
+        if method == "sampling/createMessage" and "task" in params:
+            with self.lock:
+                self.asked.append((where, req))
+            with self.person.lock:
+                self.person.asked.append((f"{self.label} {where}", req))
+            tid = f"host-task-{len(self.host_tasks) + 1}"
+            self.host_tasks[tid] = super().reply_to(where, {**req, "params": {k: v for k, v in params.items() if k != "task"}})["result"]
+            return {"jsonrpc": "2.0", "id": req["id"], "result": {"task": {"taskId": tid, "status": "working", "pollInterval": 500}}}
+        if method in ("tasks/get", "tasks/result"):
+            self.polls.append((method, params.get("taskId")))
+            tid = params.get("taskId")
+            if tid not in self.host_tasks:
+                return {"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32602, "message": f"no task {tid}"}}
+            if method == "tasks/get":
+                done = sum(1 for m, t in self.polls if m == "tasks/get" and t == tid) > 1
+                return {"jsonrpc": "2.0", "id": req["id"], "result": {"taskId": tid, "status": "completed" if done else "working"}}
+            return {"jsonrpc": "2.0", "id": req["id"], "result": self.host_tasks[tid]}
+        return super().reply_to(where, req)
+
+
+def test_a_server_asks_a_host_to_run_sampling_as_a_task_and_polls_that_host_only(one, people):
+    alice, bob = people
+    caps = {"sampling": {}, "tasks": {"requests": {"sampling": {"createMessage": {}}}}}
+    a = TaskHost(one, alice, "A-host-tasks", caps=caps)
+    b = Session(one, bob, "B", caps={"sampling": {}})
+    assert "trigger-sampling-request-async" in tool_names(a)
+    with ThreadPoolExecutor(2) as pool:
+        triggered = pool.submit(a.call, "trigger-sampling-request-async", prompt=f"{alice.tag} private prompt")
+        wait_for(lambda: a.host_tasks, 10, "the sampling run as a task by alice's host")
+        busy = pool.submit(b.call, "trigger-long-running-operation", duration=3, steps=3)
+        got = text(triggered.result(30))
+        busy.result(30)
+    assert "Task created" in got and "completed" in got, got
+    assert f"{alice.tag} answers" in got, f"the result came from her host's task: {got}"
+    assert [m for m, _ in a.polls if m == "tasks/get"] and ("tasks/result", "host-task-1") in a.polls, a.polls
+    assert not bob.asked, f"bob was polled about alice's task: {bob.asked}"
+    # A host that does not run tasks is asked plainly: the server takes the result at once.
+    time.sleep(WINDOW_MS / 1000 + 0.2)  # bob's call no longer counts among the callers
+    plain = Session(one, alice, "A-plain", caps={"sampling": {}})
+    got = text(plain.call("trigger-sampling-request-async", prompt=f"{alice.tag} plain"))
+    assert got.startswith("[SYNC]") and f"{alice.tag} answers" in got, got
+    finish(alice, bob)

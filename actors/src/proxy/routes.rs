@@ -121,10 +121,26 @@ pub struct Routes<T> {
     /// URL elicitations handed to a host, by the server's `elicitationId`: whose their
     /// completion notice is (bounded: the oldest go first).
     elicitations: HashMap<String, (SessionId, Instant)>,
+    /// Tasks hosts run for the server (a sampling or elicitation asked as a task), by the id
+    /// the server knows (the proxy's: two hosts may hand out the same id): the host and its own
+    /// id. The server's `tasks/*` about one go to that host alone.
+    host_tasks: HashMap<String, (SessionId, String, Instant)>,
 }
 
-/// URL elicitations remembered at most (each waits for a person to finish in a browser).
+/// URL elicitations (each waits for a person to finish in a browser), and tasks hosts run for
+/// the server, remembered at most each.
 const MAX_ELICITATIONS: usize = 4096;
+
+/// Remembers `id` as `session`'s in a bounded table (the oldest go first).
+fn remember(table: &mut HashMap<String, (SessionId, Instant)>, id: &str, session: &SessionId) {
+    if table.len() >= MAX_ELICITATIONS {
+        if let Some(oldest) = table.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone()) {
+            table.remove(&oldest);
+        }
+    }
+    let key: String = id.chars().take(256).collect();
+    table.insert(key, (session.clone(), Instant::now()));
+}
 
 /// The caller window when none is configured (`upstream.callerWindowMs`).
 pub const CALLER_WINDOW: Duration = Duration::from_secs(5);
@@ -146,6 +162,7 @@ impl<T> Routes<T> {
             progress: HashMap::new(),
             server_requests: HashMap::new(),
             elicitations: HashMap::new(),
+            host_tasks: HashMap::new(),
         }
     }
 
@@ -425,13 +442,26 @@ impl<T> Routes<T> {
 
     /// A URL elicitation went to `session`.
     pub fn elicitation_sent(&mut self, elicitation: &str, session: &SessionId) {
-        if self.elicitations.len() >= MAX_ELICITATIONS {
-            if let Some(oldest) = self.elicitations.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone()) {
-                self.elicitations.remove(&oldest);
+        remember(&mut self.elicitations, elicitation, session);
+    }
+
+    /// A host answered a request of the server's with a task of its own (`task`, its id):
+    /// the id the server is to know it by.
+    pub fn host_task_made(&mut self, task: &str, session: &SessionId) -> String {
+        if self.host_tasks.len() >= MAX_ELICITATIONS {
+            if let Some(oldest) = self.host_tasks.iter().min_by_key(|(_, (_, _, at))| *at).map(|(k, _)| k.clone()) {
+                self.host_tasks.remove(&oldest);
             }
         }
-        let key: String = elicitation.chars().take(256).collect();
-        self.elicitations.insert(key, (session.clone(), Instant::now()));
+        let ours = format!("mcp-gen-ui-host-task-{}", self.fresh_id());
+        let theirs: String = task.chars().take(256).collect();
+        self.host_tasks.insert(ours.clone(), (session.clone(), theirs, Instant::now()));
+        ours
+    }
+
+    /// The host running the task the server knows as `task`, and the host's own id of it.
+    pub fn host_task(&self, task: &str) -> Option<(SessionId, String)> {
+        self.host_tasks.get(task).map(|(s, t, _)| (s.clone(), t.clone()))
     }
 
     /// Whose the completion of a URL elicitation is (once).
@@ -460,6 +490,7 @@ impl<T> Routes<T> {
         self.progress.retain(|_, r| &r.session != session);
         self.server_requests.retain(|_, (s, _)| s != session);
         self.elicitations.retain(|_, (s, _)| s != session);
+        self.host_tasks.retain(|_, (s, _, _)| s != session);
     }
 
     /// The link is gone: every request in flight, to be answered with an error.

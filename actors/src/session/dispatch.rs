@@ -278,7 +278,9 @@ impl HostSession {
         // The edge answers ready pages itself only in the dialect they were kept in (MCP Apps).
         self.flags.ui.store(dialect.is_some_and(ui_meta::Dialect::mcp_apps), Ordering::Relaxed);
         let tasks = params.pointer("/capabilities/tasks").is_some_and(Value::is_object);
-        self.negotiated = Some(Negotiated { dialect, client_caps, version, tasks });
+        let runs = |p: &str| params.pointer(&format!("/capabilities/tasks/requests/{p}")).is_some_and(Value::is_object);
+        let task_requests = (runs("sampling/createMessage"), runs("elicitation/create"));
+        self.negotiated = Some(Negotiated { dialect, client_caps, version, tasks, task_requests });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {
             let fleet = &act.deps.fleet;
             let mut result = json!({

@@ -94,6 +94,9 @@ struct Negotiated {
     /// It declared `capabilities.tasks`: it calls task-only tools as tasks itself (else the
     /// service runs them as tasks for it).
     tasks: bool,
+    /// It runs a server's sampling (`.0`) or elicitation (`.1`) as a task when asked to
+    /// (`capabilities.tasks.requests`).
+    task_requests: (bool, bool),
 }
 
 struct InFlight {

@@ -31,9 +31,23 @@ impl Handler<ServerRequest> for HostSession {
             let why = format!("the host did not declare the {cap} capability, so it cannot answer {method}");
             return Box::pin(async move { jsonrpc::error(id, code::METHOD_NOT_FOUND, why) });
         }
+        // Asked as a task of a host that does not run them: asked plainly (the server takes the
+        // result at once).
+        let mut msg = r.msg;
+        let runs = self.negotiated.as_ref().map(|n| n.task_requests).unwrap_or_default();
+        let as_task = match method.as_str() {
+            "sampling/createMessage" => runs.0,
+            "elicitation/create" => runs.1,
+            _ => true,
+        };
+        if !as_task {
+            if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                p.remove("task");
+            }
+        }
         let (tx, rx) = oneshot::channel();
         self.owed.insert(jsonrpc::id_key(&id), tx);
-        self.send_related(r.msg, r.related.as_ref());
+        self.send_related(msg, r.related.as_ref());
         Box::pin(async move {
             match tokio::time::timeout(SERVER_REQUEST_TIMEOUT, rx).await {
                 Ok(Ok(answer)) => answer,

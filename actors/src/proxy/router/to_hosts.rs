@@ -257,6 +257,23 @@ impl Router {
         }
     }
 
+    /// The server asks a host about a task that host runs for it (`tasks/get` of a sampling
+    /// run as a task): to that host alone, else nowhere.
+    /// Returns the target and the host's own id of the task.
+    pub fn host_task_target(&self, up_id: Value, task: &str) -> Result<(Target, String, String), Unrouted> {
+        let mut routes = self.routes();
+        let (session, theirs) = routes.host_task(task).ok_or(Unrouted::RequestGone)?;
+        let port = self.port(&session).ok_or(Unrouted::NoHost)?;
+        let host_side_id = routes.server_request(&session, up_id);
+        Ok((Target { session, port, related: None }, host_side_id, theirs))
+    }
+
+    /// A host answered the server's request with a task it runs for it: the id the server is
+    /// to know it by.
+    pub fn host_task_made(&self, task: &str, session: &SessionId) -> String {
+        self.routes().host_task_made(task, session)
+    }
+
     /// A URL elicitation (`elicitationId`) went to `session`: its completion goes there too.
     pub fn elicitation_sent(&self, elicitation: &str, session: &SessionId) {
         self.routes().elicitation_sent(elicitation, session);

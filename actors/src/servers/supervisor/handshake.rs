@@ -27,8 +27,11 @@ impl ServerSupervisor {
     pub(super) fn initialize(&mut self, ctx: &mut Context<Self>, gen: u64) {
         let params = json!({
             "protocolVersion": UPSTREAM_PROTOCOL_VERSION,
-            // The proxy answers these by asking a connected host, so it declares them.
-            "capabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}},
+            // The proxy answers these by asking a connected host, so it declares them. A sampling
+            // or elicitation asked as a task goes to a host that runs it as one, or is asked
+            // plainly of one that does not (the server gets the result at once).
+            "capabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true},
+                "tasks": {"requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}},
             "clientInfo": {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
         });
         let router = self.router.clone();

@@ -42,7 +42,17 @@ impl ServerSupervisor {
         }
         let mut msg = msg;
         let task = self.router.task_out(&mut msg);
-        let (target, host_side_id) = match self.router.server_request_target_in(up_id.clone(), stream_of.as_ref(), task.as_ref()) {
+        let host_task =
+            method.starts_with("tasks/").then(|| msg.pointer("/params/taskId").and_then(Value::as_str)).flatten().map(str::to_string);
+        let target = match &host_task {
+            // About a task a host runs for the server: that host's alone, under its own id.
+            Some(t) => self.router.host_task_target(up_id.clone(), t).map(|(target, id, theirs)| {
+                msg["params"]["taskId"] = json!(theirs);
+                (target, id)
+            }),
+            None => self.router.server_request_target_in(up_id.clone(), stream_of.as_ref(), task.as_ref()),
+        };
+        let (target, host_side_id) = match target {
             Ok(found) => found,
             Err(Unrouted::NoHost) if method == "roots/list" => {
                 let _ = self.router.send(jsonrpc::result(up_id, json!({"roots": []})));
@@ -66,6 +76,7 @@ impl ServerSupervisor {
         out["id"] = json!(host_side_id);
         let gen = self.generation;
         let fut = target.port.request.send(ServerRequest { msg: out, related: target.related, key: None });
+        let (session, task_id) = (target.session.clone(), host_task);
         ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
             act.router.server_request_done(&host_side_id);
             if gen != act.generation {
@@ -75,6 +86,18 @@ impl ServerSupervisor {
                 Ok(a) => a,
                 Err(_) => jsonrpc::error(Value::Null, code::INTERNAL_ERROR, "the host session closed before it answered"),
             };
+            // A sampling or elicitation the host runs as a task: the server knows it by an id
+            // of the proxy's, which routes its tasks/* back to this host.
+            if let Some(theirs) = answer.pointer("/result/task/taskId").and_then(Value::as_str) {
+                let ours = act.router.host_task_made(theirs, &session);
+                answer["result"]["task"]["taskId"] = json!(ours);
+            }
+            // A task the host runs, named in its answer to tasks/get or tasks/cancel.
+            if let (Some(ours), Some(r)) = (&task_id, answer.get_mut("result").and_then(Value::as_object_mut)) {
+                if r.get("taskId").is_some_and(Value::is_string) {
+                    r.insert("taskId".into(), json!(ours));
+                }
+            }
             answer["id"] = up_id;
             let _ = act.router.send(answer);
         }));

@@ -84,6 +84,7 @@ impl HostSession {
             client_caps: crate::mcp::revision_2026::answerable(&meta.capabilities),
             version: crate::mcp::revision_2026::VERSION,
             tasks: meta.capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_some_and(Value::is_object),
+            task_requests: (false, false),
         });
         s.era = Era::Stateless(Box::new(Call {
             log_level: meta.log_level,
