@@ -135,12 +135,14 @@ def test_each_profile_lists_what_its_globs_select_with_its_overrides(tmp_path):
         assert "no tool named \"files__write_file\" in profile \"readonly\"" in refused["error"]["message"], refused
 
         everything = session(base, "/mcp")
-        assert len([n for n in tools(base, "/mcp", everything) if not n.startswith("_ui_")]) == 45, "/mcp has every tool"
+        # server-everything offers its two host-task tools too: the service runs a server's
+        # sampling and elicitation as a host's tasks (docs/tasks.md).
+        assert len([n for n in tools(base, "/mcp", everything) if not n.startswith("_ui_")]) == 47, "/mcp has every tool"
 
         # The sizes of each profile's list, on /readyz.
         state = json.loads(request(base + "/readyz")[2])
         sizes = {p["path"]: p for p in state["profiles"]}
-        assert sizes["/mcp"]["tools"] == 51 and sizes["/mcp/all"]["discovery"] == "search"
+        assert sizes["/mcp"]["tools"] == 53 and sizes["/mcp/all"]["discovery"] == "search"
         assert sizes["/mcp/all"]["listBytes"] < sizes["/mcp"]["listBytes"] / 4, sizes
 
         # An unknown profile, and a session used on another profile's path: not found.

@@ -293,9 +293,12 @@ def test_a_2026_stateless_page_read_is_decided_by_the_rules(tmp_path):
             status, _, refused = post_2026(base, "resources/read", {"uri": "ui://get_forecast"}, headers={"Authorization": f"Bearer {BOB}"})
             assert denied(refused), (status, refused)
             assert "<html" not in json.dumps(refused).lower()
-        # The page of a tool bob may not call either: the same.
-        status, _, refused = post_2026(base, "resources/read", {"uri": "ui://get_current_weather"}, headers={"Authorization": f"Bearer {BOB}"})
-        assert denied(refused), (status, refused)
+        # The page of a tool bob may not call either is no page at all to him (issue 54): it
+        # reads exactly as a tool nobody has, so it does not tell him the tool exists.
+        status, _, hidden = post_2026(base, "resources/read", {"uri": "ui://get_current_weather"}, headers={"Authorization": f"Bearer {BOB}"})
+        _, _, nothing = post_2026(base, "resources/read", {"uri": "ui://no_such_tool"}, headers={"Authorization": f"Bearer {BOB}"})
+        strip = lambda answer, name: json.dumps({k: v for k, v in answer.items() if k != "id"}).replace(name, "X")  # noqa: E731
+        assert "error" in hidden and strip(hidden, "get_current_weather") == strip(nothing, "no_such_tool"), (hidden, nothing)
 
 
 # --- the HTTP edge's fast path for ready pages ---------------------------------------------------
