@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 import conftest  # noqa: E402
 
-RELEASE = ROOT / "target" / "release" / "mcp-gen-ui"
+# What is deployed (the image's build): the dist profile, one codegen unit and thin LTO.
+RELEASE = ROOT / "target" / "dist" / "mcp-gen-ui"
 NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
 EVERYTHING_STDIO = " ".join(conftest.everything_cmd("stdio"))
 UI_CAPS = {"extensions": conftest.UI_EXT}
@@ -31,16 +32,17 @@ ECHO = {"name": "echo", "arguments": {"message": "hello"}}
 
 
 def use_release(build: bool) -> Path:
-    """Benchmarks measure the release binary (MCP_GEN_UI_BIN overrides); built here unless
-    --no-build (a no-op when it is fresh, several minutes on a 2-core machine when not)."""
+    """Benchmarks measure the binary that is deployed (the dist profile; MCP_GEN_UI_BIN
+    overrides); built here unless --no-build (a no-op when it is fresh, several minutes on a
+    2-core machine when not)."""
     if "MCP_GEN_UI_BIN" in os.environ:
         conftest.BIN = Path(os.environ["MCP_GEN_UI_BIN"])
     else:
         if build:
-            subprocess.run(["cargo", "build", "--release", "-q", "--bin", "mcp-gen-ui"], cwd=ROOT, check=True)
+            subprocess.run(["cargo", "build", "--profile", "dist", "-q", "--bin", "mcp-gen-ui"], cwd=ROOT, check=True)
         conftest.BIN = RELEASE
     if not conftest.BIN.exists():
-        sys.exit(f"{conftest.BIN} does not exist: cargo build --release --bin mcp-gen-ui")
+        sys.exit(f"{conftest.BIN} does not exist: cargo build --profile dist --bin mcp-gen-ui")
     if not conftest.EVERYTHING.exists():
         sys.exit(f"{conftest.EVERYTHING} is missing: run tests/run.sh (or npm ci in tests/node)")
     return conftest.BIN

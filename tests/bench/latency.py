@@ -22,7 +22,7 @@ import time
 
 from benchlib import ECHO, EVERYTHING_STDIO, ROOT, UI_CAPS, HttpMcp, StdioMcp, Wrk, conftest, http_session, pct, summary, use_release
 
-LOAD = ROOT / "target" / "release" / "examples" / "mcp_load"  # beside the binary when MCP_GEN_UI_BIN is set
+LOAD = ROOT / "target" / "dist" / "examples" / "mcp_load"  # beside the binary when MCP_GEN_UI_BIN is set
 
 
 def rmcp_load(target: str, calls: int, env: dict | None = None) -> tuple[float, float]:
@@ -132,7 +132,7 @@ def main() -> None:
     if "MCP_GEN_UI_BIN" in os.environ:
         LOAD = binary.parent / "examples" / "mcp_load"
     elif not a.no_build:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "mcp-gen-ui-actors", "--example", "mcp_load"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "mcp_load"], cwd=ROOT, check=True)
     rmcp = LOAD.exists()
     if not rmcp:
         print(f"note: {LOAD} is missing (cargo build --release -p mcp-gen-ui-actors --example mcp_load): the rmcp client rows are skipped")

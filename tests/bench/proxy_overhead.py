@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from conftest import everything_http, proxy_http  # noqa: E402
 
-LOAD = ROOT / "target" / "release" / "examples" / "mcp_load"
+LOAD = ROOT / "target" / "dist" / "examples" / "mcp_load"
 
 
 def run(url: str, calls: int, concurrency: int) -> tuple[float, float, float]:
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "mcp-gen-ui-actors", "--example", "mcp_load"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "mcp_load"], cwd=ROOT, check=True)
     results = {"direct": [], "proxied": []}
     with everything_http("streamableHttp") as up_url:
         with proxy_http(["--upstream-url", up_url, "--log-level", "warn"], name="proxy-bench", env={"PATH": os.environ["PATH"]}) as (base, _):

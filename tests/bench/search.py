@@ -77,8 +77,8 @@ def fleet(a, folder: Path, real: bool) -> dict:
 
 
 def in_process(tools: int) -> dict:
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "mcp-gen-ui-actors", "--example", "search_bench"], cwd=ROOT, check=True)
-    out = subprocess.run([str(ROOT / "target" / "release" / "examples" / "search_bench"), str(tools)], capture_output=True, text=True, check=True).stdout
+    subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "search_bench"], cwd=ROOT, check=True)
+    out = subprocess.run([str(ROOT / "target" / "dist" / "examples" / "search_bench"), str(tools)], capture_output=True, text=True, check=True).stdout
     print(out, flush=True)
     return json.loads(next(line[7:] for line in out.splitlines() if line.startswith("RESULT ")))
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-BINARY_COPY = re.compile(r"^COPY (--from=build /src/target/release/)?mcp-gen-ui /usr/local/bin/mcp-gen-ui$")
+BINARY_COPY = re.compile(r"^COPY (--from=build /src/target/dist/)?mcp-gen-ui /usr/local/bin/mcp-gen-ui$")
 
 
 def runtime_stage(name: str) -> list[str]:
