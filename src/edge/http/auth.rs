@@ -271,11 +271,12 @@ impl Auth {
             return Err(Denied::Malformed("Bearer is followed by no token"));
         }
         if let Some((label, key, named)) = self.match_static(token) {
-            return identity::token_principal(&self.people, label, key, named).map_err(Denied::Invalid);
+            return identity::token_principal(&self.people, label, key, named).map_err(|e| Denied::Invalid(e.to_string()));
         }
         match &self.oauth {
             Some(o) if token.split('.').count() == 3 => match o.validate(token).await {
-                Ok(sub) => identity::jwt_principal(&self.people, sub, |name| self.has_token_named(name)).map_err(Denied::Invalid),
+                Ok(sub) => identity::jwt_principal(&self.people, sub, |name| self.has_token_named(name))
+                    .map_err(|e| Denied::Invalid(e.to_string())),
                 Err(Refusal::Invalid(why)) => Err(Denied::Invalid(why)),
                 Err(Refusal::MissingScopes(m)) => Err(Denied::MissingScopes(m)),
             },

@@ -8,14 +8,24 @@ use super::oauth::Subject;
 use super::principal::Principal;
 use crate::config::settings::people::People;
 
+/// Why a credential is no principal: its name is another source's (the edge refuses the
+/// bearer token with this as the reason; tests decide on the kind).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameClash {
+    #[error("the token labelled {0} spells the name of a person of server.auth.people who does not list it: list it under server.auth.people.{0}.tokens, or give the token another label")]
+    LabelIsAPerson(String),
+    #[error("the access token's subject starts with '#' or 'client:', which name an unlabelled static token and an OAuth client here: a subject can never be either")]
+    SubjectOfAnotherSource,
+    #[error("the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label")]
+    SubjectIsAName,
+}
+
 /// The principal of a static token: its person when `people` lists its label. A labelled token
 /// that spells a person's name without being listed for them is refused.
-pub fn token_principal(people: &People, label: String, key: String, named: bool) -> Result<Principal, String> {
+pub fn token_principal(people: &People, label: String, key: String, named: bool) -> Result<Principal, NameClash> {
     let person = if named { people.of_token(&label) } else { None };
     if named && person.is_none() && people.is_person(&label) {
-        return Err(format!(
-            "the token labelled {label} spells the name of a person of server.auth.people who does not list it: list it under server.auth.people.{label}.tokens, or give the token another label"
-        ));
+        return Err(NameClash::LabelIsAPerson(label));
     }
     Ok(Principal::Token { label, key, person })
 }
@@ -26,13 +36,13 @@ pub fn token_principal(people: &People, label: String, key: String, named: bool)
 /// operator's token `alice`. A name has one source: `#<12 hex>` is an unlabelled token's and
 /// `client:<id>` a client's, whatever is configured now (a tokens file can gain that token on
 /// SIGHUP), so a subject spelling either is refused even when listed.
-pub fn jwt_principal(people: &People, sub: Subject, token_named: impl Fn(&str) -> bool) -> Result<Principal, String> {
+pub fn jwt_principal(people: &People, sub: Subject, token_named: impl Fn(&str) -> bool) -> Result<Principal, NameClash> {
     if sub.claim == "sub" && spells_another_source(&sub.id) {
-        return Err("the access token's subject starts with '#' or 'client:', which name an unlabelled static token and an OAuth client here: a subject can never be either".into());
+        return Err(NameClash::SubjectOfAnotherSource);
     }
     let person = if sub.claim == "sub" { people.of_subject(&sub.id) } else { None };
     if sub.claim == "sub" && person.is_none() && (people.is_person(&sub.id) || token_named(&sub.id)) {
-        return Err("the access token's subject spells the name of a static token or person of this service, and the two cannot be told apart: the operator lists the subject under server.auth.people, or gives the token another label".into());
+        return Err(NameClash::SubjectIsAName);
     }
     Ok(Principal::Jwt { claim: sub.claim, id: sub.id, admin_scope: sub.admin, claims: sub.claims, person })
 }
