@@ -18,7 +18,7 @@ use crate::config::settings::{self, EnvLookup, Settings};
 /// Runs the check; the exit code says whether the configuration is valid. With `strict` (or
 /// `checkStrict` in the file) a warning makes it not valid.
 pub fn run(args: &Args, env: EnvLookup, strict: bool) -> ExitCode {
-    let settings = match settings::resolve(args, env) {
+    let settings = match crate::unmatched::resolve(args, env) {
         Ok(s) => s,
         Err(e) => return refuse(args, &e),
     };

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
-use mcp_gen_ui_actors::locks::Recover;
+use mcp_gen_ui_actors::process::locks::Recover;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};

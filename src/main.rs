@@ -67,7 +67,7 @@ fn main() -> ExitCode {
             Err(_) => ExitCode::FAILURE,
         };
     }
-    let settings = match config::settings::resolve(&args, &|k| std::env::var(k).ok()) {
+    let settings = match unmatched::resolve(&args, &|k| std::env::var(k).ok()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mcp-gen-ui: {e}");

@@ -5,20 +5,18 @@
 //! [`proxy`] (the shared route table) -> [`upstream`] (transports), with [`generation`] (the
 //! queue and the pipeline that makes pages), [`store`] (caches, histories, Redis) and
 //! [`ui_tools`] (the `_ui_*` tools) beside them, reached through the ports in [`messages`].
-//! [`mcp`] holds the wire helpers every layer uses, [`page`] the page types they share.
+//! [`mcp`] holds the wire helpers every layer uses, [`page`] the page types they share,
+//! [`process`] how the process holds up (panics, locks, memory, injected faults).
 
 pub mod audience;
 pub mod audit;
-pub mod contain;
-pub mod faults;
 pub mod generation;
-pub mod locks;
 pub mod mcp;
-pub mod memory;
 pub mod messages;
 pub mod metrics;
 pub mod page;
 pub mod policy;
+pub mod process;
 pub mod proxy;
 pub mod rate_window;
 pub mod servers;

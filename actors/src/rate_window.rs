@@ -29,7 +29,7 @@ pub type Windows = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<std
 
 /// [`take`] in `principal`'s window.
 pub fn take_for(windows: &Windows, principal: &std::sync::Arc<str>, limit: u32, now: Instant) -> Result<(), Duration> {
-    use crate::locks::Recover;
+    use crate::process::locks::Recover;
     let mut all = windows.guard();
     if all.len() > 1024 {
         all.retain(|_, w| w.back().is_some_and(|t| now.saturating_duration_since(*t) < MINUTE));

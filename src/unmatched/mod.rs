@@ -16,9 +16,11 @@ use mcp_gen_ui_actors::servers::catalog::Curation;
 use mcp_gen_ui_actors::servers::glob::Glob;
 use mcp_gen_ui_actors::servers::names::SEPARATOR;
 
+use crate::config::cli::Args;
+use crate::config::file::ConfigError;
 use crate::config::file::{EffectConfig, ProfileConfig, RuleConfig};
 use crate::config::nearest::nearest;
-use crate::config::settings::Settings;
+use crate::config::settings::{self, EnvLookup, Settings};
 
 /// One server as the configuration names it.
 #[derive(Debug, Clone)]
@@ -268,3 +270,12 @@ pub fn with_tools(scope: &Scope, listed: &HashMap<String, Listed>) -> Vec<String
 
 #[cfg(test)]
 mod tests;
+
+/// The settings a run resolves, with the names that match no configured server among their
+/// warnings (what the configuration alone shows; the start adds the tools it finds).
+pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
+    let mut settings = settings::resolve(args, env)?;
+    let unmatched = statically(&Scope::of(&settings));
+    settings.warnings.extend(unmatched);
+    Ok(settings)
+}

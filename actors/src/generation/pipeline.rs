@@ -276,7 +276,7 @@ pub async fn run_contained(job: Job, deps: Arc<Deps>) -> Outcome {
     match std::panic::AssertUnwindSafe(run(job, deps.clone())).catch_unwind().await {
         Ok(outcome) => outcome,
         Err(p) => {
-            let why = crate::contain::panic_message(p.as_ref());
+            let why = crate::process::contain::panic_message(p.as_ref());
             tracing::error!(component = "generation", event = "panic", request_id = %request_id, error = %why, "page generation panicked; serving the template");
             let entry = internal_fallback(
                 &Spare { key, tool, request_id, failures },
@@ -405,7 +405,7 @@ async fn checked(
 
 pub async fn run(job: Job, deps: Arc<Deps>) -> Outcome {
     let tool_name = job.tool.get("name").and_then(Value::as_str).unwrap_or_default();
-    if crate::faults::generation_panics(tool_name) {
+    if crate::process::faults::generation_panics(tool_name) {
         panic!("injected fault: generation_panic:{tool_name}");
     }
     let mut cx = Ctx::new(&job, &deps);

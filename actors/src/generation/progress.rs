@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::generation::pace::{self, Seen};
-use crate::locks::Recover;
 use crate::page::{Phase, Writing};
+use crate::process::locks::Recover;
 
 /// The most of a page's text kept for its preview: the visible markup comes first.
 pub const PARTIAL_MAX: usize = 64 * 1024;

@@ -21,7 +21,6 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::{watch, Semaphore};
 
-use crate::contain;
 use crate::generation::cache_key::{cache_key, refinements_hash};
 use crate::generation::pipeline::{self, Deps, Spare};
 use crate::generation::progress::Progress;
@@ -30,6 +29,7 @@ use crate::messages::{
     QueuePort, ReadUi, ReadWait, RefinementsPort, StatusOf, ToolsUpdated,
 };
 use crate::page::{tool_hash, UiEntry, UiType};
+use crate::process::contain;
 use crate::store::learned_shapes::LearnedShapes;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::RedisStore;

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
-use crate::locks::Recover;
 use crate::messages::{Peek, Pending, QueuePort, ReadUi, ReadWait, ToolsUpdated};
 use crate::metrics::Metrics;
 use crate::page::UiEntry;
+use crate::process::locks::Recover;
 use crate::rate_window;
 
 /// How often a warm-up waiting for hosts' reads to finish looks again.

@@ -29,6 +29,9 @@ pub mod errors {
     pub const UNSUPPORTED_VERSION: i64 = -32022;
 }
 
+/// The tasks extension's name (`mcp::tasks_2026` makes tasks of it).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// Methods of the 2025 era that 2026 removed: a stateless request for them is "not found".
 pub const REMOVED_METHODS: &[&str] = &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
@@ -258,7 +261,7 @@ pub fn stateless_capabilities(mut caps: Value) -> Value {
         if tasks.as_ref().and_then(|t| t.pointer("/requests/tools/call")).is_some_and(Value::is_object) {
             let ext = obj.entry("extensions").or_insert_with(|| json!({}));
             if let Some(e) = ext.as_object_mut() {
-                e.insert(crate::mcp::tasks_2026::EXTENSION.into(), json!({}));
+                e.insert(TASKS_EXTENSION.into(), json!({}));
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::mcp::revision_2026::errors;
 use crate::mcp::tasks::RELATED_TASK;
 
 /// The extension's name, as a request declares it in its client capabilities.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub use crate::mcp::revision_2026::TASKS_EXTENSION as EXTENSION;
 /// Task methods of 2025-11-25 that the extension does not have.
 pub const NOT_IN_2026: &[&str] = &["tasks/result", "tasks/list"];
 

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use crate::audience;
-use crate::locks::RecoverRw;
 use crate::messages::{HostEvent, SessionId, SessionPort};
+use crate::process::locks::RecoverRw;
 use crate::proxy::tasks::Tasks;
 
 struct Entry {

@@ -13,11 +13,11 @@ use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
 
 use crate::audience::Origin;
-use crate::locks::{Recover, RecoverRw};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026;
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::Metrics;
+use crate::process::locks::{Recover, RecoverRw};
 use crate::proxy::hosts::Hosts;
 use crate::proxy::input_rounds::{Asked, InputPath};
 use crate::proxy::routes::Routes;

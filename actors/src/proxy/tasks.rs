@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::locks::Recover;
 pub use crate::mcp::tasks::{created_task, related_task, set_related_task, task_support, RELATED_TASK};
+use crate::process::locks::Recover;
 
 /// How long a task is remembered when its server gives it no time to live (or an unbounded
 /// one): a day.

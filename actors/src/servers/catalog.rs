@@ -56,6 +56,40 @@ pub enum Naming {
 }
 
 impl Naming {
+    /// An answer with the server's resource URIs as hosts know them: what a read returns, what
+    /// a call's result links to or embeds. With one server, untouched.
+    pub fn answer_out(&self, mut answer: Value) -> Value {
+        if *self == Naming::Bare {
+            return answer;
+        }
+        let Some(result) = answer.get_mut("result") else { return answer };
+        let rename = |v: &mut Value| {
+            if let Some(uri) = v.get("uri").and_then(Value::as_str) {
+                v["uri"] = json!(self.uri_out(uri));
+            }
+        };
+        for key in ["contents", "content"] {
+            for item in result.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten() {
+                match item.get("type").and_then(Value::as_str) {
+                    Some("resource") => {
+                        if let Some(r) = item.get_mut("resource") {
+                            rename(r);
+                        }
+                    }
+                    Some("resource_link") | None => rename(item),
+                    Some(_) => {}
+                }
+            }
+        }
+        // A prompt's messages may embed resources too.
+        for m in result.get_mut("messages").and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(r) = m.pointer_mut("/content/resource") {
+                rename(r);
+            }
+        }
+        answer
+    }
+
     /// A server's own resource URI as hosts see it.
     pub fn uri_out(&self, uri: &str) -> String {
         match self {

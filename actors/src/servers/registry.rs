@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::catalog::{Catalog, Curation, Naming, ServerTools};
-use crate::locks::{Recover, RecoverRw};
 use crate::messages::{ToolList, ToolsDiff};
+use crate::process::locks::{Recover, RecoverRw};
 use crate::store::ready_pages::ReadyPages;
 
 /// A catalog this long was built from answers large enough to give memory back after.
@@ -79,7 +79,7 @@ impl Registry {
         if new.tools().len() >= LARGE_CATALOG {
             // The upstream's answer and the old catalog are freed by now, but glibc keeps their
             // pages: given back once the rebuilding is over.
-            crate::memory::after_large_work();
+            crate::process::memory::after_large_work();
         }
         for c in &new.collisions {
             tracing::warn!(component = "registry", event = "name_collision", detail = %c, "two tools would share a name; one was given a suffix");

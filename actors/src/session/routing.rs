@@ -11,7 +11,6 @@ use serde_json::{json, Value};
 use super::plan::{self, After};
 use super::HostSession;
 use crate::mcp::jsonrpc;
-use crate::servers::catalog::Naming;
 use crate::servers::fleet::Server;
 
 impl HostSession {
@@ -23,7 +22,7 @@ impl HostSession {
             After::Plain => self.forward_to(ctx, server, msg),
             After::UrisOut => {
                 let naming = server.naming.clone();
-                self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| act.answer(with_uris_out(&naming, answer)));
+                self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| act.answer(naming.answer_out(answer)));
             }
             After::ToolResult { exposed } => {
                 let shape = self.shapes_results();
@@ -55,7 +54,7 @@ impl HostSession {
                             _ => act.answer(answer),
                         };
                     }
-                    let answer = with_uris_out(&naming, answer);
+                    let answer = naming.answer_out(answer);
                     let answer = if shape { act.shaped(ctx, &exposed, answer) } else { answer };
                     act.answer(answer);
                 });
@@ -65,43 +64,9 @@ impl HostSession {
                 let naming = server.naming.clone();
                 self.forward_to_then(ctx, server, msg, move |act, _ctx, answer| match answer.get("error") {
                     Some(err) => act.answer(plan::not_found(id, &uri, Some(err.clone()), excluded.as_ref())),
-                    None => act.answer(with_uris_out(&naming, answer)),
+                    None => act.answer(naming.answer_out(answer)),
                 });
             }
         }
     }
-}
-
-/// An answer with the server's resource URIs as hosts know them: what a read returns, what a
-/// call's result links to or embeds. With one server, untouched.
-pub(super) fn with_uris_out(naming: &Naming, mut answer: Value) -> Value {
-    if *naming == Naming::Bare {
-        return answer;
-    }
-    let Some(result) = answer.get_mut("result") else { return answer };
-    let rename = |v: &mut Value| {
-        if let Some(uri) = v.get("uri").and_then(Value::as_str) {
-            v["uri"] = json!(naming.uri_out(uri));
-        }
-    };
-    for key in ["contents", "content"] {
-        for item in result.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten() {
-            match item.get("type").and_then(Value::as_str) {
-                Some("resource") => {
-                    if let Some(r) = item.get_mut("resource") {
-                        rename(r);
-                    }
-                }
-                Some("resource_link") | None => rename(item),
-                Some(_) => {}
-            }
-        }
-    }
-    // A prompt's messages may embed resources too.
-    for m in result.get_mut("messages").and_then(Value::as_array_mut).into_iter().flatten() {
-        if let Some(r) = m.pointer_mut("/content/resource") {
-            rename(r);
-        }
-    }
-    answer
 }

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use crate::locks::RecoverRw;
 use crate::messages::{Close, SessionId, SessionRef};
+use crate::process::locks::RecoverRw;
 
 /// Who opened a session: the principal the edge authenticated (`anonymous` without auth).
 pub type Owner = Arc<str>;
@@ -47,7 +47,7 @@ impl SessionTable {
         if all.capacity() > 256 && all.len() * 4 < all.capacity() {
             let keep = all.len() * 2;
             all.shrink_to(keep);
-            crate::memory::after_large_work();
+            crate::process::memory::after_large_work();
         }
     }
 

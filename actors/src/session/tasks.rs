@@ -120,7 +120,7 @@ impl HostSession {
         self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
             ids_out(&mut answer, &task.exposed);
             if result {
-                answer = super::routing::with_uris_out(&naming, answer);
+                answer = naming.answer_out(answer);
                 if act.shapes_results() {
                     answer = act.shaped(ctx, &task.tool, answer);
                 }
@@ -298,7 +298,7 @@ impl HostSession {
                 }
                 _ => without_related_task(answer),
             };
-            let answer = super::routing::with_uris_out(&naming, answer);
+            let answer = naming.answer_out(answer);
             let answer = if act.shapes_results() { act.shaped(ctx, &task.tool, answer) } else { answer };
             act.answer(answer)
         });

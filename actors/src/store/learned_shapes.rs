@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::locks::RecoverRw;
 use crate::mcp::result_shape;
+use crate::process::locks::RecoverRw;
 use crate::store::snapshot_file::{self, Writer};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -12,9 +12,9 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::locks::RecoverRw;
 use crate::mcp::jsonrpc::PreparedResult;
 use crate::page::now_ms;
+use crate::process::locks::RecoverRw;
 
 struct Ready {
     rev: u64,

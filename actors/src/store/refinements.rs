@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use crate::contain;
 pub use crate::messages::Refinement;
 use crate::messages::{Append, Clear, History, HistoryKey, RefinementsPort};
 use crate::metrics::Metrics;
+use crate::process::contain;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 use crate::store::snapshot_file::{self, Writer};

@@ -12,10 +12,10 @@ use actix::prelude::*;
 use moka::future::Cache;
 use moka::policy::EvictionPolicy;
 
-use crate::contain;
 use crate::messages::{CachePort, ForgetLocal, Get, InvalidateTool, Put};
 use crate::metrics::Metrics;
 use crate::page::{now_ms, UiEntry, ENTRY_FORMAT};
+use crate::process::contain;
 use crate::store::redis::{self, Event, RedisStore};
 
 #[derive(Debug, Clone)]
@@ -149,7 +149,7 @@ impl Handler<Get> for UiCache {
             "ui_cache",
             ctx,
             |_| {
-                if crate::faults::take_ui_cache_panic() {
+                if crate::process::faults::take_ui_cache_panic() {
                     panic!("injected fault: ui_cache_panic_once");
                 }
                 let mem = self.mem.clone();

@@ -9,7 +9,7 @@ use std::io::{ErrorKind, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::locks::Recover;
+use crate::process::locks::Recover;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::sync::Notify;

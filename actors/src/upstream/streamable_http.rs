@@ -18,11 +18,11 @@ use super::error::{ConnectError, TokenError};
 use super::{
     body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT,
 };
-use crate::locks::Recover;
 use crate::mcp::jsonrpc;
 use crate::mcp::param_headers;
 use crate::mcp::revision_2026;
 use crate::mcp::sse;
+use crate::process::locks::Recover;
 
 mod incoming;
 

@@ -241,7 +241,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     };
     let (listen, workers, demo) = (listener.addr, listener.workers, args.demo);
     let (provider, provider_reason, api_key) = (llm.provider, llm.reason, llm.api_key);
-    let mut settings = Settings {
+    let settings = Settings {
         upstreams,
         demo,
         host_transport: cfg.server.transport,
@@ -283,9 +283,6 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         config_file: args.config.clone(),
         config: cfg,
     };
-    // Names that match no configured server: what the configuration alone shows.
-    let unmatched = crate::unmatched::statically(&crate::unmatched::Scope::of(&settings));
-    settings.warnings.extend(unmatched);
     Ok(settings)
 }
 

@@ -16,8 +16,8 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::web::{self, Bytes};
-use mcp_gen_ui_actors::locks::Recover;
 use mcp_gen_ui_actors::mcp::jsonrpc::code;
+use mcp_gen_ui_actors::process::locks::Recover;
 
 use super::{json_error, Edge};
 

@@ -266,7 +266,7 @@ pub fn sse_body(
                 n += 1;
                 let data = v.to_string();
                 drop(v);
-                mcp_gen_ui_actors::memory::after_answer(data.len());
+                mcp_gen_ui_actors::process::memory::after_answer(data.len());
                 sse::format(Some("message"), Some(&format!("{stream_id}-{n}")), &data)
             }
             Item::Msg(None) => String::new(),

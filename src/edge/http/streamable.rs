@@ -169,7 +169,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         };
         let text = body.to_string();
         drop(body);
-        mcp_gen_ui_actors::memory::after_answer(text.len());
+        mcp_gen_ui_actors::process::memory::after_answer(text.len());
         return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(text);
     }
     sse_response(Some(session_id), rx, edge.sse_keepalive)

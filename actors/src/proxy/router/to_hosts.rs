@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::{Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
-use crate::locks::Recover;
 use crate::mcp::jsonrpc::{self, code};
 use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
+use crate::process::locks::Recover;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
 use crate::proxy::routes::{Asker, Round};
 use crate::proxy::tasks::{self, TaskRoute};

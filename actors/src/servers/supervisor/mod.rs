@@ -23,11 +23,11 @@ use serde_json::{json, Value};
 use handshake::list_all_tools;
 pub use handshake::UPSTREAM_PROTOCOL_VERSION;
 
-use crate::contain;
 use crate::mcp::jsonrpc::{self, code};
 use crate::messages::ToolsDiff;
 use crate::messages::{HostEvent, RefreshTools, SessionId, Shutdown, Status, ToolsUpdated, UpstreamPort};
 use crate::metrics::Metrics;
+use crate::process::contain;
 use crate::proxy::router::Router;
 use crate::servers::catalog::Naming;
 use crate::servers::listing::ListBounds;

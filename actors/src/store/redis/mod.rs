@@ -35,8 +35,8 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 
-use crate::locks::Recover;
 use crate::metrics::Metrics;
+use crate::process::locks::Recover;
 pub use events::Event;
 pub use pages::{page_ttl, PAGE_MAX_TTL};
 
