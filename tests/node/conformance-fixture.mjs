@@ -2,6 +2,12 @@
 // (@modelcontextprotocol/conformance). Run it directly over Streamable HTTP (`http PORT`) to
 // see what the suite says of it, and over stdio (`stdio`) wrapped by mcp-gen-ui to see what the
 // suite says of the proxy: the proxy must pass every scenario the fixture passes.
+//
+// It runs MCP tasks the 2025-11-25 way (capabilities.tasks, tools/call with params.task,
+// tasks/get|result|list|cancel) with the tools the suite's tasks scenarios call (greet,
+// slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input,
+// test_tool_with_task), so the proxy's translation for 2026-07-28 hosts is judged by them. Its
+// tasks are shared by all its HTTP sessions (shared-tasks.mjs says why).
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -11,8 +17,9 @@ import {
   CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema,
   ListResourceTemplatesRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, ListPromptsRequestSchema,
   GetPromptRequestSchema, CompleteRequestSchema, SetLevelRequestSchema, CreateMessageResultSchema, ElicitResultSchema,
-  ListRootsResultSchema,
+  ListRootsResultSchema, McpError, ErrorCode,
 } from "@modelcontextprotocol/sdk/types.js";
+import { SharedTaskStore, SharedTaskMessageQueue } from "./shared-tasks.mjs";
 
 // 1x1 red PNG and a 1-sample WAV: the smallest valid files of their kind.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
@@ -20,7 +27,18 @@ const WAV = Buffer.concat([
   Buffer.from("RIFF"), Buffer.from([38, 0, 0, 0]), Buffer.from("WAVEfmt "), Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0]),
   Buffer.from("data"), Buffer.from([2, 0, 0, 0, 0, 0]),
 ]).toString("base64");
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A pause that ends early, rejecting, when `signal` fires (a cancelled request or task).
+const sleep = (ms, signal) => new Promise((resolve, reject) => {
+  if (signal?.aborted) return reject(signal.reason);
+  const stop = () => { clearTimeout(timer); reject(signal.reason); };
+  const timer = setTimeout(() => { signal?.removeEventListener("abort", stop); resolve(); }, ms);
+  signal?.addEventListener("abort", stop, { once: true });
+});
+// `promise`, or a rejection as soon as `signal` fires.
+const unlessAborted = (promise, signal) => !signal ? promise : Promise.race([
+  promise,
+  new Promise((_, reject) => signal.aborted ? reject(signal.reason) : signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+]);
 const noArgs = { type: "object", properties: {} };
 
 const TOOLS = [
@@ -70,7 +88,25 @@ const TOOLS = [
     name: "test_custom_header", description: "Echoes a region that also travels as a header",
     inputSchema: { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } }, required: ["region"] },
   },
+  // The tasks scenarios' tools (conformance 0.2.0-alpha.12, io.modelcontextprotocol/tasks).
+  // `execution.taskSupport` absent is "forbidden": greet never runs as a task.
+  { name: "greet", description: "Says hello", inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+  {
+    name: "slow_compute", description: "Waits `seconds`, then answers; as a task when asked, cancellable",
+    inputSchema: { type: "object", properties: { seconds: { type: "number", minimum: 0 }, label: { type: "string" } }, required: ["seconds"] },
+    execution: { taskSupport: "optional" },
+  },
+  { name: "failing_job", description: "A task whose tool result is an error, after about a second", inputSchema: noArgs, execution: { taskSupport: "required" } },
+  { name: "protocol_error_job", description: "Ends in a JSON-RPC error (as a task: failed, no result)", inputSchema: noArgs, execution: { taskSupport: "optional" } },
+  {
+    name: "confirm_delete", description: "Asks the user to confirm deleting a file, then answers",
+    inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
+    execution: { taskSupport: "optional" },
+  },
+  { name: "multi_input", description: "Asks the user two things at once", inputSchema: noArgs, execution: { taskSupport: "optional" } },
+  { name: "test_tool_with_task", description: "Asks the user's name, then runs as a task", inputSchema: noArgs, execution: { taskSupport: "required" } },
 ];
+const TOOL_BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 
 const RESOURCES = [
   { uri: "test://static-text", name: "static-text", description: "A static text resource", mimeType: "text/plain" },
@@ -96,19 +132,160 @@ const sample = (extra, text) => extra.sendRequest(
   CreateMessageResultSchema,
 );
 const roots = (extra) => extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const badArgument = (tool, field, what) => new McpError(ErrorCode.InvalidParams, `${tool}: argument "${field}" ${what}`);
+const stringArgument = (tool, args, field) => {
+  if (typeof args[field] !== "string" || !args[field]) throw badArgument(tool, field, "must be a non-empty string");
+  return args[field];
+};
+
+// The fixture's tasks: one store and one queue for the process, every HTTP session's
+// (shared-tasks.mjs says why). SESSIONS lets a relayed answer find the session that asked.
+const SESSIONS = new Map(); // HTTP session id -> its transport
+const TASKS = new SharedTaskStore();
+const TASK_MESSAGES = new SharedTaskMessageQueue((sid) => SESSIONS.get(sid));
+
+// What the task-supporting tools do, the same whether they run as a task or as a plain call:
+// `run` is how the work waits (run.signal fires on cancellation), asks the user (run.ask),
+// says it goes on after an answer (run.resumed) and reports progress (run.progress). A result
+// is the tool's answer; a thrown error its JSON-RPC error.
+const TASK_WORK = {
+  async slow_compute(args, run) {
+    const seconds = args.seconds;
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600) {
+      throw badArgument("slow_compute", "seconds", "must be a number of seconds from 0 to 3600");
+    }
+    if (args.label !== undefined && typeof args.label !== "string") throw badArgument("slow_compute", "label", "must be a string when given");
+    const label = args.label || "slow_compute";
+    for (let done = 0; done < seconds; done = Math.min(done + 1, seconds)) {
+      await sleep(Math.min(1, seconds - done) * 1000, run.signal);
+      if (done + 1 < seconds) await run.progress(done + 1, seconds, `${label}: ${done + 1} of ${seconds} s`);
+    }
+    return text(`${label}: computed after ${seconds} s`);
+  },
+  async failing_job(_args, run) {
+    await sleep(1000, run.signal);
+    return { isError: true, content: [{ type: "text", text: "failing_job failed on purpose: the job reported an error" }] };
+  },
+  async protocol_error_job(_args, run) {
+    await sleep(500, run.signal);
+    throw Object.assign(new Error("protocol_error_job failed on purpose: its worker crashed"), { code: ErrorCode.InternalError, data: { job: "protocol_error_job" } });
+  },
+  async confirm_delete(args, run) {
+    const filename = stringArgument("confirm_delete", args, "filename");
+    const r = await run.ask({
+      message: `Delete ${filename}?`,
+      requestedSchema: { type: "object", properties: { confirm: { type: "boolean", title: "Confirm", description: `Delete ${filename}` } }, required: ["confirm"] },
+    });
+    await run.resumed();
+    return text(r.action === "accept" && r.content?.confirm === true ? `Deleted ${filename}` : `Kept ${filename} (${r.action})`);
+  },
+  async multi_input(_args, run) {
+    const [who, ok] = await Promise.all([
+      run.ask({ message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } }),
+      run.ask({ message: "Go ahead?", requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] } }),
+    ]);
+    await run.resumed();
+    return text(`name=${who.content?.name} (${who.action}), confirm=${ok.content?.confirm} (${ok.action})`);
+  },
+};
+
+// The `run` of a plain call: it asks on the call's own stream and stops if the call is cancelled.
+function plainRun(req, extra) {
+  const token = req.params._meta?.progressToken;
+  return {
+    signal: extra.signal,
+    ask: (params) => unlessAborted(elicit(extra, params), extra.signal),
+    resumed: async () => {},
+    progress: async (progress, total, message) => {
+      if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, total, message } });
+    },
+  };
+}
+
+// Creates the task a tools/call asked for (params.task) and answers its CreateTaskResult at
+// once, while `work(run)` goes on: what it returns or throws becomes the task's outcome, as it
+// would have been the plain call's answer, unless the task was cancelled (or expired) first.
+// Its questions are queued for tasks/result with the task's related-task _meta (the SDK does
+// that, and turns the task input_required). Status notices (notifications/tasks/status) and
+// progress on the call's token go out as the SDK's own helpers send them, at best: the session
+// that made the task may be gone while the task is not.
+async function startTask(server, req, extra, work) {
+  // The session id goes to the store as the SDK's own helpers pass it; this store ignores it.
+  const task = await TASKS.createTask({ ttl: req.params.task.ttl }, extra.requestId, req, extra.sessionId);
+  const { taskId } = task;
+  const signal = TASKS.signal(taskId);
+  const token = req.params._meta?.progressToken;
+  const notify = async () => {
+    const now = await TASKS.getTask(taskId);
+    if (now) await server.notification({ method: "notifications/tasks/status", params: now }).catch(() => {});
+  };
+  const run = {
+    signal,
+    ask: (params) => unlessAborted(extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { relatedTask: { taskId } }), signal),
+    resumed: async () => { await TASKS.updateTaskStatus(taskId, "working"); await notify(); },
+    progress: async (progress, total, message) => {
+      await TASKS.updateTaskStatus(taskId, "working", message);
+      await notify();
+      if (token !== undefined) await server.notification({ method: "notifications/progress", params: { progressToken: token, progress, total, message } }).catch(() => {});
+    },
+  };
+  (async () => {
+    let outcome;
+    try {
+      outcome = await work(run);
+    } catch (error) {
+      if (!TASKS.isLive(taskId)) return;
+      console.error(`task ${taskId} (${req.params.name}) failed: ${error?.message ?? error}`);
+      await TASKS.fail(taskId, error).then(notify);
+      return;
+    }
+    if (TASKS.isLive(taskId)) await TASKS.storeTaskResult(taskId, outcome.isError ? "failed" : "completed", outcome).then(notify);
+  })().catch((error) => console.error(`task ${taskId}: ${error}`));
+  return { task };
+}
 
 function makeServer() {
   const server = new Server(
     { name: "mcp-gen-ui-conformance-fixture", version: "1.0.0" },
-    { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} } },
+    {
+      capabilities: {
+        tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: TASKS,
+      taskMessageQueue: TASK_MESSAGES,
+    },
   );
   const subscriptions = new Set();
-  const text = (t) => ({ content: [{ type: "text", text: t }] });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const args = req.params.arguments || {};
+    const tool = TOOL_BY_NAME.get(req.params.name);
+    const support = tool?.execution?.taskSupport ?? "forbidden";
+    const asTask = req.params.task !== undefined;
+    // The spec's answers for a call that does not fit the tool's execution.taskSupport.
+    if (tool && asTask && support === "forbidden") {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool ${tool.name} does not run as a task (execution.taskSupport is forbidden): call it without params.task`);
+    }
+    if (tool && !asTask && support === "required") {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool ${tool.name} runs only as a task (execution.taskSupport is required): call it with params.task, e.g. "task": {"ttl": 60000}`);
+    }
+    const work = TASK_WORK[req.params.name];
+    if (work) return asTask ? startTask(server, req, extra, (run) => work(args, run)) : work(args, plainRun(req, extra));
     switch (req.params.name) {
+      case "greet": return text(`Hello, ${stringArgument("greet", args, "name")}!`);
+      case "test_tool_with_task": {
+        // Asked before the task exists, on the tools/call itself: for a 2026-07-28 host, the
+        // MRTR rounds that come before the CreateTaskResult.
+        const who = await ask(extra, "What is your name?", "name");
+        const name = who.action === "accept" && who.content?.name ? String(who.content.name) : "stranger";
+        return startTask(server, req, extra, async (run) => {
+          await sleep(200, run.signal);
+          return text(`Hello, ${name}! Your task is done.`);
+        });
+      }
       case "test_simple_text": return text("This is a simple text response for testing.");
       case "test_image_content": return { content: [{ type: "image", data: PNG, mimeType: "image/png" }] };
       case "test_audio_content": return { content: [{ type: "audio", data: WAV, mimeType: "audio/wav" }] };
@@ -263,7 +440,6 @@ function makeServer() {
 const LOCAL = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 
 async function serveHttp(port) {
-  const sessions = new Map();
   const http = createServer(async (req, res) => {
     const origin = req.headers.origin;
     if (!LOCAL.test(req.headers.host || "") || (origin && !/^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(origin))) {
@@ -271,12 +447,13 @@ async function serveHttp(port) {
       return;
     }
     const sid = req.headers["mcp-session-id"];
-    let transport = sid ? sessions.get(sid) : undefined;
+    let transport = sid ? SESSIONS.get(sid) : undefined;
     if (!transport) {
       if (sid) { res.writeHead(404).end(); return; }
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => sessions.set(id, transport) });
-      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => SESSIONS.set(id, transport) });
+      transport.onclose = () => transport.sessionId && SESSIONS.delete(transport.sessionId);
       await makeServer().connect(transport);
+      TASK_MESSAGES.relayAnswers(transport);
     }
     await transport.handleRequest(req, res);
   });
