@@ -139,7 +139,7 @@
   function unsupported(what) { return Promise.reject(new Error(what + ": this host (the Apps SDK dialect) does not offer it")); }
   function over(name, viaOpenAi) {
     var base = P[name];
-    P[name] = function (p) { return this._openai ? viaOpenAi.call(this, this._openai, p || {}) : base.call(this, p); };
+    P[name] = function (p, options) { return this._openai ? viaOpenAi.call(this, this._openai, p || {}) : base.call(this, p, options); };
   }
   over("callServerTool", function (o, p) {
     var self = this, mine = p.name === this._ownTool, args = p.arguments || {};

@@ -25,16 +25,34 @@
   App.prototype._post = function (msg) {
     (this._target || window.parent).postMessage(msg, "*");
   };
-  App.prototype._request = function (method, params) {
+  /* A request to the host. With `onprogress`, as in the SDK, the request's id is its
+     `_meta.progressToken`: the host's notifications/progress under that token go to onprogress
+     while the request waits, and each one starts its time again (a call that says it is
+     working is not one the host forgot). */
+  App.prototype._request = function (method, params, onprogress) {
     var self = this, id = this._next++;
+    params = params || {};
+    if (typeof onprogress === "function") {
+      params = Object.assign({}, params);
+      params._meta = Object.assign({}, params._meta, { progressToken: id });
+    }
     return new Promise(function (resolve, reject) {
-      var timer = setTimeout(function () {
+      var p = self._pending[id] = { resolve: resolve, reject: reject, onprogress: onprogress, expire: function () {
         delete self._pending[id];
         reject(new Error(method + ": the host did not answer within " + self.timeoutMs + " ms"));
-      }, self.timeoutMs);
-      self._pending[id] = { resolve: resolve, reject: reject, timer: timer };
-      self._post({ jsonrpc: "2.0", id: id, method: method, params: params || {} });
+      } };
+      p.timer = setTimeout(p.expire, self.timeoutMs);
+      self._post({ jsonrpc: "2.0", id: id, method: method, params: params });
     });
+  };
+  /* notifications/progress of a request still waiting that asked for it; others are dropped
+     (a token the host made up, a report after the answer). */
+  App.prototype._progress = function (params) {
+    var p = this._pending[Number(params.progressToken)];
+    if (!p || typeof p.onprogress !== "function") return;
+    clearTimeout(p.timer);
+    p.timer = setTimeout(p.expire, this.timeoutMs);
+    try { p.onprogress({ progress: params.progress, total: params.total, message: params.message }); } catch (e) { console.error("mcp-gen-ui: onprogress failed", e); }
   };
   App.prototype._notify = function (method, params) {
     this._post({ jsonrpc: "2.0", method: method, params: params || {} });
@@ -77,6 +95,7 @@
           self._post({ jsonrpc: "2.0", id: m.id, result: {} });
         });
         break;
+      case "notifications/progress": this._progress(params); break;
       case "ping":
         if (m.id !== undefined) this._post({ jsonrpc: "2.0", id: m.id, result: {} });
         break;
@@ -167,10 +186,13 @@
     }
     report();
   };
-  App.prototype.callServerTool = function (p) {
+  /* Every call asks for progress, as the SDK's App does (a no-op `onprogress` unless the
+     caller gives one in `options`, the SDK's RequestOptions): a long call that reports progress
+     (a task the service runs for the page) outlives the timeout. */
+  App.prototype.callServerTool = function (p, options) {
     var self = this, mine = p.name === this._ownTool;
     if (mine) this._lastInput = { arguments: p.arguments || {} };
-    return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }).then(function (r) {
+    return this._request("tools/call", { name: p.name, arguments: p.arguments || {} }, (options && options.onprogress) || function () {}).then(function (r) {
       if (mine) self._lastResult = r;
       return unwrapResult(r);
     });

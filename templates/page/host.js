@@ -1,9 +1,19 @@
   /* ---- The host: the App, calls to the tool (destructive tools ask first), display modes ---- */
   var app = new McpGenUiRuntime.App({ name: "mcp-gen-ui-template", version: meta.templateVersion });
   var confirmBox = $("confirm"), pending = null;
+  /* What a running call's progress says (a task's status, when the service runs the tool as
+     one): its message, and how far when the total is known. */
+  function progressNote(p) {
+    var msg = p && typeof p.message === "string" ? p.message.replace(/\s+/g, " ").trim().slice(0, 200) : "";
+    var done = p && p.progress, total = p && p.total;
+    var pct = typeof done === "number" && typeof total === "number" && total > 0 ? " (" + Math.floor(Math.min(Math.max(done / total, 0), 1) * 100) + "%)" : "";
+    var note = (msg + pct).trim();
+    return note ? " " + note : "";
+  }
   function run(args) {
-    submitBtn.disabled = true; statusEl.textContent = "Running " + meta.name + "\u2026";
-    app.callServerTool({ name: meta.name, arguments: args }).then(function (res) {
+    var running = "Running " + meta.name + "\u2026";
+    submitBtn.disabled = true; statusEl.textContent = running;
+    app.callServerTool({ name: meta.name, arguments: args }, { onprogress: function (p) { statusEl.textContent = running + progressNote(p); } }).then(function (res) {
       statusEl.textContent = res && res.isError ? "The tool reported an error." : "Done.";
       showResult(res, "Result");
     }, function (err) {

@@ -83,7 +83,8 @@ for (const [where, script] of runtimes()) {
 
       const call = app.callServerTool({ name: "get_forecast", arguments: { city: "Oslo" } });
       const [req] = f.sent("tools/call");
-      assert.deepEqual(req, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_forecast", arguments: { city: "Oslo" } } });
+      assert.deepEqual(req, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_forecast", arguments: { city: "Oslo" }, _meta: { progressToken: 2 } } },
+        "every call asks for progress, as the SDK's App does, under its own id");
       f.deliver({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "{}" }], structuredContent: { result: '{"temp": 3}' } } });
       assert.deepEqual(plain(await call).structuredContent, { temp: 3 }, "FastMCP's {result: X} unwrapped, X parsed");
 
@@ -116,6 +117,36 @@ for (const [where, script] of runtimes()) {
 
       app.close();
       assert.deepEqual(f.listeners.get("message"), [], "close removes the listener");
+    });
+
+    test("progress: the host's reports under a call's token reach its onprogress while it waits, and keep it alive", async () => {
+      const f = frame(script);
+      const app = new f.context.McpGenUiRuntime.App({ name: "page", version: "1" }, {}, { requestTimeoutMs: 300 });
+      const ready = app.connect();
+      f.deliver({ jsonrpc: "2.0", id: 1, result: { hostContext: {} } });
+      await ready;
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      const seen = [];
+      const call = app.callServerTool({ name: "research", arguments: { topic: "tides" } }, { onprogress: (p) => seen.push(plain(p)) });
+      const silent = app.callServerTool({ name: "research", arguments: {} }).then(() => null, (e) => e);
+      const [req, other] = f.sent("tools/call");
+      assert.deepEqual(req.params._meta, { progressToken: req.id }, "the SDK's token: the request's id");
+      const progress = (token, more, source) => f.deliver({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, ...more } }, source);
+      progress(req.id, { progress: 1, message: "Gathering sources..." });
+      progress(String(req.id), { progress: 2, total: 4, message: "Analyzing content..." }); // a host that made the token a string
+      progress(999, { progress: 1, message: "not this call's" });
+      progress(req.id, { progress: 3, message: "from another frame" }, {});
+      progress(other.id, { progress: 1, message: "the other call's" });
+      assert.deepEqual(other.params._meta, { progressToken: other.id }, "a call without onprogress asks for progress too");
+      assert.deepEqual(seen, [{ progress: 1, message: "Gathering sources..." }, { progress: 2, total: 4, message: "Analyzing content..." }]);
+      // Each report starts the call's time again: past two timeouts in all, still waiting.
+      for (let i = 3; i < 6; i++) { await sleep(150); progress(req.id, { progress: i }); }
+      assert.match(String(await silent), /tools\/call: the host did not answer within 300 ms/, "a call with no more progress times out");
+      f.deliver({ jsonrpc: "2.0", id: req.id, result: { content: [{ type: "text", text: "report" }] } });
+      assert.equal(plain(await call).content[0].text, "report");
+      progress(req.id, { progress: 9, message: "after the answer" });
+      assert.equal(seen.length, 5, "nothing after the answer");
+      app.close();
     });
 
     test("over window.openai (the Apps SDK dialect): no ui/initialize, calls through callTool", async () => {

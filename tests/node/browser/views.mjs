@@ -83,7 +83,9 @@ export async function openView(browser, client, html, { theme = "light", viewpor
   const errors = [];
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.exposeFunction("hostCallTool", async (params) => client.callTool(params));
+  // `key`: the View asked for progress (host.js); the client's reports go back under it.
+  await page.exposeFunction("hostCallTool", async (params, key) => client.callTool(params, undefined, key === undefined ? undefined
+    : { onprogress: (p) => page.evaluate(([k, v]) => window.hostProgress(k, v), [key, p]).catch(() => {}) }));
   await page.setContent(`<!doctype html><html><body><script>${await hostBundle()}</script></body></html>`);
   await page.evaluate(([h, o]) => window.mountView(h, o), [html, { theme, autoHeight, hostContext, capabilities }]);
   await page.waitForFunction(() => window.__hostLog && window.__hostLog.initialized, null, { timeout: 10000 })
