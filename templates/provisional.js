@@ -99,7 +99,9 @@
 
   /* ---- The page as it is written: plain data to elements, in an inert box ---- */
   var SAFE = /^(h[1-6]|p|div|span|section|article|header|footer|main|nav|aside|form|fieldset|legend|label|input|select|option|optgroup|textarea|button|table|caption|thead|tbody|tfoot|tr|th|td|ul|ol|li|dl|dt|dd|strong|em|b|i|u|small|code|pre|blockquote|br|hr|figure|figcaption|details|summary|output|progress|meter|abbr|time|mark|sub|sup)$/;
-  var SAFE_ATTR = /^(class|type|name|placeholder|value|min|max|step|minlength|maxlength|required|checked|selected|multiple|rows|cols|colspan|rowspan|scope|role|title|open|lang|dir|datetime|size|low|high|optimum|aria-label|aria-hidden|aria-live)$/;
+  /* No attribute that names an element: a <form name="open"> would stand for document.open
+     here (named access), and the written page could not take this page's place. */
+  var SAFE_ATTR = /^(class|type|placeholder|value|min|max|step|minlength|maxlength|required|checked|selected|multiple|rows|cols|colspan|rowspan|scope|role|title|open|lang|dir|datetime|size|low|high|optimum|aria-label|aria-hidden|aria-live)$/;
   function build(nodes, into, budget) {
     for (var i = 0; i < nodes.length && budget.left > 0; i++) {
       var n = nodes[i];

@@ -168,9 +168,12 @@
     };
     this.close();
     current = null;
-    document.open();
-    document.write(html);
-    document.close();
+    /* Document's own methods, not document.close: in a browser a <form name="close"> of the page
+       just written is document.close (named access), and the new page would never finish. */
+    var own = Document.prototype;
+    own.open.call(document);
+    own.write.call(document, html);
+    own.close.call(document);
   };
   App.prototype._autoResize = function () {
     var self = this, last = "";

@@ -58,8 +58,8 @@ step "end-to-end tests"
 export MCP_GEN_UI_BIN="$ROOT/target/debug/mcp-gen-ui"
 tests/.venv/bin/python -m pytest tests/e2e -q -p no:cacheprovider "$@"
 
-step "template page parts (Node's test runner: the schema model, the validation, the result helpers, the View runtime, the assembly)"
-node --test templates/page/*.test.mjs
+step "template page parts (Node's test runner: the schema model, the validation, the result helpers, the View runtime, the assembly), and the provisional page's own check of its preview"
+node --test templates/page/*.test.mjs templates/provisional.test.mjs
 
 step "template page as served (the same Node tests, and the View runtime's, against the minified scripts of a template page the debug build serves over HTTP: tests/served_page.py saves it)"
 timeout 120 python3 tests/served_page.py tests/artifacts/served-page.html "$MCP_GEN_UI_BIN"

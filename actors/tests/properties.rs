@@ -5,7 +5,7 @@
 //! Case counts are bounded so the whole file runs in a few seconds in a debug build.
 
 use mcp_gen_ui_actors::generation::llm::{classify_status, parse_retry_after};
-use mcp_gen_ui_actors::generation::postprocess;
+use mcp_gen_ui_actors::generation::{postprocess, preview};
 use mcp_gen_ui_actors::mcp::jsonrpc;
 use mcp_gen_ui_actors::mcp::sse;
 use mcp_gen_ui_actors::upstream::framing::{Frame, LineFramer};
@@ -374,6 +374,85 @@ proptest! {
     fn postprocess_takes_htmlish_text(raw in htmlish()) {
         if let Ok(p) = postprocess::process(&raw) {
             prop_assert!(postprocess::servable(&p.html).is_ok(), "{:?}", postprocess::servable(&p.html));
+        }
+    }
+}
+
+/// Markup the preview's own builder handles by name (issue 51): elements it skips to their end
+/// tag, ends without one, or reads as raw text, in any order and left open.
+fn preview_markup() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        Just("<svg>"),
+        Just("</svg>"),
+        Just("<svg/>"),
+        Just("<math>"),
+        Just("<object>"),
+        Just("</object>"),
+        Just("<template>"),
+        Just("<textarea>"),
+        Just("</textarea>"),
+        Just("<title>"),
+        Just("<plaintext>"),
+        Just("<li>"),
+        Just("<td>"),
+        Just("<tr>"),
+        Just("<option>"),
+        Just("<h2>"),
+        Just("<b class=x>"),
+        Just("</b>"),
+        Just("<div>"),
+        Just("</div>"),
+        Just("</p>"),
+        Just("<form name=\"open\" id=\"x\">"),
+        Just("<input name=\"createElement\" type=\"image\" src=\"x\">"),
+        Just("<![CDATA[x]]>"),
+        Just("&amp;&#x41;&"),
+        Just("text "),
+    ];
+    let piece = prop_oneof![4 => fragment.prop_map(str::to_string), 2 => markup(), 1 => ".{0,20}"];
+    prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+}
+
+/// Every element name and attribute name in a preview, its nodes and its depth.
+fn preview_shape(nodes: &Value, depth: usize, names: &mut Vec<String>, attrs: &mut Vec<String>) -> (usize, usize) {
+    let (mut count, mut deepest) = (0, depth);
+    for n in nodes.as_array().into_iter().flatten() {
+        if let Some(el) = n.as_array() {
+            names.push(el[0].as_str().unwrap_or("?").to_string());
+            attrs.extend(el[1].as_object().into_iter().flat_map(|a| a.keys().cloned()));
+            let (c, d) = preview_shape(&el[2], depth + 1, names, attrs);
+            count += 1 + c;
+            deepest = deepest.max(d);
+        } else {
+            count += usize::from(!n.as_str().unwrap_or_default().trim().is_empty());
+        }
+    }
+    (count, deepest)
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// The preview takes any prefix of any page, never panics, stays within its bounds, and
+    /// keeps no element or attribute that runs, loads or names anything.
+    #[test]
+    fn preview_takes_any_prefix_and_keeps_to_its_lists(
+        page in prop_oneof![htmlish(), preview_markup()],
+        at in any::<prop::sample::Index>(),
+    ) {
+        let mut cut = at.index(page.len() + 1);
+        while !page.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let tree = preview::inert_tree(&page[..cut]);
+        let (mut names, mut attrs) = (Vec::new(), Vec::new());
+        let (count, depth) = preview_shape(&tree, 0, &mut names, &mut attrs);
+        prop_assert!(count <= preview::MAX_NODES && depth <= 24, "{count} nodes, {depth} deep");
+        for name in &names {
+            prop_assert!(!["script", "style", "svg", "math", "img", "iframe", "object", "a", "template", "title"].contains(&name.as_str()), "{name}");
+        }
+        for attr in &attrs {
+            prop_assert!(!attr.starts_with("on") && !["name", "id", "src", "href", "action", "style", "form"].contains(&attr.as_str()), "{attr}");
         }
     }
 }

@@ -4,8 +4,10 @@
   (/mcp/all: the four pinned weather tools and the three search tools), with five real servers
   and a generated one making the fleet 300 tools (from /readyz, which serializes each list);
 - the ranking's top-3 hit rate on the plain-language tasks of tests/e2e/search_tasks.json,
-  through search_tools on that fleet, for all the tasks and for those marked shares_no_word
-  alone (no content word in common with their tools' names, descriptions or properties), with
+  through search_tools on that fleet: first the 30 held-out tasks (written after the ranking's
+  synonyms, none sharing a content word with its tools: the ranking's own figure, which
+  test_profiles.py gives a floor), then the 31 of the tuning set (the synonyms were written
+  with them: a figure of fit, not of search) and the 30 of those that share a word, with
   two kinds of noise: synthetic tools whose descriptions no query matches (padding), and the same
   count with 83 of them swapped for real servers' tools (GitHub, Slack, Git, Puppeteer, Google
   Maps, SQLite, Postgres, Brave Search, Fetch, Redis and a few more: search_real_tools.json, served
@@ -19,6 +21,7 @@
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,7 +35,8 @@ from test_profiles import five_servers  # noqa: E402
 
 HOSTILE = ROOT / "tests" / "e2e" / "hostile_upstream.py"
 TASKS = json.loads((ROOT / "tests" / "e2e" / "search_tasks.json").read_text())["tasks"]
-HARD = [t for t in TASKS if t.get("shares_no_word")]
+HELD_OUT = [t for t in TASKS if t.get("held_out")]
+TUNING = [t for t in TASKS if not t.get("held_out")]
 REAL = Path(__file__).with_name("search_real_tools.json")
 REAL_COUNT = len(json.loads(REAL.read_text())["tools"])
 
@@ -72,13 +76,16 @@ def fleet(a, folder: Path, real: bool) -> dict:
             if any(n in t["tools"] for n in names):
                 hit.add(t["task"])
             else:
-                misses.append(f"{'(no shared word) ' if t.get('shares_no_word') else ''}{t['task']!r} -> {names}")
+                misses.append(f"{'(held out) ' if t.get('held_out') else ''}{t['task']!r} -> {names}")
         return {"sizes": sizes, "hit": hit, "misses": misses}
 
 
-def in_process(tools: int) -> dict:
-    subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "search_bench"], cwd=ROOT, check=True)
-    out = subprocess.run([str(ROOT / "target" / "dist" / "examples" / "search_bench"), str(tools)], capture_output=True, text=True, check=True).stdout
+def in_process(tools: int, build: bool) -> dict:
+    """The in-process bench, built first (dist) unless --no-build, from CARGO_TARGET_DIR."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    if build:
+        subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "search_bench"], cwd=ROOT, check=True)
+    out = subprocess.run([str(target / "dist" / "examples" / "search_bench"), str(tools)], capture_output=True, text=True, check=True).stdout
     print(out, flush=True)
     return json.loads(next(line[7:] for line in out.splitlines() if line.startswith("RESULT ")))
 
@@ -95,7 +102,7 @@ def main() -> None:
         runs[kind] = fleet(a, folder / kind.split()[0], real)
         for m in runs[kind]["misses"]:
             print(f"missed ({kind}):", m)
-    r = in_process(5000)
+    r = in_process(5000, not a.no_build)
     f = runs["synthetic noise"]
     full, search = f["sizes"]["/mcp"], f["sizes"]["/mcp/all"]
     ratio = search["listBytes"] / full["listBytes"]
@@ -104,15 +111,15 @@ def main() -> None:
         n = sum(t["task"] in run["hit"] for t in tasks)
         return n / len(tasks), f"{n}/{len(tasks)} ({n / len(tasks):.0%})"
 
-    others = [t for t in TASKS if not t.get("shares_no_word")]
+    shared = [t for t in TUNING if not t.get("shares_no_word")]
     print(f"noise: {a.tools - 45} synthetic tools / {a.tools - 45 - REAL_COUNT} synthetic and {REAL_COUNT} real servers' tools")
     rows = [
         (f"tools/list, whole fleet ({full['tools']} tools)", f"{full['listBytes']:,} bytes", "baseline", None),
         (f"tools/list, search profile ({search['tools']} tools)", f"{search['listBytes']:,} bytes ({ratio:.1%})", "< 10%", ratio < 0.10),
     ]
-    for label, tasks, target in ((f"all {len(TASKS)} tasks", TASKS, None),
-                                 (f"the {len(others)} unmarked tasks", others, 0.90),
-                                 (f"the {len(HARD)} shares_no_word tasks", HARD, None)):
+    for label, tasks, target in ((f"the {len(HELD_OUT)} held-out tasks (the headline)", HELD_OUT, None),
+                                 (f"the {len(TUNING)} tasks of the tuning set (the synonyms' own)", TUNING, None),
+                                 (f"the {len(shared)} of them that share a word with their tools", shared, 0.90)):
         (x, xs), (y, ys) = rate(tasks, runs["synthetic noise"]), rate(tasks, runs["real-description noise"])
         rows.append((f"top-3 hit rate, {label}, synthetic / real-description noise", f"{xs} / {ys}",
                      f">= {target:.0%}" if target else "-", None if target is None else min(x, y) >= target))

@@ -78,8 +78,10 @@ def wait_port(port: int, timeout: float = 30.0) -> None:
 
 def wait_for(predicate, timeout: float, what: str, every: float = 0.1):
     """Polls `predicate` until it returns something truthy, and returns that; fails naming
-    `what` after `timeout` seconds. An exception from `predicate` counts as not yet (a file
-    half written, a server not up) and is shown if the time runs out."""
+    `what` after `timeout` seconds. Not yet: a falsy value, or an error saying the value cannot
+    be had yet (a server not up, a file half written, a key not there yet), shown if the time
+    runs out. A failed assertion is an answer, and a wrong one: it fails at once, so that one
+    wrong answer is never hidden by a later right one."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -87,6 +89,8 @@ def wait_for(predicate, timeout: float, what: str, every: float = 0.1):
             got = predicate()
             if got:
                 return got
+        except AssertionError:
+            raise
         except Exception as e:
             last = e
         if time.monotonic() >= deadline:

@@ -21,6 +21,10 @@ from test_policy import sse_answers
 
 FILESYSTEM = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 TASKS = json.loads((Path(__file__).parent / "search_tasks.json").read_text())["tasks"]
+# Held-out tasks search_tools finds in the top 3 at least (issue 52): what the ranking finds over
+# the five servers alone, 3 of 30 (two "folder" tasks through the synonym "directory", "17 plus
+# 25" through "sum"; the ranking and its synonyms unchanged since 5dfa190). Fewer fails.
+HELD_OUT_FLOOR = 3
 IDS = itertools.count(100)
 
 PROFILES = {
@@ -180,17 +184,28 @@ def test_search_finds_the_tool_for_plain_language_tasks(tmp_path):
             "weather__get_current_weather", "weather__get_forecast", "weather__get_weather_map", "weather__set_units",
             "search_tools", "describe_tools", "call_tool"}
         assert listed["call_tool"]["_meta"]["ui"]["resourceUri"] == "ui://_ui/call_tool", "call_tool has a page of its own"
-        # The tasks that share no word with their tools are left out: a ranking by words finds few of
-        # them (tests/bench/search.py reports how many); the others, 90% in the top 3.
-        tasks = [t for t in TASKS if not t.get("shares_no_word")]
-        hits, misses = 0, []
-        for t in tasks:
-            found = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": t["task"], "limit": 3}})
-            names = [x["name"] for x in found["result"]["structuredContent"]["tools"]]
-            if any(n in t["tools"] for n in names):
-                hits += 1
-            else:
-                misses.append((t["task"], names))
+        def top3(tasks):
+            hits, misses = 0, []
+            for t in tasks:
+                found = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": t["task"], "limit": 3}})
+                names = [x["name"] for x in found["result"]["structuredContent"]["tools"]]
+                if any(n in t["tools"] for n in names):
+                    hits += 1
+                else:
+                    misses.append((t["task"], names))
+            return hits, misses
+
+        # The held-out tasks (written after the ranking's synonyms, none shares a word with its
+        # tools): the ranking's own figure, held to what it finds now (tests/bench/search.py
+        # reports it with noise tools).
+        held_out = [t for t in TASKS if t.get("held_out")]
+        hits, misses = top3(held_out)
+        print(f"held-out tasks: {hits}/{len(held_out)} in the top 3")
+        assert hits >= HELD_OUT_FLOOR, f"held-out top-3 hits {hits}/{len(held_out)}, below {HELD_OUT_FLOOR}; missed {misses}"
+        # The tuning set (the synonyms were written with it) less its one task that shares no word
+        # with its tools: 90% in the top 3.
+        tasks = [t for t in TASKS if not t.get("held_out") and not t.get("shares_no_word")]
+        hits, misses = top3(tasks)
         assert hits >= 0.9 * len(tasks), f"top-3 hits {hits}/{len(tasks)}; missed {misses}"
         one = rpc(base, "/mcp/all", sid, "tools/call", {"name": "search_tools", "arguments": {"query": "what time is it in Tokyo", "limit": 1}})
         first = one["result"]["structuredContent"]["tools"][0]

@@ -7,7 +7,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, assertCleanConsole, connectClient, launch, openView, pacedOpenAi, startProxy, markupFirstPage } from "./views.mjs";
+import {
+  ARTIFACTS, assertCleanConsole, assertHostileInert, connectClient, hostileMarkup, launch, openView, pacedOpenAi, startCanary, startProxy,
+  markupFirstPage,
+} from "./views.mjs";
 
 // About 1,500 tokens, style and script last: ~10 s at 150 tokens a second.
 const HEADING = "Weather, as it is being written";
@@ -109,5 +112,76 @@ test("what a person typed in the template's form goes into the written page", as
   } finally {
     await client.close();
     proxy.stop();
+  }
+});
+
+// Issue 52: the checks above hold whatever the product does when the partial page has nothing
+// hostile in it. Here it has: right after its heading, a script, an image with onerror, a
+// javascript: link, a button with onclick, a form with an action, an animated svg, a style and
+// an icon loading from a canary, a frame and an input; the model is still writing (the page,
+// with its handlers, would be refused once whole) while the provisional page shows it.
+test("hostile markup streamed after the heading neither runs, loads nor takes input in the provisional page", async () => {
+  const canary = await startCanary();
+  const heading = "Weather, with hostile markup after it";
+  const hostile = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich"
+    : markupFirstPage(heading, 600, { afterHeading: hostileMarkup(canary.url) })), { first: 1, tps: 400 });
+  const cfg = join(ARTIFACTS, "streamed-hostile-config.json");
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", hostile.url, "--config", cfg], "streamed-hostile");
+  const client = await connectClient(proxy.base);
+  try {
+    const content = (await client.readResource({ uri: "ui://get_current_weather" })).contents[0];
+    assert.equal(content._meta["mcp-gen-ui"].provisional, true);
+    const { page, frame } = await openView(browser, client, content.text);
+    await frame.locator("#mcp-gen-ui-preview h1", { hasText: heading }).waitFor({ timeout: 30000 });
+    await assertHostileInert(page, frame, canary);
+    const gen = hostile.requests.find((r) => !r.body.includes("rich or minimal"));
+    assert.equal(gen.end, null, "checked while the model was still writing");
+    assert.equal(await frame.locator("#mcp-gen-ui-preview").count(), 1, "the preview was still on screen");
+    await page.screenshot({ path: join(ARTIFACTS, "streamed-hostile.png") });
+    await page.close();
+  } finally {
+    await client.close();
+    proxy.stop();
+    hostile.close();
+    canary.close();
+  }
+});
+
+// Issue 51: forms named like document's own methods. In a browser `<form name="open">` is
+// `document.open` (named access), so a preview that kept the name left the provisional page
+// unable to put the written page in its place; a written page with `<form name="close">` did the
+// same to the runtime's `document.close()`.
+test("forms named open, createElement, write and close in the page do not stop the written page from taking its place", async () => {
+  const heading = "Weather, with forms named like document methods";
+  const named = `<form name="open"><input name="createElement" value="x"></form><form name="createElement"><p>named forms</p></form>
+<form name="write"></form><form name="close"></form>`;
+  const llmNamed = await pacedOpenAi((body) => (body.includes("rich or minimal") ? "rich"
+    : markupFirstPage(heading, 200, { afterHeading: named })), { first: 1, tps: 300 });
+  const cfg = join(ARTIFACTS, "streamed-named-config.json");
+  writeFileSync(cfg, JSON.stringify({ generation: { timeoutMs: 1500 } }));
+  const proxy = await startProxy(["--demo", "--provider", "openai", "--llm-base-url", llmNamed.url, "--config", cfg], "streamed-named");
+  const client = await connectClient(proxy.base);
+  try {
+    const content = (await client.readResource({ uri: "ui://get_current_weather" })).contents[0];
+    assert.equal(content._meta["mcp-gen-ui"].provisional, true);
+    const args = { city: "Oslo" };
+    const result = await client.callTool({ name: "get_current_weather", arguments: args });
+    const { page, frame, errors } = await openView(browser, client, content.text);
+    await page.evaluate(([a, r]) => { window.__bridge.sendToolInput({ arguments: a }); window.__bridge.sendToolResult(r); }, [args, result]);
+    // The named forms are in the preview, and document's methods are still its own.
+    await frame.locator("#mcp-gen-ui-preview", { hasText: "named forms" }).waitFor({ timeout: 30000 });
+    assert.deepEqual(await frame.evaluate(() => ["open", "write", "close", "createElement", "getElementById"].map((m) => typeof document[m])),
+      ["function", "function", "function", "function", "function"], "document's methods are its own in the provisional page");
+    await frame.locator("#written-marker").waitFor({ timeout: 60000 });
+    assert.equal(await frame.evaluate(() => window.__writtenRan), true, "the written page runs");
+    assert.equal(await frame.locator("#mcp-gen-ui-writing").count(), 0, "the provisional page is gone");
+    await frame.locator("#result").getByText("Oslo").first().waitFor({ timeout: 5000 });
+    assertCleanConsole(errors, "streamed-named");
+    await page.close();
+  } finally {
+    await client.close();
+    proxy.stop();
+    llmNamed.close();
   }
 });

@@ -203,12 +203,13 @@ export async function fakeOpenAi(answer) {
  * 7 tokens each: the page's length, so its pace) and the script, which marks that it ran
  * (`window.__writtenRan`), fills the form from the tool input, shows results and calls
  * get_current_weather on submit. */
-export function markupFirstPage(heading, rules) {
+export function markupFirstPage(heading, rules, { afterHeading = "" } = {}) {
   const padding = Array.from({ length: rules }, (_, i) => `.p${i}{margin:${i % 9}px;padding:${i % 7}px}`).join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>
 <body>
 <h1 id="written-marker">${heading}</h1>
+${afterHeading}
 <form id="f">
   <label for="city">City</label> <input id="city" name="city" required>
   <button id="submit" type="submit">Look up</button>
@@ -223,11 +224,8 @@ window.__writtenRan = true;
 const app = new App({ name: "Weather UI", version: "1.0.0" });
 const result = document.getElementById("result");
 function show(r) {
-  result.textContent = "";
-  const box = document.createElement("div");
-  box.className = "block";
-  box.textContent = JSON.stringify(r.structuredContent ?? r.content);
-  result.appendChild(box);
+  result.className = "block";
+  result.textContent = JSON.stringify(r.structuredContent ?? r.content);
 }
 app.ontoolinput = (p) => { document.getElementById("city").value = (p.arguments && p.arguments.city) || ""; };
 app.ontoolresult = show;
@@ -238,6 +236,75 @@ document.getElementById("f").addEventListener("submit", async (e) => {
 });
 </script>
 </body></html>`;
+}
+
+/** A local server that counts every request it gets, by path: what a page under test loads. */
+export async function startCanary() {
+  const hits = [];
+  const server = createServer((req, res) => { hits.push(req.url); res.writeHead(404); res.end(); });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { url: `http://127.0.0.1:${server.address().port}`, hits, close: () => server.close() };
+}
+
+/** What a partial page must not get to do in the provisional page (issue 52), streamed right
+ * after its heading: a script, a link, a button and a form with an action, an animated svg, a
+ * style and a stylesheet, a frame and an image loading from `canary`, an input to type into;
+ * each marks `window.__hostile` if it runs. `handlers` adds inline handlers (`onerror`,
+ * `onclick`, `onbegin`, `onfocus`): a page with them is refused once whole, so a test that
+ * wants the written page in place leaves them out. Ends with a paragraph `HOSTILE-END`. */
+export function hostileMarkup(canary, { handlers = true } = {}) {
+  const mark = (what) => `(window.__hostile=(window.__hostile||[]).concat('${what}'))`;
+  const on = (attr, what) => (handlers ? ` ${attr}="${mark(what)}"` : "");
+  return `<script>${mark("script")}</script>
+<img src="${canary}/img"${on("onerror", "img")}>
+<a href="javascript:${mark("link")}">a link</a>
+<button type="submit"${on("onclick", "button")}>Press</button>
+<form action="${canary}/form" method="get" name="open"><input name="q" value="hostile-value" autofocus${on("onfocus", "input")}>
+<button type="submit" formaction="${canary}/formaction">Send</button></form>
+<svg width="10" height="10"><image href="${canary}/svg" width="10" height="10"/><rect width="10" height="10"><animate attributeName="width" from="0" to="10" dur="0.1s" repeatCount="indefinite"${on("onbegin", "svg")}/></rect></svg>
+<style>body{background:url(${canary}/style)}</style>
+<link rel="icon" href="${canary}/icon">
+<iframe src="${canary}/frame"></iframe>
+<input id="hostile-input" placeholder="type here">
+<p>HOSTILE-END</p>`;
+}
+
+/** The preview in `frame` once `HOSTILE-END` shows: none of hostileMarkup's elements, handlers,
+ * URLs or names built; clicking, focusing and typing into what is there does nothing; after a
+ * while nothing ran (`window.__hostile`) and nothing was loaded from the canary. `typing`: keys
+ * are typed too. */
+export async function assertHostileInert(page, frame, canary, { typing = true } = {}) {
+  const preview = frame.locator("#mcp-gen-ui-preview");
+  await preview.getByText("HOSTILE-END").waitFor({ state: "attached", timeout: 30000 });
+  assert.equal(await preview.getAttribute("inert"), "", "the preview takes no input");
+  const built = await preview.evaluate((p) => [...p.querySelectorAll("*")].map((e) => [e.localName, ...e.getAttributeNames()]));
+  for (const [tag, ...attrs] of built) {
+    assert.ok(!["script", "style", "img", "a", "svg", "image", "animate", "iframe", "link"].includes(tag), `${tag} was built`);
+    for (const a of attrs) assert.ok(!/^on|^(href|src|action|formaction|name|id|autofocus|style)$/.test(a), `${tag} has ${a}`);
+  }
+  assert.ok(built.some(([t]) => t === "input") && built.some(([t]) => t === "form"), `the form and its input are shown: ${JSON.stringify(built)}`);
+  // Clicked, submitted and typed into as a person (and a script) would: nothing moves.
+  const before = await preview.evaluate((p) => [...p.querySelectorAll("input")].map((i) => i.value));
+  for (const sel of ["button", "input"]) {
+    const n = await preview.locator(sel).count();
+    for (let i = 0; i < n; i++) await preview.locator(sel).nth(i).click({ force: true, timeout: 2000 }).catch(() => {});
+  }
+  await preview.evaluate((p) => {
+    for (const b of p.querySelectorAll("button")) b.click();
+    for (const i of p.querySelectorAll("input")) i.focus();
+  });
+  // (Keys go to whatever has the focus: where a test wants the page swapped in unasked, nobody
+  // may type into the template's form.)
+  if (typing) {
+    await page.keyboard.type("typed-by-a-person");
+    await page.keyboard.press("Enter");
+  }
+  assert.equal(await preview.evaluate((p) => p.contains(document.activeElement)), false, "nothing in the preview took the focus");
+  assert.deepEqual(await preview.evaluate((p) => [...p.querySelectorAll("input")].map((i) => i.value)), before, "nothing was typed into the preview");
+  assert.ok(await preview.evaluate((p) => [...p.querySelectorAll("input, button, select, textarea")].every((c) => c.disabled)), "its controls are disabled");
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await frame.evaluate(() => window.__hostile), undefined, "nothing of the partial page ran");
+  assert.deepEqual(canary.hits, [], "nothing of the partial page was loaded or submitted");
 }
 
 export async function pacedOpenAi(answer, { first = 1.5, tps = 150 } = {}) {
