@@ -320,7 +320,12 @@ impl<T> Routes<T> {
     /// `owner`'s newest request waiting on the task `task` (the server's id): its session and
     /// host id.
     pub fn waiting_on_task(&self, task: &str, owner: &str) -> Option<(SessionId, Value)> {
-        let waiting = self.pending.values().filter(|p| p.task.as_deref() == Some(task) && p.owner.as_deref() == Some(owner));
+        // Only a `tasks/result` waits on it (a `tasks/get` that happens to be in flight is
+        // answered at once and carries nothing the task asks).
+        let waiting = self
+            .pending
+            .values()
+            .filter(|p| p.method == "tasks/result" && p.task.as_deref() == Some(task) && p.owner.as_deref() == Some(owner));
         let p = waiting.max_by_key(|p| p.started)?;
         Some((p.session.clone()?, p.host_id.clone()?))
     }
@@ -646,6 +651,18 @@ mod tests {
         let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
         r.abandon(up);
         assert_eq!(r.asker(), Asker::Nobody);
+    }
+
+    #[test]
+    fn what_a_task_asks_goes_to_whoever_waits_on_its_result_not_to_a_poll() {
+        let mut r: Routes<()> = Routes::default();
+        let mut wait = jsonrpc::request(json!("w"), "tasks/result", json!({"taskId": "t1"}));
+        r.outgoing(&"W".into(), who("A"), &mut wait, ());
+        std::thread::sleep(Duration::from_millis(2));
+        let mut poll = jsonrpc::request(json!("p"), "tasks/get", json!({"taskId": "t1"}));
+        r.outgoing(&"P".into(), who("A"), &mut poll, ());
+        assert_eq!(r.waiting_on_task("t1", "a"), Some(("W".to_string(), json!("w"))), "the newer poll waits on nothing");
+        assert_eq!(r.waiting_on_task("t1", "b"), None, "nor is another person's wait theirs");
     }
 
     #[test]

@@ -257,9 +257,14 @@ impl Tasks {
         }
     }
 
-    /// The watch of a task made for a 2026 host.
-    pub fn set_watch(&self, exposed: &str, port: crate::messages::WatchPort) {
-        self.maps.guard().watches.insert(exposed.to_string(), port);
+    /// The watch of a task made for a 2026 host: from now on the task's session (what its
+    /// server asks inside it goes there while no one waits on the task).
+    pub fn set_watch(&self, exposed: &str, port: crate::messages::WatchPort, session: &str) {
+        let mut m = self.maps.guard();
+        m.watches.insert(exposed.to_string(), port);
+        if let Some(r) = m.by_exposed.get_mut(exposed) {
+            r.session = session.to_string();
+        }
     }
 
     pub fn watch(&self, exposed: &str) -> Option<crate::messages::WatchPort> {

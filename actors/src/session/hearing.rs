@@ -108,6 +108,11 @@ impl HostSession {
     /// A notification for this session (on `related`'s stream, if it names a request). A
     /// request's own log line goes at the level the session asked for, if it asked.
     fn notify(&mut self, msg: Value, related: Option<Value>) {
+        // A host that does not speak tasks never saw a task: a status (one that came before
+        // the call the service runs as a task for it knew its task) is nothing to it.
+        if jsonrpc::method(&msg) == Some("notifications/tasks/status") && !self.speaks_tasks() {
+            return;
+        }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
         let log = jsonrpc::method(&msg) == Some("notifications/message");
         if log && self.log_level.is_some() && !crate::mcp::revision_2026::log_wanted(level, self.log_level) {

@@ -53,12 +53,18 @@ impl TaskWatch {
         let ttl = ttl_ms.map(Duration::from_millis).unwrap_or(LONGEST).min(LONGEST);
         let id = format!("task-watch:{}", uuid::Uuid::new_v4().simple());
         let exposed = task.exposed.clone();
-        let watch = TaskWatch { id, task, router, fleet: fleet.clone(), ttl, asked: BTreeMap::new(), counter: 0, outcome: None };
-        let addr = watch.start();
-        fleet
-            .hosts()
-            .tasks()
-            .set_watch(&exposed, WatchPort { inspect: addr.clone().recipient(), answer: addr.clone().recipient(), stop: addr.recipient() });
+        let watch =
+            TaskWatch { id: id.clone(), task, router, fleet: fleet.clone(), ttl, asked: BTreeMap::new(), counter: 0, outcome: None };
+        // Registered as a session before anything of the task can come (the call that made
+        // it has just been answered), so a question the server asks at once finds the watch.
+        let owner = watch.task.owner.clone();
+        let addr = TaskWatch::create(|ctx| {
+            let port = SessionPort { event: ctx.address().recipient(), request: ctx.address().recipient() };
+            fleet.register(id.clone(), port, owner);
+            watch
+        });
+        let port = WatchPort { inspect: addr.clone().recipient(), answer: addr.clone().recipient(), stop: addr.recipient() };
+        fleet.hosts().tasks().set_watch(&exposed, port, &id);
     }
 
     /// Holds the task's `tasks/result` open (again) under this watch's own id.
@@ -94,8 +100,6 @@ impl Actor for TaskWatch {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let port = SessionPort { event: ctx.address().recipient(), request: ctx.address().recipient() };
-        self.fleet.register(self.id.clone(), port, self.task.owner.clone());
         self.wait(ctx);
         ctx.run_later(self.ttl, |_, ctx| ctx.stop());
     }
