@@ -364,3 +364,46 @@ def test_a_server_asks_a_host_to_run_sampling_as_a_task_and_polls_that_host_only
     got = text(plain.call("trigger-sampling-request-async", prompt=f"{alice.tag} plain"))
     assert got.startswith("[SYNC]") and f"{alice.tag} answers" in got, got
     finish(alice, bob)
+
+
+# --- replicas: a task made through one is used through another ---------------------------------------------------
+
+
+def test_a_task_made_through_one_replica_is_its_owners_through_another(tmp_path, people):
+    """Two replicas sharing a real redis-server, in front of one HTTP server whose tasks outlive
+    the connection that made them (the conformance fixture keeps them in one store for all
+    its sessions, as a server backed by a database does)."""
+    import contextlib
+
+    from conftest import Proc, free_port, wait_port
+    from replica_peers import Redis, wait_redis_status
+    from test_protocol_2026 import FIXTURE, NODE22
+    alice, bob = people
+    redis = Redis()
+    port = free_port()
+    fixture = Proc("tasks-fixture-http", [NODE22, str(FIXTURE), "http", str(port)])
+    try:
+        wait_port(port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with contextlib.ExitStack() as stack:
+            reps = []
+            for i in (1, 2):
+                base, _ = stack.enter_context(proxy_http(["--upstream-url", url, "--redis-url", redis.url, *tokens()], name=f"proxy-tasks-rep{i}"))
+                wait_redis_status(base, "ok")
+                reps.append(type("Svc", (), {"base": base})())
+            a1 = Session(reps[0], alice, "A-rep1", caps=TASKS_CAPS)
+            made = a1.rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 1, "label": f"{alice.tag} replicated"}, "task": {"ttl": 60000}})
+            task = made["result"]["task"]["taskId"]
+            a2, b2 = Session(reps[1], alice, "A-rep2", caps=TASKS_CAPS), Session(reps[1], bob, "B-rep2", caps=TASKS_CAPS)
+            assert as_unknown(b2.rpc("tasks/get", {"taskId": task}), task, b2.rpc("tasks/get", {"taskId": "nope-2"}), "nope-2"), "bob, through B"
+            got = a2.rpc("tasks/get", {"taskId": task})["result"]
+            assert got["taskId"] == task, got
+            result = a2.rpc("tasks/result", {"taskId": task}, timeout=30)["result"]
+            assert f"{alice.tag} replicated" in json.dumps(result), result
+            # A 2026 host of hers, through B: the same task, its result inline.
+            done = poll26(reps[1], alice, task, lambda r: r["status"] == "completed")
+            assert f"{alice.tag} replicated" in json.dumps(done["result"]), done
+            finish(alice, bob)
+    finally:
+        fixture.stop()
+        redis.stop()
