@@ -18,7 +18,7 @@ import pytest
 
 from conftest import free_port, metric, proxy_http, wait_for
 from test_auth import request
-from test_isolation import ALL_CAPS, Person, Session, Stateless, finish, text
+from test_isolation import ALL_CAPS, Session, Stateless, finish, pair, text
 from test_protocol_2026 import meta
 from test_protocol_2026 import post as post_2026
 
@@ -67,12 +67,7 @@ def svc(tmp_path):
 
 @pytest.fixture
 def people():
-    alice, bob = Person("alice"), Person("bob")
-    yield alice, bob
-    try:
-        alice.stop()
-    finally:
-        bob.stop()
+    yield from pair()
 
 
 def refused(svc: Svc, reason: str) -> float:

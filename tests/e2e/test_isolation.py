@@ -104,14 +104,22 @@ def svc(tmp_path_factory):
         yield service
 
 
+def pair(kind=None):
+    """alice and bob (of `kind`, a Person by default), stopped once the test is over."""
+    kind = kind or Person
+    alice, bob = kind("alice"), kind("bob")
+    try:
+        yield alice, bob
+    finally:
+        try:
+            alice.stop()
+        finally:
+            bob.stop()
+
+
 @pytest.fixture
 def people(svc):
-    alice, bob = Person("alice"), Person("bob")
-    yield alice, bob
-    try:
-        alice.stop()
-    finally:
-        bob.stop()
+    yield from pair()
 
 
 # --- people and what they receive ----------------------------------------------------------------

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import everything_cmd, proxy_http, wait_for
-from test_isolation import Person, Session, finish, text
+from test_isolation import Person, Session, finish, pair, text
 
 TOKENS = {"alice": "alice-token-41-8f3c2e1d9a", "bob": "bob-token-41-5b7e0c4a1f6d"}
 TASKS_CAPS = {"tasks": {"list": {}, "cancel": {}}, "elicitation": {}}
@@ -32,12 +32,7 @@ class Researcher(Person):
 
 @pytest.fixture
 def people():
-    alice, bob = Researcher("alice"), Researcher("bob")
-    yield alice, bob
-    try:
-        alice.stop()
-    finally:
-        bob.stop()
+    yield from pair(Researcher)
 
 
 def tokens() -> list[str]:

@@ -285,6 +285,18 @@ pub fn sse_body(
     futures::stream::iter(first.map(|f| Ok(Bytes::from(f)))).chain(body)
 }
 
+/// The Streamable HTTP endpoint at `path`.
+fn streamable_http(path: &str) -> impl actix_web::dev::HttpServiceFactory {
+    use actix_web::middleware::from_fn;
+    web::resource(path)
+        .wrap(from_fn(auth::require))
+        .wrap(from_fn(cors::browser_hosts))
+        .wrap(from_fn(traces::http_span))
+        .route(web::post().to(streamable::post))
+        .route(web::get().to(streamable::get))
+        .route(web::delete().to(streamable::delete))
+}
+
 /// The routes. Resources wrapped in `auth::require` need a bearer token when authentication
 /// is on (an `auth::Auth` in the app data); the rest are open (see `auth.rs` for /preview).
 /// Every route but `/healthz` counts against its client's `server.maxConnectionsPerClient`.
@@ -296,24 +308,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             // CORS outermost: preflights are answered before auth, refusals readable by pages.
             // `/mcp` on its own: a static path is matched without the regex a pattern with a
             // segment needs (about 1% of a proxied call's CPU).
-            .service(
-                web::resource("/mcp")
-                    .wrap(from_fn(auth::require))
-                    .wrap(from_fn(cors::browser_hosts))
-                    .wrap(from_fn(traces::http_span))
-                    .route(web::post().to(streamable::post))
-                    .route(web::get().to(streamable::get))
-                    .route(web::delete().to(streamable::delete)),
-            )
-            .service(
-                web::resource("/mcp/{profile}")
-                    .wrap(from_fn(auth::require))
-                    .wrap(from_fn(cors::browser_hosts))
-                    .wrap(from_fn(traces::http_span))
-                    .route(web::post().to(streamable::post))
-                    .route(web::get().to(streamable::get))
-                    .route(web::delete().to(streamable::delete)),
-            )
+            .service(streamable_http("/mcp"))
+            .service(streamable_http("/mcp/{profile}"))
             .service(
                 web::resource(["/sse", "/sse/{profile}"])
                     .wrap(from_fn(auth::require))
