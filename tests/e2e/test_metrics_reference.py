@@ -8,11 +8,8 @@ labels) of the page."""
 
 import json
 import re
-import sys
 import urllib.request
 from pathlib import Path
-
-import pytest
 
 from conftest import BIN, METRICS_TOKEN, ROOT, proxy_http
 
