@@ -311,6 +311,16 @@ pub struct Subject<'a> {
     pub args: Option<&'a Value>,
 }
 
+impl Subject<'_> {
+    /// The subject as known before its arguments: where only rules that never read them are
+    /// evaluated, they are not copied into the condition's context.
+    fn without_args(&self) -> Self {
+        let mut s = *self;
+        s.args = None;
+        s
+    }
+}
+
 /// What decided a request: a rule (its index) or the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {
@@ -415,7 +425,7 @@ impl Policy {
 
     /// What can be decided without the arguments (`s.args` is ignored).
     pub fn prefix(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Prefix {
-        let s = Subject { args: None, ..*s };
+        let s = s.without_args();
         for (i, rule) in self.rules.iter().enumerate() {
             if !rule.matches(&s) {
                 continue;
@@ -434,7 +444,7 @@ impl Policy {
     /// reads the arguments allows (some call may pass it) or is passed over (some call may not
     /// meet it).
     pub fn visible_from(&self, from: usize, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
-        let s = Subject { args: None, ..*s };
+        let s = s.without_args();
         for (i, rule) in self.rules.iter().enumerate().skip(from) {
             if !rule.matches(&s) {
                 continue;
@@ -457,7 +467,7 @@ impl Policy {
     /// call would: one that names some tools might allow one of them (not denied); the first
     /// server-wide one (no tool names, or `*`) whose condition holds decides; none: the default.
     pub fn denies_whole_server(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> bool {
-        let s = Subject { kind: Kind::Tools, args: None, ..*s };
+        let s = Subject { kind: Kind::Tools, ..s.without_args() };
         for (i, rule) in self.rules.iter().enumerate() {
             if rule.kinds & Kind::Tools.bit() == 0 || !rule.servers.as_deref().is_none_or(|g| crate::servers::glob::any(g, s.server)) {
                 continue;

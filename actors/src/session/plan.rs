@@ -190,7 +190,7 @@ pub fn plan(
         && Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ToolsCall
         && param(msg, "/params/name") == "call_tool";
     let planned = route(msg, fleet, catalog, facts, page_rule, access);
-    if let Some(denied) = gate(&planned, msg, fleet, catalog, facts, access) {
+    if let Some(denied) = gate(&planned, msg, catalog, facts, access) {
         return Plan::Denied(denied);
     }
     // The rules first: the schema of a tool the caller may not call is none of their business.
@@ -258,7 +258,7 @@ fn route(
 /// the hosts' (what rules are written against): a tool's exposed name, a page's tool, a
 /// resource's URI as hosts see it, a prompt's exposed name. A method the service does not
 /// know is a use of its server: allowed only to whom the rules let use something of it.
-fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, access: &Access) -> Option<Denied> {
+fn gate(planned: &Plan, msg: &Value, catalog: &Catalog, facts: Facts, access: &Access) -> Option<Denied> {
     let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default().to_string();
     let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
     let (kind, name, server, args) = match planned {
@@ -271,22 +271,22 @@ fn gate(planned: &Plan, msg: &Value, fleet: &Fleet, catalog: &Catalog, facts: Fa
             (Kind::Tools, exposed.clone(), server.name.to_string(), msg.pointer("/params/arguments"))
         }
         Plan::ReadPage(t) => (Kind::Pages, t.name.clone(), t.server.to_string(), None),
-        Plan::Forward { server, after: After::ServerUi { uri, .. } } => (Kind::Resources, uri.clone(), server.name.to_string(), None),
-        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::ResourcesRead => {
-            (Kind::Resources, server.naming.uri_out(&shown("/params/uri")), server.name.to_string(), None)
-        }
-        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::PromptsGet => {
-            (Kind::Prompts, server.naming.name_out(&shown("/params/name")), server.name.to_string(), None)
-        }
-        Plan::Forward { server, .. } if Method::of(jsonrpc::method(msg).unwrap_or_default()) == Method::Complete => {
-            match msg.pointer("/params/ref/type").and_then(Value::as_str) {
-                Some("ref/prompt") => (Kind::Prompts, server.naming.name_out(&shown("/params/ref/name")), server.name.to_string(), None),
-                Some("ref/resource") => (Kind::Resources, server.naming.uri_out(&shown("/params/ref/uri")), server.name.to_string(), None),
+        Plan::Forward { server, .. } => {
+            let on = server.name.to_string();
+            match method {
+                // A server's resource, its own `ui://` pages too: by the URI as hosts see it (made
+                // from the server's own, so a rule holds whichever spelling a host sent).
+                Method::ResourcesRead => (Kind::Resources, server.naming.uri_out(&shown("/params/uri")), on, None),
+                Method::PromptsGet => (Kind::Prompts, server.naming.name_out(&shown("/params/name")), on, None),
+                Method::Complete => match msg.pointer("/params/ref/type").and_then(Value::as_str) {
+                    Some("ref/prompt") => (Kind::Prompts, server.naming.name_out(&shown("/params/ref/name")), on, None),
+                    Some("ref/resource") => (Kind::Resources, server.naming.uri_out(&shown("/params/ref/uri")), on, None),
+                    _ => return None,
+                },
                 _ => return None,
             }
         }
         Plan::SubscribePage { uri, .. } => {
-            let catalog = fleet.catalog();
             let tool = catalog.by_page(uri)?;
             (Kind::Pages, tool.name.clone(), tool.server.to_string(), None)
         }

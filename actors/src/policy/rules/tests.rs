@@ -205,3 +205,50 @@ fn a_value_of_the_wrong_type_makes_a_deny_rule_deny() {
     let p = Policy::compile(Effect::Deny, &[spec(&["*"], Effect::Allow, Some("principal.claims.groups == 'ops'"))]).unwrap();
     assert!(!decide(&p, &call(&alice, "t", None)).allowed());
 }
+
+/// A comparison is looked at wherever it sits (in a list, a map, a map's field): CEL would
+/// call each of these false and let a deny rule pass; the failure names both types.
+#[test]
+fn a_wrong_type_is_found_wherever_the_comparison_sits() {
+    let alice = who("alice", json!({}));
+    let decide_with = |when: &str, args: Value| {
+        let p = Policy::compile(Effect::Allow, &[spec(&["*"], Effect::Deny, Some(when))]).unwrap();
+        let mut failures = Vec::new();
+        let allowed = p.decide(&call(&alice, "t", Some(&args)), &mut failures).allowed();
+        (allowed, failures.into_iter().map(|f| f.error.to_string()).collect::<Vec<_>>())
+    };
+    for when in ["[args.city == 'Secret'][0]", "{'k': args.city == 'Secret'}['k']", "{'k': args.city == 'Secret'}.k"] {
+        assert_eq!(
+            decide_with(when, json!({"city": true})),
+            (false, vec!["the condition compares a bool with a string".to_string()]),
+            "{when}"
+        );
+        assert_eq!(decide_with(when, json!({"city": "Oslo"})), (true, vec![]), "{when}: the right type decides as CEL says");
+    }
+    assert_eq!(
+        decide_with("args.city in {'Secret': 1}", json!({"city": true})),
+        (false, vec!["the condition looks for a bool among strings".to_string()])
+    );
+    assert_eq!(decide_with("args.city in {'Secret': 1}", json!({"city": "Oslo"})), (true, vec![]));
+    // A list or a map is never a number, whatever their places in CEL's own list of types.
+    assert!(!decide_with("args.days == [3]", json!({"days": 3})).0);
+    assert!(!decide_with("args.days == {'a': 3}", json!({"days": 3})).0);
+}
+
+/// The whole-server question is about tools, whatever kind the caller's subject names.
+#[test]
+fn a_whole_server_is_asked_about_its_tools() {
+    let bob = who("bob", json!({}));
+    let p = Policy::compile(
+        Effect::Allow,
+        &[RuleSpec {
+            servers: Some(vec!["secret".into()]),
+            effect: Some(Effect::Deny),
+            when: Some("kind == 'tools'".into()),
+            ..Default::default()
+        }],
+    )
+    .unwrap();
+    let s = Subject { kind: Kind::Resources, name: "", server: "secret", who: &bob, transport: "stdio", args: None };
+    assert!(p.denies_whole_server(&s, &mut Vec::new()));
+}

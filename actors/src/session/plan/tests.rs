@@ -251,16 +251,7 @@ async fn prompts_and_completions_go_to_their_server() {
 }
 
 #[test]
-fn every_known_method_has_its_kind_and_the_rest_are_other() {
-    for (name, m) in [
-        ("initialize", Method::Initialize),
-        ("tools/call", Method::ToolsCall),
-        ("resources/templates/list", Method::TemplatesList),
-        ("subscriptions/listen", Method::Listen),
-        ("sampling/createMessage", Method::Other),
-    ] {
-        assert_eq!(Method::of(name), m, "{name}");
-    }
+fn a_method_needs_the_catalog_only_where_names_are_looked_up() {
     assert!(!Method::of("ping").needs_catalog() && Method::of("resources/read").needs_catalog());
 }
 
@@ -431,4 +422,190 @@ async fn the_page_of_a_tool_hidden_from_a_person_reads_as_no_page_at_all() {
         assert_eq!(hidden.1.replace("read_graph", "X"), unknown.1.replace("no_such_tool", "X"), "ui {ui}: the same words");
         assert!(!hidden.1.contains("memory__read_graph"), "ui {ui}: the tool is not named: {}", hidden.1);
     }
+}
+
+/// Every kind of request the rules decide is asked of them under the name hosts see: a server's
+/// own page, a subscription (to a page made here, to a server's resource), a prompt, a
+/// completion of a prompt's or a resource's argument, and a task (as the call that made it).
+/// The requests beside each denied one are allowed: each is asked as its own kind and name.
+#[actix::test]
+async fn every_kind_the_rules_decide_is_asked_under_its_own_kind_and_name() {
+    use crate::policy::{Effect, Policy, RuleSpec};
+    let deny = |name: &str, spec: RuleSpec| RuleSpec { name: Some(name.into()), effect: Some(Effect::Deny), ..spec };
+    let globs = |g: &[&str]| Some(g.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let rules = [
+        deny("no dashboard", RuleSpec { resources: globs(&["ui://dashboard"]), ..Default::default() }),
+        deny("no graph", RuleSpec { resources: globs(&["memory://memory+graph"]), ..Default::default() }),
+        deny("no weather pages", RuleSpec { tools: globs(&["weather__*"]), kinds: Some(vec![Kind::Pages]), ..Default::default() }),
+        deny("no summary", RuleSpec { prompts: globs(&["memory__summary"]), ..Default::default() }),
+        deny("no graph calls", RuleSpec { tools: globs(&["memory__read_graph"]), kinds: Some(vec![Kind::Tools]), ..Default::default() }),
+    ];
+    let access = Access {
+        policies: Arc::new(crate::policy::Policies::new(
+            Some(Arc::new(Policy::compile(Effect::Allow, &rules).unwrap())),
+            Arc::new(Metrics::new()),
+        )),
+        who: crate::who::Who::anonymous(),
+        transport: "stdio",
+    };
+    let denied = |p: Plan| match p {
+        Plan::Denied(d) => (d.kind, d.name, d.rule.to_string()),
+        other => panic!("not denied: {other:?}"),
+    };
+    let (b, f) = (bare(), prefixed());
+    let ask = |fleet: &Fleet, method: &str, params: Value| run_as(&access, fleet, true, method, params).0;
+
+    // A server's own page (not one made here), read.
+    assert_eq!(
+        denied(ask(&b, "resources/read", json!({"uri": "ui://dashboard"}))),
+        (Kind::Resources, "ui://dashboard".into(), "no dashboard".into())
+    );
+    assert!(matches!(ask(&b, "resources/read", json!({"uri": "ui://other"})), Plan::Forward { after: After::ServerUi { .. }, .. }));
+    // Subscriptions: a server's resource by its URI as hosts see it; a page made here as its tool's page.
+    assert_eq!(denied(ask(&f, "resources/subscribe", json!({"uri": "memory://memory+graph"}))).2, "no graph");
+    assert!(matches!(ask(&f, "resources/subscribe", json!({"uri": "memory://memory+other"})), Plan::Subscribe { .. }));
+    assert_eq!(
+        denied(ask(&f, "resources/subscribe", json!({"uri": "ui://weather/get_forecast"}))),
+        (Kind::Pages, "weather__get_forecast".into(), "no weather pages".into())
+    );
+    assert!(matches!(ask(&f, "resources/subscribe", json!({"uri": "ui://memory/read_graph"})), Plan::SubscribePage { .. }));
+    // A prompt, by its exposed name; a completion of its argument, or of a resource's.
+    assert_eq!(
+        denied(ask(&f, "prompts/get", json!({"name": "memory__summary"}))),
+        (Kind::Prompts, "memory__summary".into(), "no summary".into())
+    );
+    assert!(matches!(ask(&f, "prompts/get", json!({"name": "memory__other"})), Plan::Forward { .. }));
+    let complete = |r: Value| ask(&f, "completion/complete", json!({"ref": r, "argument": {"name": "a", "value": ""}}));
+    assert_eq!(denied(complete(json!({"type": "ref/prompt", "name": "memory__summary"}))).2, "no summary");
+    assert_eq!(denied(complete(json!({"type": "ref/resource", "uri": "memory://memory+graph"}))).2, "no graph");
+    assert!(matches!(complete(json!({"type": "ref/prompt", "name": "memory__other"})), Plan::Forward { .. }));
+    assert!(matches!(complete(json!({"type": "ref/resource", "uri": "memory://memory+other"})), Plan::Forward { .. }));
+    // A task is the call that made it: a tool the person may no longer call, no task of it.
+    let task = |exposed: &str, tool: &str| crate::proxy::tasks::SharedRoute {
+        exposed: exposed.into(),
+        server: exposed.split(':').next().unwrap().into(),
+        upstream: "t-1".into(),
+        owner: access.who.key.to_string(),
+        tool: tool.into(),
+        ttl_ms: 60_000,
+    };
+    f.hosts().tasks().adopt(task("memory:t-1", "memory__read_graph"));
+    f.hosts().tasks().adopt(task("weather:t-1", "weather__get_forecast"));
+    assert_eq!(
+        denied(ask(&f, "tasks/get", json!({"taskId": "memory:t-1"}))),
+        (Kind::Tools, "memory__read_graph".into(), "no graph calls".into())
+    );
+    assert!(matches!(ask(&f, "tasks/result", json!({"taskId": "weather:t-1"})), Plan::Task { .. }));
+}
+
+#[test]
+fn every_method_the_service_knows_has_its_own_kind() {
+    for (name, m) in [
+        ("initialize", Method::Initialize),
+        ("ping", Method::Ping),
+        ("logging/setLevel", Method::SetLevel),
+        ("tools/list", Method::ToolsList),
+        ("tools/call", Method::ToolsCall),
+        ("resources/list", Method::ResourcesList),
+        ("resources/templates/list", Method::TemplatesList),
+        ("prompts/list", Method::PromptsList),
+        ("resources/read", Method::ResourcesRead),
+        ("resources/subscribe", Method::Subscribe),
+        ("resources/unsubscribe", Method::Unsubscribe),
+        ("prompts/get", Method::PromptsGet),
+        ("completion/complete", Method::Complete),
+        ("server/discover", Method::Discover),
+        ("subscriptions/listen", Method::Listen),
+        ("tasks/get", Method::Task),
+        ("tasks/result", Method::Task),
+        ("tasks/cancel", Method::Task),
+        ("tasks/update", Method::Task),
+        ("tasks/list", Method::TasksList),
+        ("tasks/lists", Method::Other),
+        ("Tools/Call", Method::Other),
+    ] {
+        assert_eq!(Method::of(name), m, "{name}");
+    }
+}
+
+/// Only search mode's own `call_tool` has its arguments checked here; any other call, a
+/// server's tool named `call_tool` too, is the server's to judge.
+#[actix::test]
+async fn only_search_modes_call_tool_is_checked_against_the_schema() {
+    let typed =
+        |name: &str| json!({"name": name, "inputSchema": {"type": "object", "properties": {"depth": {"enum": ["shallow", "deep"]}}}});
+    let f = fleet(&[("default", Naming::Bare, vec![typed("call_tool"), typed("read_graph")], false)]);
+    for name in ["call_tool", "read_graph"] {
+        let (p, msg) = run(&f, true, "tools/call", json!({"name": name, "arguments": {"depth": 7}}));
+        assert!(matches!(p, Plan::Forward { after: After::ToolResult { .. }, .. }), "{name}: {p:?}");
+        assert_eq!(msg["params"]["arguments"]["depth"], 7, "{name}: as the host sent it");
+    }
+}
+
+/// In a profile: its search tools (search mode), its call-tool page (search mode, hosts that
+/// render pages), and its own tools; nothing outside it.
+#[actix::test]
+async fn a_profile_routes_its_own_tools_and_its_search_tools_only() {
+    use crate::servers::profiles::{Discovery, Profile, ProfileSpec};
+    let f = prefixed();
+    let catalog = f.catalog();
+    let compile = |discovery: Discovery| {
+        Profile::compile(&ProfileSpec { name: "p".into(), tools: vec!["weather__*".into()], discovery, ..Default::default() }).unwrap()
+    };
+    let (search, listed) = (compile(Discovery::Search), compile(Discovery::default()));
+    let go = |profile: &Profile, ui: bool, method: &str, params: Value| {
+        let mut msg = jsonrpc::request(json!(1), method, params);
+        plan(&mut msg, &f, &catalog, Facts { ui, profile: Some(profile) }, &|_| Ok(()), &open())
+    };
+    for profile in [&search, &listed] {
+        let p = go(profile, true, "tools/call", json!({"name": "weather__get_forecast", "arguments": {}}));
+        assert_eq!(server_of(&p), "weather");
+        let (code, why) = refusal(&go(profile, true, "tools/call", json!({"name": "memory__read_graph", "arguments": {}})));
+        assert!(code == code::INVALID_PARAMS && why.contains("no tool named \"memory__read_graph\" in profile"), "{why}");
+    }
+    assert!(matches!(go(&search, true, "tools/call", json!({"name": "search_tools", "arguments": {"query": "weather"}})), Plan::Search(_)));
+    assert_eq!(refusal(&go(&search, true, "tools/call", json!({"name": "describe_tools", "arguments": {}}))).0, code::INVALID_PARAMS);
+    assert!(refusal(&go(&listed, true, "tools/call", json!({"name": "search_tools", "arguments": {"query": "weather"}})))
+        .1
+        .contains("no tool named"));
+    let page = json!({"uri": discovery::CALL_TOOL_PAGE});
+    assert!(matches!(go(&search, true, "resources/read", page.clone()), Plan::ReadCallToolPage));
+    assert!(!matches!(go(&search, false, "resources/read", page.clone()), Plan::ReadCallToolPage), "a host that renders no pages");
+    assert!(!matches!(go(&listed, true, "resources/read", page.clone()), Plan::ReadCallToolPage), "not a search profile");
+    assert!(!matches!(go(&search, true, "resources/read", json!({"uri": "ui://_ui/other"})), Plan::ReadCallToolPage));
+}
+
+/// A profile's hosts subscribe only to what it has: its tools' pages, its servers' resources;
+/// leaving a subscription is always allowed.
+#[actix::test]
+async fn a_profile_subscribes_only_to_what_it_has() {
+    use crate::servers::profiles::{Profile, ProfileSpec};
+    let f = prefixed();
+    let catalog = f.catalog();
+    let profile = Profile::compile(&ProfileSpec {
+        name: "p".into(),
+        servers: Some(vec!["weather".into()]),
+        tools: vec!["weather__*".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let go = |method: &str, uri: &str| {
+        let mut msg = jsonrpc::request(json!(1), method, json!({"uri": uri}));
+        plan(&mut msg, &f, &catalog, Facts { ui: true, profile: Some(&profile) }, &|_| Ok(()), &open())
+    };
+    assert!(matches!(go("resources/subscribe", "ui://weather/get_forecast"), Plan::SubscribePage { on: true, .. }));
+    assert_eq!(refusal(&go("resources/subscribe", "ui://memory/read_graph")).0, code::RESOURCE_NOT_FOUND);
+    assert!(matches!(go("resources/unsubscribe", "ui://memory/read_graph"), Plan::SubscribePage { on: false, .. }));
+    assert_eq!(refusal(&go("resources/subscribe", "memory://memory+graph")).0, code::RESOURCE_NOT_FOUND);
+    assert!(matches!(go("resources/unsubscribe", "memory://memory+graph"), Plan::Subscribe { on: false, .. }));
+}
+
+/// With prefixed servers, a `ui://` URI the catalog does not list is no page made here; a task
+/// id nobody has (or someone else's) is refused as not found.
+#[actix::test]
+async fn what_is_not_there_is_refused_as_not_found() {
+    let f = prefixed();
+    assert_eq!(refusal(&run(&f, true, "resources/subscribe", json!({"uri": "ui://weather/no_such_tool"})).0).0, code::RESOURCE_NOT_FOUND);
+    let (code, why) = refusal(&run(&f, true, "tasks/get", json!({"taskId": "weather:nobody's"})).0);
+    assert!(code == code::INVALID_PARAMS && why.starts_with("task not found: \"weather:nobody's\""), "{why}");
 }
