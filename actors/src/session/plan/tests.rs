@@ -119,6 +119,19 @@ fn open() -> Access {
     }
 }
 
+/// Anyone (unauthenticated), under `rules` (allowed by default).
+fn under(rules: &[crate::policy::RuleSpec]) -> Access {
+    use crate::policy::{Effect, Policy};
+    Access {
+        policies: Arc::new(crate::policy::Policies::new(
+            Some(Arc::new(Policy::compile(Effect::Allow, rules).unwrap())),
+            Arc::new(Metrics::new()),
+        )),
+        who: crate::who::Who::anonymous(),
+        transport: "stdio",
+    }
+}
+
 fn run(fleet: &Fleet, ui: bool, method: &str, params: Value) -> (Plan, Value) {
     run_as(&open(), fleet, ui, method, params)
 }
@@ -399,21 +412,14 @@ async fn a_method_the_service_does_not_know_is_a_use_of_its_server_under_the_rul
 
 #[actix::test]
 async fn the_page_of_a_tool_hidden_from_a_person_reads_as_no_page_at_all() {
-    use crate::policy::{Effect, Policy, RuleSpec};
+    use crate::policy::{Effect, RuleSpec};
     let rules = [RuleSpec {
         name: Some("no memory".into()),
         tools: Some(vec!["memory__*".into()]),
         effect: Some(Effect::Deny),
         ..Default::default()
     }];
-    let access = Access {
-        policies: Arc::new(crate::policy::Policies::new(
-            Some(Arc::new(Policy::compile(Effect::Allow, &rules).unwrap())),
-            Arc::new(Metrics::new()),
-        )),
-        who: crate::who::Who::anonymous(),
-        transport: "stdio",
-    };
+    let access = under(&rules);
     let f = prefixed();
     for ui in [false, true] {
         let hidden = refusal(&run_as(&access, &f, ui, "resources/read", json!({"uri": "ui://memory/read_graph"})).0);
@@ -430,7 +436,7 @@ async fn the_page_of_a_tool_hidden_from_a_person_reads_as_no_page_at_all() {
 /// The requests beside each denied one are allowed: each is asked as its own kind and name.
 #[actix::test]
 async fn every_kind_the_rules_decide_is_asked_under_its_own_kind_and_name() {
-    use crate::policy::{Effect, Policy, RuleSpec};
+    use crate::policy::{Effect, RuleSpec};
     let deny = |name: &str, spec: RuleSpec| RuleSpec { name: Some(name.into()), effect: Some(Effect::Deny), ..spec };
     let globs = |g: &[&str]| Some(g.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     let rules = [
@@ -440,14 +446,7 @@ async fn every_kind_the_rules_decide_is_asked_under_its_own_kind_and_name() {
         deny("no summary", RuleSpec { prompts: globs(&["memory__summary"]), ..Default::default() }),
         deny("no graph calls", RuleSpec { tools: globs(&["memory__read_graph"]), kinds: Some(vec![Kind::Tools]), ..Default::default() }),
     ];
-    let access = Access {
-        policies: Arc::new(crate::policy::Policies::new(
-            Some(Arc::new(Policy::compile(Effect::Allow, &rules).unwrap())),
-            Arc::new(Metrics::new()),
-        )),
-        who: crate::who::Who::anonymous(),
-        transport: "stdio",
-    };
+    let access = under(&rules);
     let denied = |p: Plan| match p {
         Plan::Denied(d) => (d.kind, d.name, d.rule.to_string()),
         other => panic!("not denied: {other:?}"),
