@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use crate::servers::glob::{Glob, GlobError};
 
+mod subject;
 mod types;
-use crate::who::Who;
+pub use subject::Subject;
 
 /// What kind of thing a request touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -293,31 +294,6 @@ impl Rule {
 
     fn reads_args(&self) -> bool {
         self.when.as_ref().is_some_and(Condition::reads_args)
-    }
-}
-
-/// One request as the rules see it.
-#[derive(Debug, Clone, Copy)]
-pub struct Subject<'a> {
-    pub kind: Kind,
-    /// The tool's or prompt's name, or the resource's URI, as hosts see it.
-    pub name: &'a str,
-    /// The server it belongs to ("" when no server is known for it).
-    pub server: &'a str,
-    pub who: &'a Who,
-    /// `stdio`, `sse`, `streamable-http`.
-    pub transport: &'a str,
-    /// A call's arguments (None: listing, reading, or a call without arguments).
-    pub args: Option<&'a Value>,
-}
-
-impl Subject<'_> {
-    /// The subject as known before its arguments: where only rules that never read them are
-    /// evaluated, they are not copied into the condition's context.
-    fn without_args(&self) -> Self {
-        let mut s = *self;
-        s.args = None;
-        s
     }
 }
 

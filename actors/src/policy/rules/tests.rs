@@ -3,6 +3,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::who::Who;
 
 fn who(name: &str, claims: Value) -> Who {
     Who::new(Arc::from(name), Arc::from(name), Arc::new(claims), false)
