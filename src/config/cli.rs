@@ -88,7 +88,7 @@ pub struct Args {
     #[arg(long, env = "MCP_GEN_UI_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<String>,
 
-    /// HTTP worker threads [default: one per CPU].
+    /// HTTP worker threads [default: half the CPUs, at least one].
     #[arg(long, env = "MCP_GEN_UI_WORKERS", value_name = "N")]
     pub workers: Option<usize>,
 

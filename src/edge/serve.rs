@@ -53,6 +53,8 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     let (auth, generated) = start_auth(settings)?;
     let (app_auth, metrics_data) = (auth.clone(), data.clone());
     let server = HttpServer::new(move || {
+        // Each worker is a home for the upstreams' readers (see `process::homes`).
+        mcp_gen_ui_actors::process::homes::join_current();
         App::new().app_data(data.clone()).app_data(app_auth.clone()).app_data(trust.clone()).configure(edge::http::configure)
     })
     .workers(settings.workers)

@@ -1,10 +1,13 @@
 //! stdio upstream: a child process speaking newline-delimited JSON-RPC on stdin/stdout.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::error::ConnectError;
 use super::framing::{Frame, LineFramer};
 use super::pipe_writer::{flush_loop, PipeWriter};
+use crate::process::homes;
+use crate::process::locks::Recover;
+
 use super::{FastPath, Link, LinkEvent, LinkLimits, LinkTx, LINK_QUEUE};
 
 /// What may wait for a stdio upstream that is slow to read its input (beyond what its pipe
@@ -64,7 +70,9 @@ pub async fn connect(
     let pipe = PipeWriter::new(fd, PIPE_BACKLOG).map_err(local)?;
     tokio::spawn(flush_loop(pipe.clone(), cancel.clone()));
 
-    tokio::spawn(read_stdout(stdout, from_up_tx.clone(), limits, fast));
+    let out = stdout.into_owned_fd().map_err(local)?;
+    let reader = Reader { framer: LineFramer::new(limits.max_message_bytes), tx: from_up_tx.clone(), limits, fast };
+    tokio::spawn(read_here_then_home(out, reader));
     tokio::spawn(drain_stderr(stderr));
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(watch_child(child, pid, cancel.clone(), from_up_tx, done_tx));
@@ -75,27 +83,103 @@ pub async fn connect(
 
 /// The child's stdout, framed into messages for the actor (bytes, not lines: one bad byte or an
 /// endless line must not stop or swell the reader); the link closes when it ends.
-async fn read_stdout(mut stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LinkEvent>, limits: LinkLimits, fast: Option<FastPath>) {
-    let mut framer = LineFramer::new(limits.max_message_bytes);
-    let mut buf = vec![0u8; 64 * 1024];
-    let why = loop {
-        let frames = match stdout.read(&mut buf).await {
+struct Reader {
+    framer: LineFramer,
+    tx: mpsc::Sender<LinkEvent>,
+    limits: LinkLimits,
+    fast: Option<FastPath>,
+}
+
+/// What one read came to.
+enum Step {
+    More,
+    /// Nobody listens any more.
+    Gone,
+    Ended(String),
+}
+
+impl Reader {
+    async fn step(&mut self, read: std::io::Result<usize>, buf: &[u8]) -> Step {
+        let frames = match read {
             Ok(0) => {
-                let last = framer.finish();
-                deliver(&tx, last, limits, fast.as_ref()).await;
-                break "the upstream closed its stdout".to_string();
+                let last = self.framer.finish();
+                deliver(&self.tx, last, self.limits, self.fast.as_ref()).await;
+                return Step::Ended("the upstream closed its stdout".to_string());
             }
-            Ok(n) => framer.feed(&buf[..n]),
-            Err(e) => break format!("cannot read the upstream's stdout: {e}"),
+            Ok(n) => self.framer.feed(&buf[..n]),
+            Err(e) => return Step::Ended(format!("cannot read the upstream's stdout: {e}")),
         };
-        if !deliver(&tx, frames, limits, fast.as_ref()).await {
-            return;
+        match deliver(&self.tx, frames, self.limits, self.fast.as_ref()).await {
+            true => Step::More,
+            false => Step::Gone,
+        }
+    }
+
+    /// A child that exits closes stdout too: give the exit status a moment to be the reason
+    /// given (it says more), then close the link either way.
+    async fn close(self, why: String) {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = self.tx.send(LinkEvent::Closed(why)).await;
+    }
+}
+
+const READ_BUF: usize = 64 * 1024;
+
+/// Reads on this thread until a home (an HTTP worker, `process::homes`) exists, then moves
+/// there with what it has framed so far: answers are routed where sessions are.
+async fn read_here_then_home(fd: OwnedFd, mut r: Reader) {
+    let mut pipe = match pipe::Receiver::from_owned_fd(fd) {
+        Ok(p) => p,
+        Err(e) => return r.close(format!("cannot read the upstream's stdout: {e}")).await,
+    };
+    let mut buf = vec![0u8; READ_BUF];
+    let home = loop {
+        // Reading is cancel-safe: a read the move interrupts has taken nothing.
+        let read = tokio::select! {
+            biased;
+            read = pipe.read(&mut buf) => read,
+            home = homes::first() => break home,
+        };
+        match r.step(read, &buf).await {
+            Step::More => {}
+            Step::Gone => return,
+            Step::Ended(why) => return r.close(why).await,
         }
     };
-    // A child that exits closes stdout too: give the exit status a moment to be the reason
-    // given (it says more), then close the link either way.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let _ = tx.send(LinkEvent::Closed(why)).await;
+    let fd = match pipe.into_nonblocking_fd() {
+        Ok(fd) => fd,
+        Err(e) => return r.close(format!("cannot move the upstream's stdout: {e}")).await,
+    };
+    // A home that has stopped (the edge shutting down) takes nothing: the reader stays.
+    let slot = Arc::new(Mutex::new(Some((fd, r))));
+    let theirs = slot.clone();
+    let moved = home.spawn(async move {
+        let taken = theirs.guard().take();
+        if let Some((fd, r)) = taken {
+            read_at_home(fd, r).await;
+        }
+    });
+    let left = if moved { None } else { slot.guard().take() };
+    if let Some((fd, r)) = left {
+        read_at_home(fd, r).await;
+    }
+}
+
+/// Reads until the end, where it is.
+async fn read_at_home(fd: OwnedFd, mut r: Reader) {
+    let mut pipe = match pipe::Receiver::from_owned_fd(fd) {
+        Ok(p) => p,
+        Err(e) => return r.close(format!("cannot read the upstream's stdout: {e}")).await,
+    };
+    let mut buf = vec![0u8; READ_BUF];
+    loop {
+        let read = pipe.read(&mut buf).await;
+        match r.step(read, &buf).await {
+            Step::More => {}
+            Step::Gone => return,
+            Step::Ended(why) => return r.close(why).await,
+        }
+    }
 }
 
 /// The child's stderr, always drained (a full stderr pipe would block the child) into the log;

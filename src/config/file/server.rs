@@ -33,8 +33,9 @@ pub struct ServerConfig {
     /// proxies and reveal hosts that went away (a closed legacy SSE session is reaped after
     /// about two intervals).
     pub sse_keepalive_secs: u64,
-    /// HTTP worker threads; host sessions live on the worker that opened them. Unset: one per
-    /// CPU.
+    /// HTTP worker threads; host sessions live on the worker that opened them, and each stdio
+    /// upstream's reader on one of them. Unset: half the CPUs, at least one (the upstream
+    /// servers run beside the service and need the other half).
     pub workers: Option<usize>,
     /// ADDR:PORT of a second listener that serves only /metrics and /healthz, without
     /// authentication (for Prometheus on a private network). Unset: /metrics is served on the
