@@ -6,6 +6,32 @@
 
 use serde_json::{json, Value};
 
+/// `Value::pointer` walked by keys: `pointer` allocates a string for each token it unescapes,
+/// which was 3% of a proxied call's CPU (issue 53). The same answer for every path; one with
+/// an escape (`~`) goes to `pointer`.
+pub trait At {
+    fn at(&self, path: &str) -> Option<&Value>;
+}
+
+impl At for Value {
+    fn at(&self, path: &str) -> Option<&Value> {
+        if path.is_empty() {
+            return Some(self);
+        }
+        if path.contains('~') {
+            return self.pointer(path);
+        }
+        path.strip_prefix('/')?.split('/').try_fold(self, |cur, key| match cur {
+            Value::Object(m) => m.get(key),
+            // As `pointer` reads an index: digits, no sign, no leading zero.
+            Value::Array(a) if key == "0" || (!key.starts_with(['0', '+']) && !key.is_empty()) => {
+                key.parse::<usize>().ok().and_then(|i| a.get(i))
+            }
+            _ => None,
+        })
+    }
+}
+
 /// JSON-RPC error codes used by the proxy.
 pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
@@ -123,7 +149,9 @@ impl PreparedResult {
 /// A hashable key for a JSON-RPC id (ids may be strings or numbers; `1` and `"1"` differ).
 pub fn id_key(id: &Value) -> String {
     match id {
-        Value::String(s) => format!("s:{s}"),
+        Value::String(s) => ["s:", s].concat(),
+        // A number's own Display: the Value's goes through the JSON serializer.
+        Value::Number(n) => format!("n:{n}"),
         other => format!("n:{other}"),
     }
 }
@@ -171,6 +199,41 @@ pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, BodyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_answers_what_pointer_answers() {
+        let v = json!({"params": {"name": "echo", "a/b": 1, "m~n": 2, "": 3, "list": [10, 11, {"k": "v"}], "arguments": null}});
+        for path in [
+            "",
+            "/",
+            "/params",
+            "/params/name",
+            "/params/missing",
+            "/params/name/deeper",
+            "/params/list/0",
+            "/params/list/2/k",
+            "/params/list/3",
+            "/params/list/01",
+            "/params/list/+1",
+            "/params/list/-1",
+            "/params/list/",
+            "/params/a~1b",
+            "/params/m~0n",
+            "/params/arguments",
+            "params",
+            "/params//x",
+        ] {
+            assert_eq!(v.at(path), v.pointer(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn id_keys_tell_strings_from_numbers() {
+        assert_eq!(id_key(&json!("7")), "s:7");
+        assert_eq!(id_key(&json!(7)), "n:7");
+        assert_eq!(id_key(&json!(-7)), "n:-7");
+        assert_ne!(id_key(&json!("7")), id_key(&json!(7)));
+    }
 
     #[test]
     fn a_prepared_result_answers_as_the_usual_result_would() {

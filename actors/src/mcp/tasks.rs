@@ -1,6 +1,7 @@
 //! Pure: the wire of MCP 2025-11-25 tasks as the service reads it: which tool runs as a task,
 //! which answer made one, and the related-task `_meta` that ties a message to a task.
 
+use crate::mcp::jsonrpc::At;
 use serde_json::{json, Value};
 
 /// `_meta` key that ties a request, notification or result to a task.
@@ -11,7 +12,7 @@ pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 pub fn related_task(msg: &Value) -> Option<&str> {
     ["/params/_meta", "/result/_meta"]
         .iter()
-        .find_map(|p| msg.pointer(p).and_then(|m| m.get(RELATED_TASK)).and_then(|r| r.get("taskId")).and_then(Value::as_str))
+        .find_map(|p| msg.at(p).and_then(|m| m.get(RELATED_TASK)).and_then(|r| r.get("taskId")).and_then(Value::as_str))
 }
 
 /// Sets the related-task id wherever the message carries one.
@@ -25,13 +26,13 @@ pub fn set_related_task(msg: &mut Value, id: &str) {
 
 /// The task a `tools/call` answer made (`result.task`, 2025-11-25), if it is one.
 pub fn created_task(answer: &Value) -> Option<&Value> {
-    answer.pointer("/result/task").filter(|t| t.get("taskId").is_some_and(Value::is_string))
+    answer.at("/result/task").filter(|t| t.get("taskId").is_some_and(Value::is_string))
 }
 
 /// What a tool says of being run as a task (`execution.taskSupport`): `required`, `optional`,
 /// or None (forbidden, or not said).
 pub fn task_support(def: &Value) -> Option<&str> {
-    def.pointer("/execution/taskSupport").and_then(Value::as_str).filter(|s| matches!(*s, "required" | "optional"))
+    def.at("/execution/taskSupport").and_then(Value::as_str).filter(|s| matches!(*s, "required" | "optional"))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! across I/O or an await. The server's supervisor (`servers::supervisor`) keeps supervision:
 //! it connects, initializes, publishes the status, and installs or removes the link here.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -209,7 +210,7 @@ impl Router {
                 // (The capabilities a host session set for its own request stay.)
                 jsonrpc::Kind::Request => {
                     for (k, v) in meta {
-                        let set = msg.pointer("/params/_meta").and_then(|m| m.get(k)).is_some();
+                        let set = msg.at("/params/_meta").and_then(|m| m.get(k)).is_some();
                         if !(set && k == revision_2026::META_CAPS) {
                             revision_2026::set_request_meta(&mut msg, k, v.clone());
                         }
@@ -373,7 +374,7 @@ impl Router {
     /// request id is translated to the upstream's.
     pub fn forward_notification(&self, session: &SessionId, mut msg: Value) {
         if jsonrpc::method(&msg) == Some("notifications/cancelled") {
-            let Some(host_req) = msg.pointer("/params/requestId").cloned() else {
+            let Some(host_req) = msg.at("/params/requestId").cloned() else {
                 return;
             };
             let Some(up_id) = self.routes().cancel(session, &host_req) else {

@@ -3,6 +3,7 @@
 //! upstream and mapped back, cancellations translated, and the ids of server-to-client requests
 //! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
 
+use crate::mcp::jsonrpc::At;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -265,7 +266,7 @@ impl<T> Routes<T> {
         });
         let now = Instant::now();
         let task = match method.starts_with("tasks/") {
-            true => msg.pointer("/params/taskId").and_then(Value::as_str).map(str::to_string),
+            true => msg.at("/params/taskId").and_then(Value::as_str).map(str::to_string),
             false => None,
         };
         let p = Pending {
@@ -375,7 +376,7 @@ impl<T> Routes<T> {
     /// A progress notification from the upstream, with the host's own token put back. The
     /// request it reports on is alive: its deadline starts again.
     pub fn progress(&mut self, msg: &Value) -> Option<ProgressForHost> {
-        let token = msg.pointer("/params/progressToken")?;
+        let token = msg.at("/params/progressToken")?;
         let route = self.progress.get(&jsonrpc::id_key(token))?;
         if let Some(p) = self.pending.get_mut(&route.pending_key) {
             p.deadline = Instant::now() + self.timeout;

@@ -48,7 +48,8 @@ impl HostSession {
         self.default_sink.as_ref().map_or(0, Outlet::waiting) + request + self.draining.iter().map(Outlet::waiting).sum::<usize>()
     }
 
-    /// Hands `msg` to an outlet; what the caller must do next comes back.
+    /// Hands `msg` to an outlet. The message comes back when this stream cannot take it (the
+    /// host closed it, or stopped reading and the stream is to be dropped): it goes elsewhere.
     pub(super) fn push(&mut self, outlet: &mut Outlet, msg: Value, which: &str) -> Option<Value> {
         match outlet.send(msg) {
             Sent::Delivered => None,
@@ -57,9 +58,9 @@ impl HostSession {
                 None
             }
             Sent::Closed(m) => Some(m),
-            Sent::Overflowed => {
+            Sent::Overflowed(m) => {
                 self.stream_full(which);
-                Some(Value::Null)
+                Some(m)
             }
         }
     }
@@ -80,14 +81,13 @@ impl HostSession {
         }
         let msg = match self.default_sink.take() {
             Some(mut o) => {
-                let back = self.push(&mut o, msg.clone(), "session");
-                match back {
+                match self.push(&mut o, msg, "session") {
                     None => {
                         self.default_sink = Some(o);
                         return;
                     }
-                    Some(Value::Null) => msg, // overflowed: the stream is dropped, the message kept
-                    Some(m) => m,             // closed by the host
+                    // Closed by the host, or overflowed (the stream is dropped): kept here.
+                    Some(m) => m,
                 }
             }
             None => msg,
@@ -118,7 +118,7 @@ impl HostSession {
         let Some(mut outlet) = f.sink.take() else {
             return self.send_session(msg);
         };
-        let Some(back) = self.push(&mut outlet, msg.clone(), "request") else {
+        let Some(back) = self.push(&mut outlet, msg, "request") else {
             if let Some(f) = self.in_flight.get_mut(&key) {
                 f.sink = Some(outlet);
             }
@@ -127,7 +127,6 @@ impl HostSession {
         match self.call_mut() {
             // A stateless host has only this stream: it going means the host hung up.
             Some(call) => call.hung_up = true,
-            None if back.is_null() => self.send_session(msg),
             None => self.send_session(back),
         }
     }
@@ -171,10 +170,9 @@ impl HostSession {
         let Some(mut outlet) = f.sink else {
             return self.send_session(answer);
         };
-        match self.push(&mut outlet, answer.clone(), "request") {
+        match self.push(&mut outlet, answer, "request") {
             None if outlet.backlogged() => self.draining.push(outlet),
             None => {} // dropping the outlet ends the stream after the answer
-            Some(Value::Null) => self.send_session(answer),
             Some(m) => self.send_session(m),
         }
         if stateless {

@@ -2,6 +2,7 @@
 //! here, shaped, or forwarded), notifications (cancellation first), and the host's answers to
 //! server requests.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -104,7 +105,7 @@ impl HostSession {
         let method = Method::of(&method);
         // A task made through another replica: its route is learnt from them first.
         if method == Method::Task {
-            let asked = msg.pointer("/params/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
+            let asked = msg.at("/params/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
             if let Some(read) = self.deps.fleet.hosts().tasks().fetch(&asked) {
                 ctx.spawn(read.into_actor(self).map(move |found, act, ctx| {
                     if let Some(route) = found {
@@ -139,7 +140,7 @@ impl HostSession {
         let deps = self.deps.clone();
         let planned = plan::plan(&mut msg, &deps.fleet, catalog, facts, &|t| deps.page_rule(t), &self.access());
         if learn && matches!(planned, Plan::Refuse(_)) && jsonrpc::method(&msg) == Some("tools/call") {
-            let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let name = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default().to_string();
             let learning = self.learn_per_principal_servers(Some(&name));
             if !learning.is_empty() {
                 return self.after_learning(ctx, learning, move |act, ctx| {
@@ -166,7 +167,7 @@ impl HostSession {
             Plan::ResourcesList { from } => self.resources_list(ctx, msg, from),
             Plan::List { method, key, capability, from } => self.gathered_list(ctx, msg, method, key, capability, from),
             Plan::ReadPage(tool) => {
-                let uri = msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
+                let uri = msg.at("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string();
                 self.read_page(ctx, id, uri, tool)
             }
             Plan::SubscribePage { uri, on } => self.subscribe_page(id, uri, on),
@@ -216,10 +217,10 @@ impl HostSession {
                     None => msg,
                 };
                 // A call the service runs as a task: the task goes with it.
-                if let Some(req) = msg.pointer("/params/requestId") {
+                if let Some(req) = msg.at("/params/requestId") {
                     self.cancel_running(&jsonrpc::id_key(req));
                 }
-                let Some(f) = msg.pointer("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::id_key(req))) else {
+                let Some(f) = msg.at("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::id_key(req))) else {
                     return;
                 };
                 self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();
@@ -277,8 +278,8 @@ impl HostSession {
         self.flags.streams.store(asks, Ordering::Relaxed);
         // The edge answers ready pages itself only in the dialect they were kept in (MCP Apps).
         self.flags.ui.store(dialect.is_some_and(ui_meta::Dialect::mcp_apps), Ordering::Relaxed);
-        let tasks = params.pointer("/capabilities/tasks").is_some_and(Value::is_object);
-        let runs = |p: &str| params.pointer(&format!("/capabilities/tasks/requests/{p}")).is_some_and(Value::is_object);
+        let tasks = params.at("/capabilities/tasks").is_some_and(Value::is_object);
+        let runs = |p: &str| params.at(&format!("/capabilities/tasks/requests/{p}")).is_some_and(Value::is_object);
         let task_requests = (runs("sampling/createMessage"), runs("elicitation/create"));
         self.negotiated = Some(Negotiated { dialect, client_caps, version, tasks, task_requests });
         self.with_catalog(ctx, id.clone(), move |act, _ctx, _| {

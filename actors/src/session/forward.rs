@@ -1,6 +1,7 @@
 //! The way to an upstream server: a request goes through that server's router (waiting,
 //! bounded, for a server that is (re)starting), and its answer comes back to the session.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -57,7 +58,7 @@ impl HostSession {
         let span = match crate::trace::enabled() {
             true => {
                 let request_id = self.in_flight.get(&jsonrpc::id_key(&id)).map(|f| f.request_id.as_str()).unwrap_or_default();
-                let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let tool = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default();
                 let known = self.deps.fleet.catalog().tool(tool).is_some();
                 super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport, request_id, known)
             }

@@ -33,8 +33,8 @@ pub enum Sent {
     Queued,
     /// The host closed the stream: the message comes back to go elsewhere.
     Closed(Value),
-    /// The host is not reading: close this stream (drop the outlet).
-    Overflowed,
+    /// The host is not reading: close this stream (drop the outlet); the message comes back.
+    Overflowed(Value),
 }
 
 /// What a pump did.
@@ -71,7 +71,7 @@ impl Outlet {
         if !self.overflow.is_empty() {
             // Behind what already waits: order is kept.
             if self.overflow.len() >= OVERFLOW_MAX {
-                return Sent::Overflowed;
+                return Sent::Overflowed(msg);
             }
             self.overflow.push_back(msg);
             return Sent::Queued;
@@ -142,7 +142,7 @@ mod tests {
         for i in 0..OVERFLOW_MAX {
             assert_eq!(o.send(json!(i)), Sent::Queued);
         }
-        assert_eq!(o.send(json!("one too many")), Sent::Overflowed);
+        assert_eq!(o.send(json!("one too many")), Sent::Overflowed(json!("one too many")));
     }
 
     #[test]

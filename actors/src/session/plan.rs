@@ -9,6 +9,7 @@
 //! the service does not know, go to the server with bare names (it decides what it has); with
 //! prefixed servers only, nobody has them.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -259,7 +260,7 @@ fn route(
 /// resource's URI as hosts see it, a prompt's exposed name. A method the service does not
 /// know is a use of its server: allowed only to whom the rules let use something of it.
 fn gate(planned: &Plan, msg: &Value, catalog: &Catalog, facts: Facts, access: &Access) -> Option<Denied> {
-    let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let shown = |key: &str| msg.at(key).and_then(Value::as_str).unwrap_or_default().to_string();
     let method = Method::of(jsonrpc::method(msg).unwrap_or_default());
     let (kind, name, server, args) = match planned {
         Plan::Forward { server, .. } if method == Method::Other => {
@@ -268,7 +269,7 @@ fn gate(planned: &Plan, msg: &Value, catalog: &Catalog, facts: Facts, access: &A
         }
         Plan::UiTool | Plan::Search(_) => (Kind::Tools, shown("/params/name"), String::new(), None),
         Plan::Forward { server, after: After::ToolResult { exposed } } => {
-            (Kind::Tools, exposed.clone(), server.name.to_string(), msg.pointer("/params/arguments"))
+            (Kind::Tools, exposed.clone(), server.name.to_string(), msg.at("/params/arguments"))
         }
         Plan::ReadPage(t) => (Kind::Pages, t.name.clone(), t.server.to_string(), None),
         Plan::Forward { server, .. } => {
@@ -278,7 +279,7 @@ fn gate(planned: &Plan, msg: &Value, catalog: &Catalog, facts: Facts, access: &A
                 // from the server's own, so a rule holds whichever spelling a host sent).
                 Method::ResourcesRead => (Kind::Resources, server.naming.uri_out(&shown("/params/uri")), on, None),
                 Method::PromptsGet => (Kind::Prompts, server.naming.name_out(&shown("/params/name")), on, None),
-                Method::Complete => match msg.pointer("/params/ref/type").and_then(Value::as_str) {
+                Method::Complete => match msg.at("/params/ref/type").and_then(Value::as_str) {
                     Some("ref/prompt") => (Kind::Prompts, server.naming.name_out(&shown("/params/ref/name")), on, None),
                     Some("ref/resource") => (Kind::Resources, server.naming.uri_out(&shown("/params/ref/uri")), on, None),
                     _ => return None,
@@ -300,7 +301,7 @@ fn gate(planned: &Plan, msg: &Value, catalog: &Catalog, facts: Facts, access: &A
 }
 
 fn param<'a>(msg: &'a Value, pointer: &str) -> &'a str {
-    msg.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    msg.at(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// A bare server's own list (when it declares `capability`; "" for any), else every server's.
@@ -328,7 +329,7 @@ fn profile_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, pr
     if profile.discovery == Discovery::Search {
         match name.as_str() {
             "search_tools" | "describe_tools" => {
-                let args = msg.pointer("/params/arguments").cloned().unwrap_or(Value::Null);
+                let args = msg.at("/params/arguments").cloned().unwrap_or(Value::Null);
                 return match discovery::parse(&name, &args) {
                     Ok(call) => Plan::Search(call),
                     Err(why) => Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why.0)),
@@ -424,7 +425,7 @@ fn read(
 /// `resources/subscribe` / `unsubscribe`: a page made here is the session's to keep; a
 /// server's resource goes to that server. Outside the session's profile nothing is found.
 fn subscription(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, facts: Facts, on: bool) -> Plan {
-    let Some(uri) = msg.pointer("/params/uri").and_then(Value::as_str).map(str::to_string) else {
+    let Some(uri) = msg.at("/params/uri").and_then(Value::as_str).map(str::to_string) else {
         return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
     };
     if facts.ui && is_our_page(fleet, catalog, &uri) {
@@ -485,7 +486,7 @@ fn completion(msg: &mut Value, id: Value, fleet: &Fleet) -> Plan {
     if let Some(server) = fleet.bare() {
         return Plan::Forward { server, after: After::Plain };
     }
-    let reference = msg.pointer("/params/ref").cloned().unwrap_or(Value::Null);
+    let reference = msg.at("/params/ref").cloned().unwrap_or(Value::Null);
     let target = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             fleet.route_prompt(reference.get("name").and_then(Value::as_str).unwrap_or_default()).map(|(s, own)| (s, "name", own))

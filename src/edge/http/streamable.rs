@@ -4,6 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use mcp_gen_ui_actors::mcp::jsonrpc::At;
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::param_headers;
 use mcp_gen_ui_actors::mcp::revision_2026;
@@ -185,7 +186,7 @@ fn ready_read(req: &HttpRequest, edge: &Edge, session: &SessionRef, session_id: 
         return None;
     }
     let id = jsonrpc::id(msg)?;
-    let uri = msg.pointer("/params/uri").and_then(Value::as_str)?;
+    let uri = msg.at("/params/uri").and_then(Value::as_str)?;
     // Only what the session would serve the same way (it asks the same function).
     let ids = || ReadIds { session: log_name(session_id), request_id: super::request_id(req), trace_id: super::traces::cx(req).trace_id() };
     let reader = EdgeReader {

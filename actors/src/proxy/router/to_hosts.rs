@@ -2,6 +2,7 @@
 //! request, and where a server-to-client request (or a log line naming no request) goes: the
 //! one place that decides whose it is (see ARCHITECTURE.md, "What a server sends toward hosts").
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ impl Router {
     /// upstream's `input_required` answer is not for the host as such: its questions go to the
     /// host as server requests, and the request goes again with the answers.
     pub fn on_response(self: &Arc<Self>, mut msg: Value) {
-        if msg.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_2026() {
+        if msg.at("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_2026() {
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);
                 match round {
@@ -104,7 +105,7 @@ impl Router {
                 Asker::Several => kept("log", "owner_unknown"),
             },
             Said::ElicitationComplete | Said::TaskStatus | Said::Other => {
-                let elicitation = msg.pointer("/params/elicitationId").and_then(Value::as_str);
+                let elicitation = msg.at("/params/elicitationId").and_then(Value::as_str);
                 if let Some(session) =
                     elicitation.filter(|_| said == Said::ElicitationComplete).and_then(|e| self.routes().elicitation_done(e))
                 {
@@ -141,7 +142,7 @@ impl Router {
 
     /// The upstream withdrew a request it sent to a host: forward it under the host's id.
     pub fn on_server_request_cancelled(&self, msg: &Value) {
-        let Some(up_id) = msg.pointer("/params/requestId") else { return };
+        let Some(up_id) = msg.at("/params/requestId") else { return };
         let Some((session, host_side_id)) = self.routes().server_request_cancelled(up_id) else { return };
         if let Some(port) = self.port(&session) {
             let mut out = msg.clone();
@@ -213,7 +214,7 @@ impl Router {
         let status = jsonrpc::method(msg) == Some("notifications/tasks/status");
         let upstream = match tasks::related_task(msg) {
             Some(id) => id.to_string(),
-            None if status => msg.pointer("/params/taskId").and_then(Value::as_str)?.to_string(),
+            None if status => msg.at("/params/taskId").and_then(Value::as_str)?.to_string(),
             None => return None,
         };
         let exposed = tasks::exposed_id(self.prefix.as_deref(), &upstream);
@@ -233,7 +234,7 @@ impl Router {
         // Whoever waits on the task (its result) is waiting on a task that is alive.
         self.routes().refresh_task(&task.upstream);
         if jsonrpc::method(&msg) == Some("notifications/tasks/status") {
-            let status = msg.pointer("/params/status").and_then(Value::as_str).unwrap_or_default();
+            let status = msg.at("/params/status").and_then(Value::as_str).unwrap_or_default();
             self.metrics.task(&self.server, status).inc();
         }
         if let Some(bridge) = &task.bridge {
@@ -242,7 +243,7 @@ impl Router {
             }
             let Some(token) = &bridge.progress_token else { return };
             let mut params = json!({"progressToken": token, "progress": self.tasks().next_progress(&task.exposed)});
-            if let Some(m) = msg.pointer("/params/statusMessage").filter(|m| m.is_string()) {
+            if let Some(m) = msg.at("/params/statusMessage").filter(|m| m.is_string()) {
                 params["message"] = m.clone();
             }
             let progress = jsonrpc::notification("notifications/progress", params);

@@ -2,6 +2,7 @@
 //! router, on its own task ([`to_router`], the one rule for that); everything else comes to
 //! the supervisor as a message: server requests for hosts, notifications, list changes.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -43,7 +44,7 @@ impl ServerSupervisor {
         let mut msg = msg;
         let task = self.router.task_out(&mut msg);
         let host_task =
-            method.starts_with("tasks/").then(|| msg.pointer("/params/taskId").and_then(Value::as_str)).flatten().map(str::to_string);
+            method.starts_with("tasks/").then(|| msg.at("/params/taskId").and_then(Value::as_str)).flatten().map(str::to_string);
         let target = match &host_task {
             // About a task a host runs for the server: that host's alone, under its own id.
             Some(t) => self.router.host_task_target(up_id.clone(), t).map(|(target, id, theirs)| {
@@ -68,7 +69,7 @@ impl ServerSupervisor {
             }
         };
         if method == "elicitation/create" {
-            if let Some(e) = msg.pointer("/params/elicitationId").and_then(Value::as_str) {
+            if let Some(e) = msg.at("/params/elicitationId").and_then(Value::as_str) {
                 self.router.elicitation_sent(e, &target.session);
             }
         }
@@ -88,7 +89,7 @@ impl ServerSupervisor {
             };
             // A sampling or elicitation the host runs as a task: the server knows it by an id
             // of the proxy's, which routes its tasks/* back to this host.
-            if let Some(theirs) = answer.pointer("/result/task/taskId").and_then(Value::as_str) {
+            if let Some(theirs) = answer.at("/result/task/taskId").and_then(Value::as_str) {
                 let ours = act.router.host_task_made(theirs, &session);
                 answer["result"]["task"]["taskId"] = json!(ours);
             }
@@ -126,7 +127,7 @@ impl ServerSupervisor {
             }
             "notifications/resources/updated" => {
                 let mut msg = without_subscription(msg);
-                let uri = self.naming.uri_out(msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default());
+                let uri = self.naming.uri_out(msg.at("/params/uri").and_then(Value::as_str).unwrap_or_default());
                 if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
                     p.insert("uri".into(), json!(uri));
                 }
