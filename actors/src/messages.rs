@@ -117,9 +117,26 @@ pub struct WatchPort {
     pub stop: Recipient<Close>,
 }
 
-/// How an edge reaches one host session.
+/// How an edge reaches one host session: shared, since every request looks its session up
+/// (a `Recipient` clone allocates twice in actix, and this holds three).
 #[derive(Clone)]
-pub struct SessionRef {
+pub struct SessionRef(Arc<SessionPorts>);
+
+impl SessionRef {
+    pub fn new(ports: SessionPorts) -> Self {
+        SessionRef(Arc::new(ports))
+    }
+}
+
+impl std::ops::Deref for SessionRef {
+    type Target = SessionPorts;
+
+    fn deref(&self) -> &SessionPorts {
+        &self.0
+    }
+}
+
+pub struct SessionPorts {
     pub incoming: Recipient<Incoming>,
     pub attach: Recipient<AttachStream>,
     pub close: Recipient<Close>,
@@ -162,7 +179,7 @@ pub fn monotonic_ms() -> u64 {
     START.get_or_init(|| std::time::Instant::now().checked_sub(day).unwrap_or_else(std::time::Instant::now)).elapsed().as_millis() as u64
 }
 
-impl SessionRef {
+impl SessionPorts {
     pub fn connected(&self) -> bool {
         self.incoming.connected()
     }

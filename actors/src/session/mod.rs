@@ -46,7 +46,7 @@ use tokio::sync::oneshot;
 
 use crate::mcp::{jsonrpc, ui_meta};
 pub use crate::messages::{sink_channel, Sink, STREAM_BOUND};
-use crate::messages::{Close, SessionFlags, SessionId, SessionPort, SessionRef};
+use crate::messages::{Close, SessionFlags, SessionId, SessionPort, SessionPorts, SessionRef};
 use crate::metrics::Metrics;
 use crate::session::deps::SessionDeps;
 use crate::session::outlet::Outlet;
@@ -218,7 +218,13 @@ impl HostSession {
         let flags = self.flags.clone();
         let profile = self.profile.clone();
         let addr = self.start();
-        SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags, profile }
+        SessionRef::new(SessionPorts {
+            incoming: addr.clone().recipient(),
+            attach: addr.clone().recipient(),
+            close: addr.recipient(),
+            flags,
+            profile,
+        })
     }
 
     /// The stateless call this session serves, if it serves one.

@@ -45,7 +45,7 @@ pub async fn browser_hosts<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B, BoxBody>>, actix_web::Error> {
-    let origin = req.headers().get("origin").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let origin = req.headers().get(actix_web::http::header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
     let allowed = match (&origin, req.app_data::<web::Data<Edge>>()) {
         (Some(o), Some(edge)) => guard::origin_allowed(o, &edge.allowed_origins),
         _ => false,

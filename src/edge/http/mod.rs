@@ -160,7 +160,8 @@ impl Edge {
                 format!("request body is larger than the {} byte limit (server.maxBodyBytes)", self.max_body_bytes),
             )
         };
-        let declared = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+        let declared =
+            req.headers().get(actix_web::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > self.max_body_bytes) {
             return Err(too_big());
         }
@@ -218,12 +219,14 @@ pub fn incoming(
 }
 
 /// The request id for a message: the host's `x-request-id` when it is a sane token, else new.
+static REQUEST_ID_HEADER: actix_web::http::header::HeaderName = actix_web::http::header::HeaderName::from_static("x-request-id");
+
 pub fn request_id(req: &HttpRequest) -> String {
     if let Some(id) = traces::request_id(req) {
         return id; // the one the edge span carries
     }
     req.headers()
-        .get("x-request-id")
+        .get(&REQUEST_ID_HEADER)
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .map(str::to_string)

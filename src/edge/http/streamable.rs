@@ -2,6 +2,7 @@
 //! them on an SSE stream (or JSON for initialize), GET opens the session's own stream, DELETE
 //! ends the session. The session id travels in `Mcp-Session-Id`.
 
+use actix_web::http::header::{self, AsHeaderName, HeaderName};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::At;
@@ -16,18 +17,19 @@ use serde_json::Value;
 use super::parts_body::Parts;
 use super::{json_error, sse_body, Edge};
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
+// Names made once: a lookup by a `&str` that is not a standard header's allocates its name.
+static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
-fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+fn header(req: &HttpRequest, name: impl AsHeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// A request without a session that names a revision newer than the session era's: a 2026
 /// host, for which GET and DELETE do not exist.
 fn stateless_era(req: &HttpRequest) -> bool {
-    req.headers().get(SESSION_HEADER).is_none()
-        && header(req, VERSION_HEADER).map(str::trim).is_some_and(|v| !v.is_empty() && !HOST_PROTOCOL_VERSIONS.contains(&v))
+    req.headers().get(&SESSION_HEADER).is_none()
+        && header(req, &VERSION_HEADER).map(str::trim).is_some_and(|v| !v.is_empty() && !HOST_PROTOCOL_VERSIONS.contains(&v))
 }
 
 fn method_not_allowed() -> HttpResponse {
@@ -47,20 +49,20 @@ fn sse_response(session_id: Option<String>, rx: SinkRx, keepalive: std::time::Du
     let mut res = HttpResponse::Ok();
     res.insert_header(("cache-control", "no-cache")).insert_header(("x-accel-buffering", "no")).content_type("text/event-stream");
     let priming = session_id.map(|id| {
-        res.insert_header((SESSION_HEADER, id));
+        res.insert_header((SESSION_HEADER.clone(), id));
         format!("id: {stream_id}-0\nretry: 1000\ndata: \n\n")
     });
     res.streaming(sse_body(rx, priming, stream_id, keepalive))
 }
 
 fn accepts(req: &HttpRequest, what: &str) -> bool {
-    req.headers().get_all("accept").filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
+    req.headers().get_all(header::ACCEPT).filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
 
 /// The session named by the request's header, if it is this principal's and this path's.
 async fn find_session(edge: &Edge, req: &HttpRequest) -> Result<(String, SessionRef), HttpResponse> {
     let profile = edge.path_profile(req)?;
-    let Some(id) = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
+    let Some(id) = req.headers().get(&SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string) else {
         return Err(json_error(
             StatusCode::BAD_REQUEST,
             code::INVALID_REQUEST,
@@ -89,7 +91,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
             "the Accept header must list both application/json and text/event-stream",
         );
     }
-    let ctype = req.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let ctype = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if !ctype.starts_with("application/json") {
         return json_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, code::INVALID_REQUEST, "Content-Type must be application/json");
     }
@@ -97,9 +99,9 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         Ok(m) => m,
         Err(r) => return r,
     };
-    if req.headers().get(SESSION_HEADER).is_none()
+    if req.headers().get(&SESSION_HEADER).is_none()
         && msgs.len() == 1
-        && revision_2026::is_2026_request(&msgs[0], header(&req, VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
+        && revision_2026::is_2026_request(&msgs[0], header(&req, &VERSION_HEADER), HOST_PROTOCOL_VERSIONS)
     {
         let msg = msgs.into_iter().next().expect("one");
         return post_stateless(&req, &edge, msg).await;
@@ -127,7 +129,10 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     };
     if let [only] = msgs.as_slice() {
         if let Some(body) = ready_read(&req, &edge, &session, &session_id, only) {
-            return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(Parts::new(body));
+            return HttpResponse::Ok()
+                .insert_header((SESSION_HEADER.clone(), session_id))
+                .content_type("application/json")
+                .body(Parts::new(body));
         }
     }
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
@@ -135,7 +140,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         for m in msgs {
             session.incoming.do_send(super::incoming(&req, m, None));
         }
-        return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish();
+        return HttpResponse::Accepted().insert_header((SESSION_HEADER.clone(), session_id)).finish();
     }
     // Nothing can travel on a request's stream before its answer when it asks for no progress
     // and the host takes no requests (sampling, elicitation, roots): then the answer goes as
@@ -164,14 +169,15 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         }
         let body = match answers.len() {
             // Every request was cancelled meanwhile: nothing to answer.
-            0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER, session_id)).finish(),
+            0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER.clone(), session_id)).finish(),
             1 => answers.pop().expect("one"),
             _ => Value::Array(answers),
         };
-        let text = body.to_string();
+        // Straight into bytes: `to_string` goes through the formatter, a write at a time.
+        let text = serde_json::to_vec(&body).unwrap_or_default();
         drop(body);
         mcp_gen_ui_actors::process::memory::after_answer(text.len());
-        return HttpResponse::Ok().insert_header((SESSION_HEADER, session_id)).content_type("application/json").body(text);
+        return HttpResponse::Ok().insert_header((SESSION_HEADER.clone(), session_id)).content_type("application/json").body(text);
     }
     sse_response(Some(session_id), rx, edge.sse_keepalive)
 }
@@ -220,7 +226,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
             return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, code::INVALID_REQUEST, format!("Invalid request: {why}")));
         }
     }
-    let Some(version) = header(req, VERSION_HEADER) else {
+    let Some(version) = header(req, &VERSION_HEADER) else {
         let why = format!("the MCP-Protocol-Version header is required on every {} request over HTTP", revision_2026::VERSION);
         return reply(StatusCode::BAD_REQUEST, jsonrpc::error(id, revision_2026::errors::HEADER_MISMATCH, why));
     };

@@ -20,7 +20,7 @@ use super::{Era, HostSession, Negotiated, Transport};
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::revision_2026::{self, RequestMeta};
 use crate::mcp::ui_meta;
-use crate::messages::{Close, SessionRef};
+use crate::messages::{Close, SessionPorts, SessionRef};
 use crate::session::deps::SessionDeps;
 use crate::session::table::{Lookup, SessionTable};
 
@@ -230,7 +230,13 @@ impl Call {
 
 pub(in crate::session) fn self_ref(ctx: &mut Context<HostSession>, flags: Arc<crate::messages::SessionFlags>) -> SessionRef {
     let addr = ctx.address();
-    SessionRef { incoming: addr.clone().recipient(), attach: addr.clone().recipient(), close: addr.recipient(), flags, profile: None }
+    SessionRef::new(SessionPorts {
+        incoming: addr.clone().recipient(),
+        attach: addr.clone().recipient(),
+        close: addr.recipient(),
+        flags,
+        profile: None,
+    })
 }
 
 /// Where stateless calls are kept track of, and what their sessions are given.
