@@ -31,7 +31,20 @@ use crate::config::cli::{Args, Command};
 use crate::config::file::HostTransport;
 use crate::config::settings::Settings;
 
+/// glibc's fastbins off: a call's many small frees then go to the per-thread cache or are
+/// merged at once, instead of waiting in fastbins that every larger allocation must first
+/// consolidate (`malloc_consolidate` was 1.3% of a proxied call). Measured in one A/B run each
+/// way (issue 53): about 6% less CPU a call, and no more RSS (idle, and with 5,000 tools).
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tunable of the allocator, before any thread is started.
+    unsafe {
+        libc::mallopt(libc::M_MXFAST, 0);
+    }
+}
+
 fn main() -> ExitCode {
+    tune_allocator();
     forget_empty_settings();
     let args = Args::parse();
     if args.print_config_schema {

@@ -166,18 +166,37 @@ impl Edge {
             return Err(too_big());
         }
         let read = async {
-            let mut body = web::BytesMut::new();
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| {
-                    json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
-                })?;
+            let unreadable = |e| {
+                json_error(actix_web::http::StatusCode::BAD_REQUEST, code::PARSE_ERROR, format!("could not read the request body: {e}"))
+            };
+            // A body in one chunk (a small request's usual case) is taken as it is, not copied.
+            let first = match payload.next().await {
+                None => return Ok(Bytes::new()),
+                Some(chunk) => chunk.map_err(unreadable)?,
+            };
+            if first.len() > self.max_body_bytes {
+                return Err(too_big());
+            }
+            let mut next = match payload.next().await {
+                None => return Ok(first),
+                more => more,
+            };
+            let mut body = web::BytesMut::from(&first[..]);
+            while let Some(chunk) = next {
+                let chunk = chunk.map_err(unreadable)?;
                 if body.len() + chunk.len() > self.max_body_bytes {
                     return Err(too_big());
                 }
                 body.extend_from_slice(&chunk);
+                next = payload.next().await;
             }
             Ok(body.freeze())
         };
+        // A body already here needs no timer (the usual case: the request came in one read).
+        let mut read = std::pin::pin!(read);
+        if let std::task::Poll::Ready(done) = futures::poll!(read.as_mut()) {
+            return done;
+        }
         // A body that trickles in would hold a connection (and a file descriptor) for good.
         match tokio::time::timeout(self.body_timeout, read).await {
             Ok(done) => done,
