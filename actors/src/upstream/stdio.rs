@@ -133,12 +133,14 @@ async fn read_here_then_home(fd: OwnedFd, mut r: Reader) {
         Err(e) => return r.close(format!("cannot read the upstream's stdout: {e}")).await,
     };
     let mut buf = vec![0u8; READ_BUF];
+    let first_home = homes::first();
+    tokio::pin!(first_home);
     let home = loop {
         // Reading is cancel-safe: a read the move interrupts has taken nothing.
         let read = tokio::select! {
             biased;
             read = pipe.read(&mut buf) => read,
-            home = homes::first() => break home,
+            home = &mut first_home => break home,
         };
         match r.step(read, &buf).await {
             Step::More => {}
