@@ -55,6 +55,11 @@ fn sse_response(session_id: Option<String>, rx: SinkRx, keepalive: std::time::Du
     res.streaming(sse_body(rx, priming, stream_id, keepalive))
 }
 
+/// An answer as plain JSON on the session's request.
+fn json_answer(session_id: String, body: impl actix_web::body::MessageBody + 'static) -> HttpResponse {
+    HttpResponse::Ok().insert_header((SESSION_HEADER.clone(), session_id)).content_type("application/json").body(body)
+}
+
 fn accepts(req: &HttpRequest, what: &str) -> bool {
     req.headers().get_all(header::ACCEPT).filter_map(|v| v.to_str().ok()).any(|v| v.contains(what) || v.contains("*/*"))
 }
@@ -129,10 +134,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     };
     if let [only] = msgs.as_slice() {
         if let Some(body) = ready_read(&req, &edge, &session, &session_id, only) {
-            return HttpResponse::Ok()
-                .insert_header((SESSION_HEADER.clone(), session_id))
-                .content_type("application/json")
-                .body(Parts::new(body));
+            return json_answer(session_id, Parts::new(body));
         }
     }
     let expects_answer = |k: &Kind| matches!(k, Kind::Request | Kind::Invalid(_));
@@ -177,7 +179,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         let text = serde_json::to_vec(&body).unwrap_or_default();
         drop(body);
         mcp_gen_ui_actors::process::memory::after_answer(text.len());
-        return HttpResponse::Ok().insert_header((SESSION_HEADER.clone(), session_id)).content_type("application/json").body(text);
+        return json_answer(session_id, text);
     }
     sse_response(Some(session_id), rx, edge.sse_keepalive)
 }
