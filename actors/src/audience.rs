@@ -13,6 +13,7 @@
 //!
 //! A changed tool list reaches only sessions that see one of the tools that changed.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -94,9 +95,9 @@ impl About {
     /// What `msg` (a server's notification, URIs already as hosts know them) is about.
     pub fn of(msg: &Value) -> About {
         match jsonrpc::method(msg) {
-            Some("notifications/message") => About::Log { level: msg.pointer("/params/level").and_then(Value::as_str).map(str::to_string) },
+            Some("notifications/message") => About::Log { level: msg.at("/params/level").and_then(Value::as_str).map(str::to_string) },
             Some("notifications/resources/updated") => {
-                About::Resource { uri: msg.pointer("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string() }
+                About::Resource { uri: msg.at("/params/uri").and_then(Value::as_str).unwrap_or_default().to_string() }
             }
             _ => About::Server,
         }

@@ -9,6 +9,7 @@
 //! A call's line is written when it ends; a call that never ends (its session went) is written
 //! as `abandoned` when its [`Pending`] is dropped.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -436,7 +437,7 @@ impl std::fmt::Debug for Pending {
 pub fn outcome_of(answer: &Value) -> &'static str {
     if answer.get("error").is_some() {
         "error"
-    } else if answer.pointer("/result/isError").and_then(Value::as_bool) == Some(true) {
+    } else if answer.at("/result/isError").and_then(Value::as_bool) == Some(true) {
         "tool_error"
     } else {
         "ok"

@@ -238,10 +238,12 @@ impl Metrics {
         self.tasks_bridged.with_label_values(&labels)
     }
 
+    /// Every proxied answer asks for its series: the labels stay on the stack.
     pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
-        let mut labels = self.server_label(server);
-        labels.push(method);
-        self.upstream_latency.with_label_values(&labels)
+        match self.per_server {
+            true => self.upstream_latency.with_label_values(&[server, method]),
+            false => self.upstream_latency.with_label_values(&[method]),
+        }
     }
 
     /// Creates a server's series at zero (a server that never connects still shows as 0).

@@ -10,7 +10,7 @@ once per tool, the LLM answer, post-processing, the ready read result built and 
 so quiet and busy windows interleave and share any drift. The proxy's per-thread CPU in the busy
 windows shows where the page work ran.
 
-    tests/.venv/bin/python tests/bench/isolation.py [--seconds 4] [--connections 8] [--pages-per-second 4] [--page-kb 420] [--rounds 5] [--no-build]
+    tests/.venv/bin/python tests/bench/isolation.py [--seconds 4] [--connections 8] [--pages-per-second 4] [--page-kb 420] [--rounds 5] [--workers N] [--no-build]
 """
 
 import argparse
@@ -98,6 +98,7 @@ def main() -> None:
     ap.add_argument("--drivers", type=int, default=2, help="sessions regenerating at once (the queue runs 2 generations at a time by default)")
     ap.add_argument("--page-kb", type=int, default=420)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workers", type=int, help="the service's --workers (default: its own default)")
     ap.add_argument("--no-build", action="store_true", help="use the release binary as it is")
     a = ap.parse_args()
     binary = use_release(not a.no_build)
@@ -115,6 +116,8 @@ def main() -> None:
     cfg = Path(cfg_dir.name) / "config.json"
     cfg.write_text(json.dumps({"limits": {"llmCallsPerMinute": 1000000}}))
     args = ["--config", str(cfg), "--upstream", EVERYTHING_STDIO, "--provider", "openai", "--llm-base-url", fake.base("openai"), "--log-level", "warn"]
+    if a.workers:
+        args += ["--workers", str(a.workers)]
     try:
         with conftest.proxy_http(args, name="bench-isolation", env={"OPENAI_API_KEY": "x"}) as (base, proc):
             url = base + "/mcp"

@@ -162,7 +162,7 @@ impl HostSession {
         if let Some(line) = f.audit {
             line.finish(crate::audit::outcome_of(&answer));
         }
-        let outcome = if answer.get("error").is_some() { "error" } else { "ok" };
+        let outcome = if jsonrpc::get(&answer, "error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
         super::spans::finish(&f.span, &answer);
         let trace_id = f.span.cx().trace_id();

@@ -3,6 +3,7 @@
 //! closing. A request's line is started when it is planned and written with its answer (see
 //! `delivery`); with `audit.required`, a request whose line cannot be kept is refused.
 
+use crate::mcp::jsonrpc::At;
 use serde_json::Value;
 
 use super::access::Denied;
@@ -37,7 +38,7 @@ impl HostSession {
             return Ok(());
         }
         let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
-        let args = msg.pointer("/params/arguments");
+        let args = msg.at("/params/arguments");
         let whole = self.deps.audit.whole_args();
         let entry = match planned {
             Plan::Forward { server, after: After::ToolResult { exposed } } => {
@@ -46,7 +47,7 @@ impl HostSession {
                 e
             }
             Plan::UiTool => {
-                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let name = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default();
                 let target = args.and_then(|a| a.get("toolName")).and_then(Value::as_str);
                 // A line names the tool a `_ui_*` call is about (and its server), the call as detail.
                 let (event, tool) = match name {
@@ -69,7 +70,7 @@ impl HostSession {
                 e
             }
             Plan::Search(_) => {
-                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let name = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default();
                 self.request_entry(Event::ToolCall, &id).tool(name).args(args, whole)
             }
             Plan::ReadPage(t) => {
@@ -86,7 +87,7 @@ impl HostSession {
             // A server's own resources, prompts and completions: what was read or asked, by
             // the names hosts know (the plan has already named them the server's way).
             Plan::Forward { server, after } => {
-                let shown = |key: &str| msg.pointer(key).and_then(Value::as_str).unwrap_or_default();
+                let shown = |key: &str| msg.at(key).and_then(Value::as_str).unwrap_or_default();
                 let (event, name) = match (jsonrpc::method(msg).unwrap_or_default(), after) {
                     ("resources/read", After::ServerUi { uri, .. }) => (Event::ResourceRead, uri.clone()),
                     ("resources/read", _) => (Event::ResourceRead, server.naming.uri_out(shown("/params/uri"))),
@@ -116,7 +117,7 @@ impl HostSession {
             }
             // A tool call that routes nowhere (an unknown name, a bad call_tool): recorded as refused.
             Plan::Refuse(_) if jsonrpc::method(msg) == Some("tools/call") => {
-                let name = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let name = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default();
                 let mut e = self.request_entry(Event::ToolCall, &id).tool(name).args(args, whole);
                 e.outcome = "refused";
                 self.deps.audit.record(e);
@@ -145,7 +146,7 @@ impl HostSession {
             return;
         }
         let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
-        let args = (denied.kind == crate::policy::Kind::Tools && !denied.method).then(|| msg.pointer("/params/arguments")).flatten();
+        let args = (denied.kind == crate::policy::Kind::Tools && !denied.method).then(|| msg.at("/params/arguments")).flatten();
         let mut e = self.request_entry(Event::Denied, &id).tool(&denied.name).args(args, self.deps.audit.whole_args());
         e.kind = Some(denied.kind_label());
         e.server = denied.server.clone();

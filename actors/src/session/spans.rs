@@ -2,6 +2,7 @@
 //! leaving), and one client span per upstream round trip, named and dressed by the
 //! OpenTelemetry MCP conventions (`{mcp.method.name} {target}`).
 
+use crate::mcp::jsonrpc::At;
 use serde_json::Value;
 
 use crate::mcp::jsonrpc;
@@ -147,7 +148,7 @@ pub(super) fn finish(span: &Span, answer: &Value) {
             let message = e.get("message").and_then(Value::as_str).unwrap_or_default();
             span.fail(code.to_string(), bounded(message));
         }
-        None if answer.pointer("/result/isError") == Some(&Value::Bool(true)) => {
+        None if answer.at("/result/isError") == Some(&Value::Bool(true)) => {
             // A tool's own failure is an answer, not a protocol error (MCP semconv).
             span.set(attr::ERROR_TYPE, "tool_error");
         }

@@ -5,6 +5,7 @@
 //! the one before it has handed over its body), and what arrives on a POST's own stream is
 //! tagged with that request so server-to-client requests reach the right host.
 
+use crate::mcp::jsonrpc::At;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -97,7 +98,7 @@ pub async fn connect(
                     // `initialized` lands before the next request), and a cancellation until
                     // the request it cancels has been answered or has started its stream.
                     let is_notification = jsonrpc::id(&msg).is_none();
-                    let cancels = msg.pointer("/params/requestId").filter(|_| jsonrpc::method(&msg) == Some("notifications/cancelled")).map(jsonrpc::id_key);
+                    let cancels = msg.at("/params/requestId").filter(|_| jsonrpc::method(&msg) == Some("notifications/cancelled")).map(jsonrpc::id_key);
                     if let Some(k) = &cancels {
                         if let Some(mut started) = responded.get(k).cloned() {
                             let _ = tokio::time::timeout(ORDER_WAIT, started.wait_for(|r| *r)).await;
@@ -268,7 +269,7 @@ impl Shared {
             rb = rb.bearer_auth(t);
         }
         // MCP 2026-07-28 routes by headers that repeat the body; older servers ignore them.
-        if let Some(v) = msg.pointer("/params/_meta").and_then(|m| m.get(revision_2026::META_VERSION)).and_then(Value::as_str) {
+        if let Some(v) = msg.at("/params/_meta").and_then(|m| m.get(revision_2026::META_VERSION)).and_then(Value::as_str) {
             rb = rb.header(VERSION_HEADER, v);
         }
         if let Some(m) = jsonrpc::method(msg) {
@@ -366,7 +367,7 @@ impl Shared {
     /// Remembers the tools whose arguments travel in `Mcp-Param-*` headers too (from a
     /// tools/list answer), so that calls to them carry those headers.
     fn learn_param_headers(&self, answer: &Value) {
-        let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else { return };
+        let Some(tools) = answer.at("/result/tools").and_then(Value::as_array) else { return };
         let mut known = self.tool_params.lock().expect("tool_params lock");
         for t in tools {
             let (Some(name), Some(schema)) = (t.get("name").and_then(Value::as_str), t.get("inputSchema")) else { continue };

@@ -26,8 +26,8 @@ fn strip_port(host: &str) -> &str {
 }
 
 fn is_local(host: &str) -> bool {
-    let h = strip_port(host).to_ascii_lowercase();
-    LOCAL.contains(&h.as_str())
+    let h = strip_port(host);
+    LOCAL.iter().any(|l| l.eq_ignore_ascii_case(h))
 }
 
 /// An IP literal (`10.0.0.5:9464`, `[fd00::1]:8080`). A DNS-rebinding page can only make the

@@ -2,6 +2,7 @@
 //! stream of server-initiated messages, and each message handed to the link, tagged with the
 //! request whose stream carried it.
 
+use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -16,7 +17,7 @@ impl Shared {
             self.learn_param_headers(&msg);
         }
         if asked == Some("initialize") {
-            if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
+            if let Some(v) = msg.at("/result/protocolVersion").and_then(Value::as_str) {
                 self.state.guard().protocol_version = Some(v.to_string());
             }
         }
