@@ -13,11 +13,11 @@
 //!
 //! A changed tool list reaches only sessions that see one of the tools that changed.
 
-use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::mcp::jsonrpc::At;
 use crate::mcp::{jsonrpc, revision_2026};
 
 /// What a server's notification is, as the service decides who may hear it. This is the one

@@ -9,7 +9,6 @@
 //! A call's line is written when it ends; a call that never ends (its session went) is written
 //! as `abandoned` when its [`Pending`] is dropped.
 
-use crate::mcp::jsonrpc::At;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -20,6 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::mcp::jsonrpc::At;
 use crate::who::Who;
 
 /// Whole arguments longer than this (as JSON) are recorded by their digest only.
@@ -435,7 +435,7 @@ impl std::fmt::Debug for Pending {
 /// How a call's answer reads in the trail: `ok`, `error` (a JSON-RPC error) or `tool_error`
 /// (a result with `isError`).
 pub fn outcome_of(answer: &Value) -> &'static str {
-    if answer.get("error").is_some() {
+    if crate::mcp::jsonrpc::get(answer, "error").is_some() {
         "error"
     } else if answer.at("/result/isError").and_then(Value::as_bool) == Some(true) {
         "tool_error"

@@ -3,14 +3,13 @@
 //! closing. A request's line is started when it is planned and written with its answer (see
 //! `delivery`); with `audit.required`, a request whose line cannot be kept is refused.
 
-use crate::mcp::jsonrpc::At;
 use serde_json::Value;
 
 use super::access::Denied;
 use super::plan::{After, Plan};
 use super::{Era, HostSession};
 use crate::audit::{Entry, Event};
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 
 impl HostSession {
     /// An entry of this session's principal, session and transport.

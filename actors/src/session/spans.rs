@@ -2,10 +2,9 @@
 //! leaving), and one client span per upstream round trip, named and dressed by the
 //! OpenTelemetry MCP conventions (`{mcp.method.name} {target}`).
 
-use crate::mcp::jsonrpc::At;
 use serde_json::Value;
 
-use crate::mcp::jsonrpc;
+use crate::mcp::jsonrpc::{self, At};
 use crate::trace::{attr, Attr, Kind, Span, TraceCx};
 
 /// What a span says of one request, read from its message.

@@ -5,7 +5,6 @@
 //! the one before it has handed over its body), and what arrives on a POST's own stream is
 //! tagged with that request so server-to-client requests reach the right host.
 
-use crate::mcp::jsonrpc::At;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +18,7 @@ use super::error::{ConnectError, TokenError};
 use super::{
     body_with_sent_signal, describe_http_error, http_client, read_limited, Link, LinkEvent, LinkLimits, Outgoing, LINK_QUEUE, ORDER_WAIT,
 };
-use crate::mcp::jsonrpc;
+use crate::mcp::jsonrpc::{self, At};
 use crate::mcp::param_headers;
 use crate::mcp::revision_2026;
 use crate::mcp::sse;

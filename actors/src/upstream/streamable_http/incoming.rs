@@ -2,7 +2,6 @@
 //! stream of server-initiated messages, and each message handed to the link, tagged with the
 //! request whose stream carried it.
 
-use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -10,6 +9,7 @@ use reqwest::header::ACCEPT;
 use serde_json::Value;
 
 use super::*;
+use crate::mcp::jsonrpc::At;
 
 impl Shared {
     pub(super) async fn deliver(&self, msg: Value, asked: Option<&str>, stream_of: Option<&Value>) {
