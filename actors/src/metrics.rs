@@ -238,12 +238,10 @@ impl Metrics {
         self.tasks_bridged.with_label_values(&labels)
     }
 
-    /// Every proxied answer asks for its series: the labels stay on the stack.
     pub fn upstream_latency(&self, server: &str, method: &str) -> Histogram {
-        match self.per_server {
-            true => self.upstream_latency.with_label_values(&[server, method]),
-            false => self.upstream_latency.with_label_values(&[method]),
-        }
+        // Every proxied answer asks for its series: the labels stay on the stack.
+        let labels: &[&str] = if self.per_server { &[server, method] } else { &[method] };
+        self.upstream_latency.with_label_values(labels)
     }
 
     /// Creates a server's series at zero (a server that never connects still shows as 0).
