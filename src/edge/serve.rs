@@ -55,7 +55,12 @@ pub async fn serve_http(settings: &Settings, deps: SessionDeps, metrics: Arc<Met
     let server = HttpServer::new(move || {
         // Each worker is a home for the upstreams' readers (see `process::homes`).
         mcp_gen_ui_actors::process::homes::join_current();
-        App::new().app_data(data.clone()).app_data(app_auth.clone()).app_data(trust.clone()).configure(edge::http::configure)
+        App::new()
+            .wrap(actix_web::middleware::from_fn(edge::http::limits::per_client))
+            .app_data(data.clone())
+            .app_data(app_auth.clone())
+            .app_data(trust.clone())
+            .configure(edge::http::configure)
     })
     .workers(settings.workers)
     // Connections stop being accepted before the process runs out of file descriptors,

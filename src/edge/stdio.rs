@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
+use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, At, Kind};
 use mcp_gen_ui_actors::mcp::revision_2026;
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef, Sink};
 use mcp_gen_ui_actors::session::deps::SessionDeps;
@@ -125,7 +125,7 @@ impl Stateless {
         match jsonrpc::kind(&msg) {
             Kind::Request if revision_2026::is_2026_request(&msg, None, HOST_PROTOCOL_VERSIONS) => {}
             Kind::Notification if jsonrpc::method(&msg) == Some("notifications/cancelled") => {
-                let call = msg.pointer("/params/requestId").and_then(|id| self.calls.remove(&jsonrpc::id_key(id)));
+                let call = msg.at("/params/requestId").and_then(|id| self.calls.remove(&jsonrpc::id_key(id)));
                 return match call {
                     Some(s) => {
                         s.incoming.do_send(Incoming {

@@ -193,6 +193,70 @@ pub fn id_key(id: &Value) -> String {
     }
 }
 
+/// [`id_key`] for a lookup, on the stack for the ids hosts and routes use (numbers, short
+/// strings): a table is looked up several times per call, and each key was an allocation.
+pub fn key_of(id: &Value) -> IdKey {
+    let mut short = Short { buf: [0; SHORT_KEY], len: 0 };
+    let written = match id {
+        Value::String(s) => short.push("s:") && short.push(s),
+        Value::Number(n) => std::fmt::Write::write_fmt(&mut short, format_args!("n:{n}")).is_ok(),
+        _ => false,
+    };
+    match written {
+        true => IdKey::Short(short),
+        false => IdKey::Long(id_key(id)),
+    }
+}
+
+const SHORT_KEY: usize = 48;
+
+/// A key made by [`key_of`]; reads as the `str` [`id_key`] gives.
+pub enum IdKey {
+    Short(Short),
+    Long(String),
+}
+
+pub struct Short {
+    buf: [u8; SHORT_KEY],
+    len: usize,
+}
+
+impl Short {
+    /// False (and nothing written) when `s` does not fit.
+    fn push(&mut self, s: &str) -> bool {
+        let end = self.len + s.len();
+        if end > SHORT_KEY {
+            return false;
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        true
+    }
+}
+
+impl std::fmt::Write for Short {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push(s).then_some(()).ok_or(std::fmt::Error)
+    }
+}
+
+impl IdKey {
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Whole `str`s only are pushed, so the bytes are UTF-8.
+            IdKey::Short(s) => std::str::from_utf8(&s.buf[..s.len]).unwrap_or_default(),
+            IdKey::Long(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for IdKey {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
 /// The progress token a request carries in `params._meta.progressToken`, if any.
 pub fn progress_token(msg: &Value) -> Option<&Value> {
     get(get(get(msg, "params")?, "_meta")?, "progressToken")
@@ -356,5 +420,31 @@ mod tests {
         assert!(matches!(bad, BodyError::NotJson(_)) && bad.code() == code::PARSE_ERROR && bad.to_string().contains("not valid JSON"));
         assert_eq!(parse_body(b"[]").unwrap_err().code(), code::INVALID_REQUEST);
         assert_eq!(parse_body(br#"[{"a":1},{"b":2}]"#).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn key_of_reads_as_id_key() {
+        let long = "x".repeat(80);
+        let ids = [
+            json!(0),
+            json!(7),
+            json!(-3),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1.5),
+            json!("a"),
+            json!(""),
+            json!("ü€"),
+            json!("s:1"),
+            json!(long),
+            json!(null),
+            json!(true),
+        ];
+        for id in ids {
+            assert_eq!(key_of(&id).as_str(), id_key(&id), "{id}");
+        }
+        assert!(matches!(key_of(&json!(12)), IdKey::Short(_)));
+        assert!(matches!(key_of(&json!("x".repeat(47))), IdKey::Long(_)), "47 + 2 bytes do not fit");
+        assert!(matches!(key_of(&json!("x".repeat(46))), IdKey::Short(_)));
     }
 }

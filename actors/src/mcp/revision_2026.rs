@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 
 /// The stateless revision this service speaks (to hosts and to upstreams).
 pub const VERSION: &str = "2026-07-28";
@@ -47,7 +47,7 @@ pub struct RequestMeta {
 /// Whether a message belongs to the stateless era: it carries a protocol version in `_meta`,
 /// or the HTTP header names a revision that is not one of the session era's.
 pub fn is_2026_request(msg: &Value, header_version: Option<&str>, session_versions: &[&str]) -> bool {
-    if msg.pointer("/params/_meta").and_then(|m| m.get(META_VERSION)).is_some() {
+    if msg.at("/params/_meta").and_then(|m| m.get(META_VERSION)).is_some() {
         return true;
     }
     header_version.map(str::trim).is_some_and(|v| !v.is_empty() && !session_versions.contains(&v))
@@ -83,7 +83,7 @@ impl Refusal {
 /// Checks a stateless request's `_meta` (and the HTTP version header, when there is one), in
 /// the order the spec's validation runs: required keys, header agreement, then support.
 pub fn request_meta(msg: &Value, header_version: Option<&str>) -> Result<RequestMeta, Refusal> {
-    let meta = msg.pointer("/params/_meta").and_then(Value::as_object);
+    let meta = msg.at("/params/_meta").and_then(Value::as_object);
     let get = |k: &str| meta.and_then(|m| m.get(k));
     let mut missing = Vec::new();
     if !get(META_VERSION).is_some_and(Value::is_string) {
@@ -178,7 +178,7 @@ pub fn check_headers(msg: &Value, method_header: Option<&str>, name_header: Opti
 
 /// The HTTP status for a plain-JSON answer to a stateless request.
 pub fn http_status(answer: &Value) -> u16 {
-    match answer.pointer("/error/code").and_then(Value::as_i64) {
+    match answer.at("/error/code").and_then(Value::as_i64) {
         Some(code::METHOD_NOT_FOUND) => 404,
         Some(errors::HEADER_MISMATCH | errors::MISSING_CAPABILITY | errors::UNSUPPORTED_VERSION) => 400,
         Some(code::PARSE_ERROR | code::INVALID_REQUEST | code::INVALID_PARAMS) => 400,
@@ -258,7 +258,7 @@ pub fn stateless_capabilities(mut caps: Value) -> Value {
         obj.remove("logging");
         // 2026 has tasks as an extension, run for tool calls (`mcp::tasks_2026`).
         let tasks = obj.remove("tasks");
-        if tasks.as_ref().and_then(|t| t.pointer("/requests/tools/call")).is_some_and(Value::is_object) {
+        if tasks.as_ref().and_then(|t| t.at("/requests/tools/call")).is_some_and(Value::is_object) {
             let ext = obj.entry("extensions").or_insert_with(|| json!({}));
             if let Some(e) = ext.as_object_mut() {
                 e.insert(TASKS_EXTENSION.into(), json!({}));

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::mcp::jsonrpc;
+use crate::mcp::jsonrpc::{self, At};
 use crate::mcp::revision_2026::errors;
 use crate::mcp::tasks::RELATED_TASK;
 
@@ -54,7 +54,7 @@ fn task_fields(task: &Map<String, Value>) -> Map<String, Value> {
 /// A `tools/call` answer that made a task (`result.task`, 2025), as a 2026 host is given it:
 /// flat, `resultType: "task"`.
 pub fn created(answer: Value) -> Value {
-    let Some(task) = answer.pointer("/result/task").and_then(Value::as_object) else { return answer };
+    let Some(task) = answer.at("/result/task").and_then(Value::as_object) else { return answer };
     let mut result = task_fields(task);
     result.insert("resultType".into(), json!("task"));
     let id = jsonrpc::id(&answer).cloned().unwrap_or(Value::Null);

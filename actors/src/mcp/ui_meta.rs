@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::mcp::jsonrpc::At;
 use crate::page::{UiEntry, Writing};
 
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -82,7 +83,7 @@ pub fn host_dialect(init_params: &Value, apps_sdk: AppsSdk) -> Option<Dialect> {
 /// True when the host's `initialize` params declare the MCP Apps extension. The official
 /// helper checks only the key; a host that lists MIME types must list ours.
 pub fn host_supports_ui(init_params: &Value) -> bool {
-    let Some(ext) = init_params.pointer("/capabilities/extensions").and_then(|e| e.get(EXTENSION)) else {
+    let Some(ext) = init_params.at("/capabilities/extensions").and_then(|e| e.get(EXTENSION)) else {
         return false;
     };
     match ext.get("mimeTypes").and_then(Value::as_array) {

@@ -339,7 +339,11 @@ impl Router {
             return Err(msg);
         }
         let host_id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        *self.last_active.guard() = Some(session.clone());
+        let mut last = self.last_active.guard();
+        if last.as_deref() != Some(session.as_str()) {
+            *last = Some(session.clone()); // the same session's next call allocates nothing here
+        }
+        drop(last);
         let (tx, rx) = oneshot::channel();
         let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_2026();
         let owner = self.hosts.owner_of(session);

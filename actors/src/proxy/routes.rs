@@ -21,7 +21,8 @@ pub struct Pending<T> {
     pub session: Option<SessionId>,
     /// The person whose session sent it (None: the proxy's own, or a session not known).
     pub owner: Option<Arc<str>>,
-    pub method: String,
+    /// Borrowed for the methods the metrics know (no allocation on every call).
+    pub method: std::borrow::Cow<'static, str>,
     pub started: Instant,
     /// When the request is given up (`upstream.requestTimeoutMs`); progress moves it on.
     pub deadline: Instant,
@@ -188,13 +189,21 @@ impl<T> Routes<T> {
 
     /// The host session and host request behind the upstream request `up_id`, if still pending.
     pub fn host_of(&self, up_id: &Value) -> Option<(SessionId, Value)> {
-        let p = self.pending.get(&jsonrpc::id_key(up_id))?;
+        let p = self.pending.get(jsonrpc::key_of(up_id).as_str())?;
         Some((p.session.clone()?, p.host_id.clone()?))
     }
 
     /// How many requests are waiting (for tests and metrics).
     pub fn pending_len(&self) -> usize {
         self.pending.len()
+    }
+}
+
+/// A method's name, borrowed when it is one the metrics know.
+fn known(method: &str) -> std::borrow::Cow<'static, str> {
+    match crate::metrics::method_label(method) {
+        label if label == method => std::borrow::Cow::Borrowed(label),
+        _ => std::borrow::Cow::Owned(method.to_string()),
     }
 }
 
@@ -214,7 +223,7 @@ impl<T> Routes<T> {
     pub fn internal(&mut self, method: &str, reply: T) -> u64 {
         let id = self.internal_lasting(method, reply);
         let deadline = Instant::now() + self.timeout;
-        if let Some(p) = self.pending.get_mut(&jsonrpc::id_key(&json!(id))) {
+        if let Some(p) = self.pending.get_mut(jsonrpc::key_of(&json!(id)).as_str()) {
             p.deadline = deadline;
         }
         id
@@ -230,7 +239,7 @@ impl<T> Routes<T> {
             host_id: None,
             session: None,
             owner: None,
-            method: method.to_string(),
+            method: known(method),
             started: now,
             deadline: now.checked_add(Duration::from_secs(10 * 365 * 86_400)).unwrap_or(now + self.timeout),
             progress_key: None,
@@ -251,7 +260,7 @@ impl<T> Routes<T> {
     /// [`Routes::outgoing`], keeping the request as sent when `keep` (see `resend`).
     pub fn outgoing_kept(&mut self, session: &SessionId, owner: Option<Arc<str>>, msg: &mut Value, reply: T, keep: bool) -> u64 {
         let host_id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
-        let method = jsonrpc::method(msg).unwrap_or_default().to_string();
+        let method = known(jsonrpc::method(msg).unwrap_or_default());
         let up_id = self.fresh_id();
         msg["id"] = json!(up_id);
         let pending_key = jsonrpc::id_key(&json!(up_id));
@@ -289,7 +298,7 @@ impl<T> Routes<T> {
     /// A 2026 upstream asked for input on `up_id`: what to do with that answer.
     pub fn input_round(&mut self, up_id: &Value, max_rounds: u32) -> Round {
         let timeout = self.timeout;
-        let Some(p) = self.pending.get_mut(&jsonrpc::id_key(up_id)) else { return Round::Unknown };
+        let Some(p) = self.pending.get_mut(jsonrpc::key_of(up_id).as_str()) else { return Round::Unknown };
         let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return Round::NotKept };
         if p.rounds >= max_rounds {
             return Round::TooMany;
@@ -333,17 +342,17 @@ impl<T> Routes<T> {
 
     /// Whether `up_id` still waits for its answer (the host may have cancelled it meanwhile).
     pub fn is_pending(&self, up_id: &Value) -> bool {
-        self.pending.contains_key(&jsonrpc::id_key(up_id))
+        self.pending.contains_key(jsonrpc::key_of(up_id).as_str())
     }
 
     /// Gives up on `up_id`: the waiting host is answered by the caller.
     pub fn give_up(&mut self, up_id: &Value) -> Option<Pending<T>> {
-        self.take(&jsonrpc::id_key(up_id))
+        self.take(&jsonrpc::key_of(up_id))
     }
 
     /// Forgets a request that could not be sent (the server never heard of it).
     pub fn abandon(&mut self, up_id: u64) -> Option<Pending<T>> {
-        self.forget(&jsonrpc::id_key(&json!(up_id)))
+        self.forget(&jsonrpc::key_of(&json!(up_id)))
     }
 
     /// Takes out a request the server heard of: its session's person stays among the possible
@@ -366,7 +375,7 @@ impl<T> Routes<T> {
 
     /// The upstream answered: the waiting request, with `msg`'s id set back to the host's.
     pub fn answered(&mut self, msg: &mut Value) -> Option<Pending<T>> {
-        let p = self.take(&jsonrpc::id_key(jsonrpc::id(msg)?))?;
+        let p = self.take(&jsonrpc::key_of(jsonrpc::id(msg)?))?;
         if let Some(host_id) = &p.host_id {
             msg["id"] = host_id.clone();
         }
@@ -377,7 +386,7 @@ impl<T> Routes<T> {
     /// request it reports on is alive: its deadline starts again.
     pub fn progress(&mut self, msg: &Value) -> Option<ProgressForHost> {
         let token = msg.at("/params/progressToken")?;
-        let route = self.progress.get(&jsonrpc::id_key(token))?;
+        let route = self.progress.get(jsonrpc::key_of(token).as_str())?;
         if let Some(p) = self.pending.get_mut(&route.pending_key) {
             p.deadline = Instant::now() + self.timeout;
         }
@@ -509,6 +518,13 @@ impl<T> Routes<T> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn known_methods_are_borrowed_and_others_kept_as_sent() {
+        assert!(matches!(known("tools/call"), std::borrow::Cow::Borrowed("tools/call")));
+        assert!(matches!(known("vendor/thing"), std::borrow::Cow::Owned(ref m) if m == "vendor/thing"));
+        assert_eq!(known("other"), "other");
+    }
+
     use super::*;
 
     /// Session "A" is person a's, and so on.

@@ -73,7 +73,7 @@ impl HostSession {
             // its listen request's stream, and only while that stream is open (never back
             // here: a listen whose stream went would pass the message round for ever).
             if let Some((msg, id)) = call.for_listener(msg) {
-                if self.in_flight.get(&jsonrpc::id_key(&id)).is_some_and(|f| f.sink.is_some()) {
+                if self.in_flight.get(jsonrpc::key_of(&id).as_str()).is_some_and(|f| f.sink.is_some()) {
                     self.send_related(msg, Some(&id));
                 }
             }
@@ -147,7 +147,7 @@ impl HostSession {
         let Some(id) = jsonrpc::id(&answer).cloned() else {
             return;
         };
-        let Some(f) = self.end_in_flight(&jsonrpc::id_key(&id)) else {
+        let Some(f) = self.end_in_flight(&jsonrpc::key_of(&id)) else {
             return; // cancelled meanwhile: the host asked us not to answer
         };
         let stateless = self.call().is_some();

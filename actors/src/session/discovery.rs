@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::mcp::bad_arguments::BadArguments;
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 use crate::servers::catalog::{Catalog, ExposedTool};
 use crate::servers::profiles::Profile;
 use crate::servers::search::MAX_RESULTS;
@@ -81,10 +81,10 @@ pub fn parse(name: &str, args: &Value) -> Result<SearchCall, BadArguments> {
 pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -> Result<(), Value> {
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     let params = jsonrpc::params(msg);
-    let Some(name) = params.pointer("/arguments/name").and_then(Value::as_str).map(str::to_string) else {
+    let Some(name) = params.at("/arguments/name").and_then(Value::as_str).map(str::to_string) else {
         return Err(jsonrpc::error(id, code::INVALID_PARAMS, "call_tool needs name: a tool's name as search_tools gave it"));
     };
-    let args = params.pointer("/arguments/arguments").cloned().unwrap_or_else(|| json!({}));
+    let args = params.at("/arguments/arguments").cloned().unwrap_or_else(|| json!({}));
     if !args.is_object() {
         return Err(jsonrpc::error(id, code::INVALID_PARAMS, "call_tool's arguments must be an object: the tool's own arguments"));
     }
@@ -107,7 +107,7 @@ pub fn unwrap_call_tool(msg: &mut Value, profile: &Profile, catalog: &Catalog) -
 pub fn check_direct_call(msg: &Value, exposed: &str, catalog: &Catalog) -> Result<(), Value> {
     let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
     let Some(tool) = catalog.tool(exposed) else { return Ok(()) };
-    let args = msg.pointer("/params/arguments").cloned().unwrap_or_else(|| json!({}));
+    let args = msg.at("/params/arguments").cloned().unwrap_or_else(|| json!({}));
     check_arguments(tool, &args).map_err(|why| jsonrpc::error_with_data(id, code::INVALID_PARAMS, why.0, json!({"tool": exposed})))
 }
 

@@ -218,9 +218,9 @@ impl HostSession {
                 };
                 // A call the service runs as a task: the task goes with it.
                 if let Some(req) = msg.at("/params/requestId") {
-                    self.cancel_running(&jsonrpc::id_key(req));
+                    self.cancel_running(&jsonrpc::key_of(req));
                 }
-                let Some(f) = msg.at("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::id_key(req))) else {
+                let Some(f) = msg.at("/params/requestId").and_then(|req| self.end_in_flight(&jsonrpc::key_of(req))) else {
                     return;
                 };
                 self.metrics.requests.with_label_values(&[f.method, "cancelled"]).inc();

@@ -41,7 +41,7 @@ impl HostSession {
                 Err(refused) => return self.answer(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, refused.to_string())),
             },
         };
-        if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&id)) {
+        if let Some(f) = self.in_flight.get_mut(jsonrpc::key_of(&id).as_str()) {
             f.route = Some(router.clone());
             if server.pool.is_some() {
                 if let Some(line) = f.audit.as_mut() {
@@ -57,7 +57,7 @@ impl HostSession {
         // The upstream's own spans join the trace: its parent is this round trip's span.
         let span = match crate::trace::enabled() {
             true => {
-                let request_id = self.in_flight.get(&jsonrpc::id_key(&id)).map(|f| f.request_id.as_str()).unwrap_or_default();
+                let request_id = self.in_flight.get(jsonrpc::key_of(&id).as_str()).map(|f| f.request_id.as_str()).unwrap_or_default();
                 let tool = msg.at("/params/name").and_then(Value::as_str).unwrap_or_default();
                 let known = self.deps.fleet.catalog().tool(tool).is_some();
                 super::spans::upstream_span(&msg, &self.trace_of(&id), &server.name, server.transport, request_id, known)
@@ -81,7 +81,7 @@ impl HostSession {
             Err(msg) => {
                 span.set(crate::trace::attr::OUTCOME, "server_starting");
                 ctx.spawn(async move { router.ready(READY_WAIT).await }.into_actor(self).map(move |res, act, ctx| {
-                    if !act.in_flight.contains_key(&jsonrpc::id_key(&id)) {
+                    if !act.in_flight.contains_key(jsonrpc::key_of(&id).as_str()) {
                         return; // cancelled while the server was starting
                     }
                     match res {
@@ -129,11 +129,14 @@ impl HostSession {
 
     /// The span of a host request still in flight: the parent of the work it starts.
     pub(super) fn trace_of(&self, id: &Value) -> crate::trace::TraceCx {
-        self.in_flight.get(&jsonrpc::id_key(id)).map(|f| f.span.cx()).unwrap_or_default()
+        self.in_flight.get(jsonrpc::key_of(id).as_str()).map(|f| f.span.cx()).unwrap_or_default()
     }
 
     /// The request id of a host request still in flight (for the logs of work it causes).
     pub(super) fn request_id_of(&self, id: &Value) -> String {
-        self.in_flight.get(&jsonrpc::id_key(id)).map(|f| f.request_id.clone()).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+        self.in_flight
+            .get(jsonrpc::key_of(id).as_str())
+            .map(|f| f.request_id.clone())
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::HostSession;
 use crate::audience::{self, Listener};
-use crate::mcp::jsonrpc;
+use crate::mcp::jsonrpc::{self, At};
 use crate::messages::HostEvent;
 use crate::policy::Kind;
 use crate::servers::catalog::{Catalog, ExposedTool};
@@ -113,7 +113,7 @@ impl HostSession {
         if jsonrpc::method(&msg) == Some("notifications/tasks/status") && !self.speaks_tasks() {
             return;
         }
-        let level = msg.pointer("/params/level").and_then(Value::as_str);
+        let level = msg.at("/params/level").and_then(Value::as_str);
         let log = jsonrpc::method(&msg) == Some("notifications/message");
         if log && self.log_level.is_some() && !crate::mcp::revision_2026::log_wanted(level, self.log_level) {
             return;
@@ -123,7 +123,7 @@ impl HostSession {
 
     /// `logging/setLevel`: from now on the session hears server log lines at `level` and above.
     pub(super) fn set_log_level(&mut self, msg: &Value) {
-        let asked = msg.pointer("/params/level").and_then(Value::as_str);
+        let asked = msg.at("/params/level").and_then(Value::as_str);
         self.log_level = asked.and_then(crate::mcp::revision_2026::log_level);
     }
 }

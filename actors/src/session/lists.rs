@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::access::Access;
 use super::plan::ListFrom;
 use super::HostSession;
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
 use crate::proxy::router::Router;
@@ -175,7 +175,7 @@ impl HostSession {
             act.forward_to_then(ctx, server.clone(), msg, move |act, _ctx, mut answer| {
                 act.only_visible(&mut answer, "resources", &server.name);
                 // Ours go on the last page, so that paging clients see each exactly once.
-                let last_page = answer.pointer("/result/nextCursor").is_none_or(Value::is_null);
+                let last_page = answer.at("/result/nextCursor").is_none_or(Value::is_null);
                 if last_page {
                     if let Some(list) = answer.pointer_mut("/result/resources").and_then(Value::as_array_mut) {
                         list.extend(ours);

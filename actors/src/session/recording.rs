@@ -23,7 +23,7 @@ impl HostSession {
     /// The entry of a request in flight: its request id and trace.
     pub(in crate::session) fn request_entry(&self, event: Event, id: &Value) -> Entry {
         let mut e = self.entry(event);
-        if let Some(f) = self.in_flight.get(&jsonrpc::id_key(id)) {
+        if let Some(f) = self.in_flight.get(jsonrpc::key_of(id).as_str()) {
             e.request_id = Some(f.request_id.clone());
             e.trace_id = f.span.cx().trace_id();
         }
@@ -126,7 +126,7 @@ impl HostSession {
         };
         match self.deps.audit.admit(entry) {
             Ok(pending) => {
-                if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(&id)) {
+                if let Some(f) = self.in_flight.get_mut(jsonrpc::key_of(&id).as_str()) {
                     f.audit = pending;
                 }
                 Ok(())

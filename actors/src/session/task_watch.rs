@@ -15,7 +15,7 @@ use actix::prelude::*;
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 use crate::mcp::tasks_2026::Outcome;
 use crate::messages::{AnswerTask, Close, HostEvent, InspectTask, ServerRequest, SessionPort, WatchPort};
 use crate::proxy::router::Router;
@@ -82,7 +82,7 @@ impl TaskWatch {
         };
         ctx.spawn(rx.into_actor(self).map(|answer, act, ctx| {
             let answer = answer.unwrap_or(Value::Null);
-            let lost = answer.pointer("/error/code").and_then(Value::as_i64) == Some(code::UPSTREAM_UNAVAILABLE);
+            let lost = answer.at("/error/code").and_then(Value::as_i64) == Some(code::UPSTREAM_UNAVAILABLE);
             if answer.is_null() || lost {
                 ctx.run_later(AGAIN, |act, ctx| act.wait(ctx));
                 return;

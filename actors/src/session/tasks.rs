@@ -13,7 +13,7 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use super::HostSession;
-use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::jsonrpc::{self, code, At};
 use crate::mcp::tasks_2026;
 use crate::proxy::tasks::{self, Bridge, NewTask, TaskRoute, RELATED_TASK};
 use crate::servers::fleet::Server;
@@ -43,7 +43,7 @@ impl HostSession {
     /// Whether a call of `exposed` (`msg`) is one the service runs as a task for this host: the
     /// tool runs only as one, the host does not speak tasks, and did not ask for one.
     pub(super) fn bridges(&self, msg: &Value, exposed: &str) -> bool {
-        if self.speaks_tasks() || self.call().is_some() || msg.pointer("/params/task").is_some() {
+        if self.speaks_tasks() || self.call().is_some() || msg.at("/params/task").is_some() {
             return false;
         }
         let catalog = self.deps.fleet.catalog();
@@ -145,7 +145,7 @@ impl HostSession {
         }
         match jsonrpc::method(&msg).unwrap_or_default() {
             "tasks/update" => {
-                let answers = msg.pointer("/params/inputResponses").and_then(Value::as_object).cloned().unwrap_or_default();
+                let answers = msg.at("/params/inputResponses").and_then(Value::as_object).cloned().unwrap_or_default();
                 if let Some(w) = watch {
                     w.answer.do_send(crate::messages::AnswerTask(answers));
                 }
@@ -185,7 +185,7 @@ impl HostSession {
     /// use, by the hosts' ids, a page at a time (the cursor is ours: how many were shown).
     pub(super) fn tasks_list(&mut self, ctx: &mut Context<Self>, msg: Value) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
-        let offset = match msg.pointer("/params/cursor") {
+        let offset = match msg.at("/params/cursor") {
             None | Some(Value::Null) => 0,
             Some(c) => match c.as_str().and_then(|c| c.strip_prefix("tasks:")).and_then(|n| n.parse::<usize>().ok()) {
                 Some(n) => n,
@@ -203,7 +203,7 @@ impl HostSession {
         let access = self.access();
         let mut servers = Vec::new();
         for s in self.deps.fleet.servers().iter() {
-            let lists = s.router.status().init.as_ref().and_then(|i| i.pointer("/capabilities/tasks/list")).is_some();
+            let lists = s.router.status().init.as_ref().and_then(|i| i.at("/capabilities/tasks/list")).is_some();
             if !lists || !access.may_use_server(&catalog, profile.as_deref(), &s.name) {
                 continue;
             }
@@ -336,8 +336,8 @@ fn cancel_upstream(router: &crate::proxy::router::Router, upstream: &str) {
     let server = router.server().clone();
     actix::spawn(async move {
         let answer = tokio::time::timeout(Duration::from_secs(10), rx).await.ok().and_then(Result::ok).unwrap_or(Value::Null);
-        let status = answer.pointer("/result/status").and_then(Value::as_str).unwrap_or("unknown");
-        let error = answer.pointer("/error/message").and_then(Value::as_str).map(|m| m.chars().take(200).collect::<String>());
+        let status = answer.at("/result/status").and_then(Value::as_str).unwrap_or("unknown");
+        let error = answer.at("/error/message").and_then(Value::as_str).map(|m| m.chars().take(200).collect::<String>());
         tracing::info!(component = "host_session", event = "bridged_task_cancelled", server = %server, status, error = error.as_deref(), "a task the service ran for a host's call was cancelled on its server");
     });
 }

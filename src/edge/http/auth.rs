@@ -355,19 +355,21 @@ fn origin_of(req: &HttpRequest, edge: Option<&web::Data<super::Edge>>) -> String
     super::forwarded::reach(req, trusted).map(|r| r.origin()).unwrap_or_else(|| "http://localhost".into())
 }
 
-/// The middleware on protected resources (`from_fn(auth::require)`). Fails closed: without an
-/// `Auth` in the app data every request is refused.
-pub async fn require<B: MessageBody + 'static>(
+/// The authentication layer of protected resources (in `layers::mcp_endpoint`). Fails closed:
+/// without an `Auth` in the app data every request is refused.
+pub async fn require<B: MessageBody, Fut>(
     req: ServiceRequest,
-    next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    next: impl FnOnce(ServiceRequest) -> Fut,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error>
+where
+    Fut: std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
+{
     let Some(auth) = req.app_data::<web::Data<Auth>>().cloned() else {
         let res = json_error(StatusCode::INTERNAL_SERVER_ERROR, UNAUTHORIZED, "authentication is not set up on this listener");
         return Ok(req.into_response(res).map_into_right_body());
     };
-    let path = req.path().to_string();
     match auth.authenticate(req.headers().get(AUTHORIZATION)).await {
-        Ok(Principal::Anonymous) => Ok(next.call(req).await?.map_into_left_body()),
+        Ok(Principal::Anonymous) => Ok(next(req).await?.map_into_left_body()),
         Ok(who) => {
             // Whose request this is: sessions it opens are theirs, and so are its allowances.
             let admin = auth.is_admin(&who);
@@ -378,6 +380,7 @@ pub async fn require<B: MessageBody + 'static>(
                 caller = caller.with_token(bearer.trim());
             }
             actix_web::HttpMessage::extensions_mut(&req).insert(Caller(std::sync::Arc::new(caller)));
+            let path = req.path().to_string();
             // A session starts with GET /sse or a POST /mcp without a session id (initialize):
             // worth a line at info; every other request at debug.
             let opens = path == "/sse"
@@ -390,7 +393,7 @@ pub async fn require<B: MessageBody + 'static>(
             } else {
                 tracing::debug!(component = "auth", event = "authenticated", principal = %who, path = %path, "{who} authenticated on {path}");
             }
-            Ok(next.call(req).await?.map_into_left_body())
+            Ok(next(req).await?.map_into_left_body())
         }
         Err(d) => Ok(refused(req, &auth, &d)),
     }

@@ -8,7 +8,6 @@ use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
-use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse};
 
 use super::{guard, Edge};
@@ -40,11 +39,14 @@ pub fn allowed_request_headers(asked: &str) -> Option<String> {
     Some(out.join(", "))
 }
 
-/// The middleware on the resources browser hosts use.
-pub async fn browser_hosts<B: MessageBody + 'static>(
+/// The CORS layer of the resources browser hosts use (in `layers::mcp_endpoint`).
+pub async fn browser_hosts<B: MessageBody, Fut>(
     req: ServiceRequest,
-    next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<B, BoxBody>>, actix_web::Error> {
+    next: impl FnOnce(ServiceRequest) -> Fut,
+) -> Result<ServiceResponse<EitherBody<B, BoxBody>>, actix_web::Error>
+where
+    Fut: std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
+{
     let origin = req.headers().get(actix_web::http::header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
     let allowed = match (&origin, req.app_data::<web::Data<Edge>>()) {
         (Some(o), Some(edge)) => guard::origin_allowed(o, &edge.allowed_origins),
@@ -72,7 +74,7 @@ pub async fn browser_hosts<B: MessageBody + 'static>(
         };
         return Ok(req.into_response(res).map_into_right_body());
     }
-    let mut res = next.call(req).await?;
+    let mut res = next(req).await?;
     let headers = res.headers_mut();
     headers.append(actix_web::http::header::VARY, HeaderValue::from_static("Origin"));
     if let (true, Some(o)) = (allowed, origin.and_then(|o| HeaderValue::from_str(&o).ok())) {

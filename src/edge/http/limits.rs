@@ -59,14 +59,15 @@ impl PerClient {
     }
 }
 
-/// A response body that holds its request's place until it ends.
-struct Held {
-    body: BoxBody,
-    _place: Place,
+/// A response body that holds its request's place until it ends (generic, not boxed: a boxed
+/// body is one more allocation on every call).
+pub struct Held<B> {
+    body: B,
+    _place: Option<Place>,
 }
 
-impl MessageBody for Held {
-    type Error = Box<dyn std::error::Error>;
+impl<B: MessageBody + Unpin> MessageBody for Held<B> {
+    type Error = B::Error;
 
     fn size(&self) -> BodySize {
         self.body.size()
@@ -77,17 +78,22 @@ impl MessageBody for Held {
     }
 }
 
-/// The middleware (`from_fn(limits::per_client)`) on every route but `/healthz`.
-pub async fn per_client<B: MessageBody + 'static>(
+/// The middleware (`from_fn(limits::per_client)`) on the app: every route but `/healthz`.
+pub async fn per_client<B: MessageBody + Unpin + 'static>(
     req: ServiceRequest,
     next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<Held<B>, BoxBody>>, actix_web::Error> {
+    let held = |res: ServiceResponse<B>, place| res.map_body(|_, body| Held { body, _place: place }).map_into_left_body();
+    // Health checks keep working while a client holds its whole share.
+    if req.path() == "/healthz" {
+        return Ok(held(next.call(req).await?, None));
+    }
     let Some(edge) = req.app_data::<web::Data<Edge>>().cloned() else {
-        return Ok(next.call(req).await?.map_into_boxed_body().map_into_left_body());
+        return Ok(held(next.call(req).await?, None));
     };
     // Behind a trusted proxy every client arrives from the proxy's address: count the client's.
     let Some(ip) = super::forwarded::client_ip(req.request(), &edge.trusted_proxies) else {
-        return Ok(next.call(req).await?.map_into_boxed_body().map_into_left_body());
+        return Ok(held(next.call(req).await?, None));
     };
     let max = edge.max_per_client;
     let Some(place) = edge.per_client.take(ip, max) else {
@@ -100,8 +106,7 @@ pub async fn per_client<B: MessageBody + 'static>(
         res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("1"));
         return Ok(req.into_response(res).map_into_right_body());
     };
-    let res = next.call(req).await?;
-    Ok(res.map_into_boxed_body().map_body(|_, body| BoxBody::new(Held { body, _place: place })).map_into_left_body())
+    Ok(held(next.call(req).await?, Some(place)))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod cors;
 pub mod forwarded;
 pub mod guard;
 mod identity;
+mod layers;
 mod legacy_sse;
 pub mod limits;
 mod oauth;
@@ -315,51 +316,31 @@ pub fn sse_body(
 /// The Streamable HTTP endpoint at `path`.
 fn streamable_http(path: &str) -> impl actix_web::dev::HttpServiceFactory {
     use actix_web::middleware::from_fn;
-    web::resource(path)
-        .wrap(from_fn(auth::require))
-        .wrap(from_fn(cors::browser_hosts))
-        .wrap(from_fn(traces::http_span))
-        .route(web::post().to(streamable::post))
-        .route(web::get().to(streamable::get))
-        .route(web::delete().to(streamable::delete))
+    web::resource(path).wrap(from_fn(layers::mcp_endpoint)).route(web::route().to(streamable::endpoint))
 }
 
 /// The routes. Resources wrapped in `auth::require` need a bearer token when authentication
 /// is on (an `auth::Auth` in the app data); the rest are open (see `auth.rs` for /preview).
-/// Every route but `/healthz` counts against its client's `server.maxConnectionsPerClient`.
+/// Every route but `/healthz` counts against its client's `server.maxConnectionsPerClient`:
+/// `limits::per_client` wraps the app (`serve.rs`), not a scope, since a scope is one more boxed
+/// service on every request.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use actix_web::middleware::from_fn;
-    cfg.service(web::resource("/healthz").route(web::get().to(ops::healthz))).service(
-        web::scope("")
-            .wrap(from_fn(limits::per_client))
-            // CORS outermost: preflights are answered before auth, refusals readable by pages.
-            // `/mcp` on its own: a static path is matched without the regex a pattern with a
-            // segment needs (about 1% of a proxied call's CPU).
-            .service(streamable_http("/mcp"))
-            .service(streamable_http("/mcp/{profile}"))
-            .service(
-                web::resource(["/sse", "/sse/{profile}"])
-                    .wrap(from_fn(auth::require))
-                    .wrap(from_fn(cors::browser_hosts))
-                    .wrap(from_fn(traces::http_span))
-                    .route(web::get().to(legacy_sse::open)),
-            )
-            .service(
-                web::resource("/messages")
-                    .wrap(from_fn(auth::require))
-                    .wrap(from_fn(cors::browser_hosts))
-                    .wrap(from_fn(traces::http_span))
-                    .route(web::post().to(legacy_sse::post)),
-            )
-            .service(web::resource("/preview").route(web::get().to(preview::page)))
-            .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
-            .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
-            .service(web::resource("/metrics").wrap(from_fn(auth::require_metrics)).route(web::get().to(ops::metrics)))
-            .service(
-                web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
-                    .route(web::get().to(auth::protected_resource)),
-            ),
-    );
+    cfg.service(web::resource("/healthz").route(web::get().to(ops::healthz)))
+        // `/mcp` on its own: a static path is matched without the regex a pattern with a
+        // segment needs (about 1% of a proxied call's CPU).
+        .service(streamable_http("/mcp"))
+        .service(streamable_http("/mcp/{profile}"))
+        .service(web::resource(["/sse", "/sse/{profile}"]).wrap(from_fn(layers::mcp_endpoint)).route(web::get().to(legacy_sse::open)))
+        .service(web::resource("/messages").wrap(from_fn(layers::mcp_endpoint)).route(web::post().to(legacy_sse::post)))
+        .service(web::resource("/preview").route(web::get().to(preview::page)))
+        .service(web::resource("/preview/sandbox").route(web::get().to(preview::sandbox)))
+        .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
+        .service(web::resource("/metrics").wrap(from_fn(auth::require_metrics)).route(web::get().to(ops::metrics)))
+        .service(
+            web::resource(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
+                .route(web::get().to(auth::protected_resource)),
+        );
 }
 
 /// The `server.sandboxListen` listener: the preview's sandbox alone, on an origin of its own.

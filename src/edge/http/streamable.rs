@@ -3,7 +3,7 @@
 //! ends the session. The session id travels in `Mcp-Session-Id`.
 
 use actix_web::http::header::{self, AsHeaderName, HeaderName};
-use actix_web::http::StatusCode;
+use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::At;
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
@@ -302,6 +302,17 @@ fn check_param_headers(req: &HttpRequest, edge: &Edge, msg: &Value) -> Result<()
         return Ok(()); // not an upstream tool (ours, or unknown: the call itself will say)
     };
     param_headers::check(schema, p.get("arguments").unwrap_or(&Value::Null), |n| header(req, n).map(str::to_string))
+}
+
+/// `/mcp` by its method, in one route: a route per method ran a method guard on every request,
+/// and each guard records itself in the request's extensions (two allocations).
+pub async fn endpoint(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>) -> HttpResponse {
+    match *req.method() {
+        Method::POST => post(req, payload, edge).await,
+        Method::GET => get(req, edge).await,
+        Method::DELETE => delete(req, edge).await,
+        _ => HttpResponse::MethodNotAllowed().insert_header((header::ALLOW, "POST, GET, DELETE")).finish(),
+    }
 }
 
 /// The session's own stream: notifications and server requests not tied to a POST.

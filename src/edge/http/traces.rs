@@ -4,9 +4,7 @@
 //! parent is the caller's W3C `traceparent` / `tracestate`; the session's MCP span (one per
 //! JSON-RPC request in the body) is its child. Nothing is done when tracing is off.
 
-use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpRequest};
 use mcp_gen_ui_actors::trace::{attr, Attr, Kind, Span, TraceCx};
 
@@ -17,9 +15,15 @@ struct Traced {
     cx: TraceCx,
 }
 
-pub async fn http_span(req: ServiceRequest, next: Next<impl MessageBody>) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+pub async fn http_span<B, Fut>(
+    req: ServiceRequest,
+    next: impl FnOnce(ServiceRequest) -> Fut,
+) -> Result<ServiceResponse<B>, actix_web::Error>
+where
+    Fut: std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
+{
     if !mcp_gen_ui_actors::trace::enabled() {
-        return next.call(req).await;
+        return next(req).await;
     }
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let parent = TraceCx::remote(header("traceparent").as_deref(), header("tracestate").as_deref());
@@ -38,7 +42,7 @@ pub async fn http_span(req: ServiceRequest, next: Next<impl MessageBody>) -> Res
         ],
     );
     req.extensions_mut().insert(Traced { request_id, cx: span.cx() });
-    let res = next.call(req).await;
+    let res = next(req).await;
     match &res {
         Ok(r) => {
             let status = r.status();
