@@ -5,6 +5,7 @@
 pub mod bad_arguments;
 pub mod jsonrpc;
 pub mod param_headers;
+pub mod relayed;
 pub mod result_shape;
 pub mod revision_2026;
 pub mod sse;

@@ -1,6 +1,8 @@
 //! The stream a session writes toward a host, and the edge's end of it.
 
 use serde_json::Value;
+
+use crate::mcp::relayed::Relayed;
 use tokio::sync::mpsc;
 
 /// Where a session's outgoing messages are written by the edge. Bounded: a host that does not
@@ -8,10 +10,19 @@ use tokio::sync::mpsc;
 /// the channel: its first block is 32 slots, taken when the stream opens, and 32 pointers are
 /// 256 bytes where 32 values were 2.3 KB for every open stream, read or not.
 #[derive(Debug, Clone)]
-pub struct Sink(mpsc::Sender<Box<Value>>);
+pub struct Sink(mpsc::Sender<Box<Relayed>>);
 
 impl Sink {
     pub fn try_send(&self, msg: Value) -> Result<(), mpsc::error::TrySendError<Value>> {
+        use mpsc::error::TrySendError::{Closed, Full};
+        self.try_send_relayed(Relayed::Tree(msg)).map_err(|e| match e {
+            Full(m) => Full(m.into_value()),
+            Closed(m) => Closed(m.into_value()),
+        })
+    }
+
+    /// A message, or an answer with its result as read (`mcp::relayed`).
+    pub fn try_send_relayed(&self, msg: Relayed) -> Result<(), mpsc::error::TrySendError<Relayed>> {
         use mpsc::error::TrySendError::{Closed, Full};
         self.0.try_send(Box::new(msg)).map_err(|e| match e {
             Full(m) => Full(*m),
@@ -31,15 +42,20 @@ impl Sink {
 
 /// The edge's end of a [`Sink`].
 #[derive(Debug)]
-pub struct SinkRx(mpsc::Receiver<Box<Value>>);
+pub struct SinkRx(mpsc::Receiver<Box<Relayed>>);
 
 impl SinkRx {
     pub async fn recv(&mut self) -> Option<Value> {
+        self.0.recv().await.map(|m| m.into_value())
+    }
+
+    /// [`SinkRx::recv`] for a reader that writes a result as read without its tree.
+    pub async fn recv_relayed(&mut self) -> Option<Relayed> {
         self.0.recv().await.map(|m| *m)
     }
 
     pub fn try_recv(&mut self) -> Result<Value, mpsc::error::TryRecvError> {
-        self.0.try_recv().map(|m| *m)
+        self.0.try_recv().map(|m| m.into_value())
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::audience::Origin;
 use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::relayed::Relayed;
 use crate::mcp::revision_2026;
 use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::Metrics;
@@ -24,7 +25,10 @@ use crate::proxy::input_rounds::{Asked, InputPath};
 use crate::proxy::routes::Routes;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
+mod reply;
 mod to_hosts;
+
+pub use reply::Reply;
 pub use to_hosts::Unnamed;
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.
@@ -33,7 +37,7 @@ pub const READY_WAIT: Duration = Duration::from_secs(10);
 const MAX_INPUT_ROUNDS: u32 = 32;
 
 pub struct Router {
-    routes: Mutex<Routes<oneshot::Sender<Value>>>,
+    routes: Mutex<Routes<Reply>>,
     link: RwLock<Option<LinkTx>>,
     status: watch::Sender<Arc<Status>>,
     hosts: Arc<Hosts>,
@@ -141,7 +145,7 @@ impl Router {
         })
     }
 
-    fn routes(&self) -> std::sync::MutexGuard<'_, Routes<oneshot::Sender<Value>>> {
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes<Reply>> {
         // A panic while holding the lock leaves plain maps behind: still usable.
         self.routes.guard()
     }
@@ -240,7 +244,7 @@ impl Router {
     /// A request of the proxy's own (initialize, tools/list pages, subscriptions).
     pub fn internal_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();
-        let id = self.routes().internal(method, tx);
+        let id = self.routes().internal(method, Reply::Tree(tx));
         if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
             // Answered at once, so the caller does not wait for a timeout.
             if let Some(p) = self.routes().abandon(id) {
@@ -254,7 +258,7 @@ impl Router {
     /// deadline; the receiver resolves when the upstream ends it. Returns its id too, to cancel.
     pub fn lasting_request(&self, method: &str, params: Value) -> (Value, oneshot::Receiver<Value>) {
         let (tx, rx) = oneshot::channel();
-        let id = self.routes().internal_lasting(method, tx);
+        let id = self.routes().internal_lasting(method, Reply::Tree(tx));
         if let Err(why) = self.send(jsonrpc::request(id, method, params)) {
             if let Some(p) = self.routes().abandon(id) {
                 let _ = p.reply.send(jsonrpc::error(json!(id), code::UPSTREAM_UNAVAILABLE, why.to_string()));
@@ -334,7 +338,19 @@ impl Router {
     /// returns, so a cancellation the host sends next (even in the same batch) finds it. The
     /// receiver resolves to the answer with the host's own id (an error when the request could
     /// not be sent; closed when the host cancelled it). `Err(msg)`: not ready, nothing was sent.
-    pub fn try_forward(&self, session: &SessionId, mut msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
+    pub fn try_forward(&self, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
+        let (tx, rx) = oneshot::channel();
+        self.try_forward_to(session, msg, Reply::Tree(tx)).map(|_| rx)
+    }
+
+    /// [`Router::try_forward`] for a session that takes a plain result as read
+    /// (`mcp::relayed`).
+    pub fn try_forward_relayed(&self, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Relayed>, Value> {
+        let (tx, rx) = oneshot::channel();
+        self.try_forward_to(session, msg, Reply::Relayed(tx)).map(|_| rx)
+    }
+
+    fn try_forward_to(&self, session: &SessionId, mut msg: Value, reply: Reply) -> Result<(), Value> {
         if !self.status.borrow().ready {
             return Err(msg);
         }
@@ -344,17 +360,16 @@ impl Router {
             *last = Some(session.clone()); // the same session's next call allocates nothing here
         }
         drop(last);
-        let (tx, rx) = oneshot::channel();
         let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_2026();
         let owner = self.hosts.owner_of(session);
-        let up_id = self.routes().outgoing_kept(session, owner, &mut msg, tx, keep);
+        let up_id = self.routes().outgoing_kept(session, owner, &mut msg, reply, keep);
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
                 let why = format!("{}{why}; retry shortly", self.whose);
                 let _ = p.reply.send(jsonrpc::error(host_id, code::UPSTREAM_UNAVAILABLE, why));
             }
         }
-        Ok(rx)
+        Ok(())
     }
 
     /// [`Router::try_forward`], waiting (bounded) for a (re)starting upstream first. Resolves to

@@ -4,6 +4,7 @@
 //! handed to hosts. `T` is how an answer is delivered (a channel in the actor, `()` in tests).
 
 use crate::mcp::jsonrpc::At;
+use crate::mcp::relayed::RawResult;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -378,6 +379,15 @@ impl<T> Routes<T> {
         let p = self.take(&jsonrpc::key_of(jsonrpc::id(msg)?))?;
         if let Some(host_id) = &p.host_id {
             msg["id"] = host_id.clone();
+        }
+        Some(p)
+    }
+
+    /// [`Routes::answered`] for a result kept as read.
+    pub fn answered_raw(&mut self, raw: &mut RawResult) -> Option<Pending<T>> {
+        let p = self.take(&jsonrpc::key_of(&raw.id))?;
+        if let Some(host_id) = &p.host_id {
+            raw.id = host_id.clone();
         }
         Some(p)
     }

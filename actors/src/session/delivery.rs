@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{Era, HostSession, InFlight};
 use crate::mcp::jsonrpc;
+use crate::mcp::relayed::Relayed;
 use crate::messages::{AttachStream, STREAM_BOUND};
 use crate::session::outlet::{self, Outlet, Pump, Sent};
 
@@ -51,7 +52,13 @@ impl HostSession {
     /// Hands `msg` to an outlet. The message comes back when this stream cannot take it (the
     /// host closed it, or stopped reading and the stream is to be dropped): it goes elsewhere.
     pub(super) fn push(&mut self, outlet: &mut Outlet, msg: Value, which: &str) -> Option<Value> {
-        match outlet.send(msg) {
+        let sent = outlet.send(msg);
+        self.after_send(sent, which)
+    }
+
+    /// What an outlet did with a message: the message back when it must go elsewhere.
+    fn after_send(&mut self, sent: Sent, which: &str) -> Option<Value> {
+        match sent {
             Sent::Delivered => None,
             Sent::Queued => {
                 self.schedule_pump();
@@ -144,33 +151,53 @@ impl HostSession {
     /// Sends the answer for a host request and closes that request's stream (once whatever
     /// waits in it has gone out).
     pub(super) fn answer(&mut self, answer: Value) {
-        let Some(id) = jsonrpc::id(&answer).cloned() else {
-            return;
+        self.answer_relayed(Relayed::Tree(answer));
+    }
+
+    /// [`HostSession::answer`] for an answer that may be a plain result kept as read: it goes
+    /// out so on its request's own stream; any other way takes the tree.
+    pub(super) fn answer_relayed(&mut self, answer: Relayed) {
+        let id = match &answer {
+            Relayed::Tree(v) => jsonrpc::id(v),
+            Relayed::Raw(r) => Some(&r.id),
         };
-        let Some(f) = self.end_in_flight(&jsonrpc::key_of(&id)) else {
-            return; // cancelled meanwhile: the host asked us not to answer
+        let Some(f) = id.and_then(|id| self.end_in_flight(&jsonrpc::key_of(id))) else {
+            return; // no id, or cancelled meanwhile: the host asked us not to answer
         };
         let stateless = self.call().is_some();
-        if f.sink.is_none() && self.call_mut().is_some_and(|c| c.hold(&answer)) {
-            f.span.set(crate::trace::attr::OUTCOME, "parked");
-            if let Some(line) = f.audit {
-                line.finish("input_required");
+        let answer = match answer {
+            Relayed::Raw(raw) if f.sink.is_some() && !stateless => Relayed::Raw(raw),
+            other => Relayed::Tree(other.into_value()),
+        };
+        if let Relayed::Tree(tree) = &answer {
+            if f.sink.is_none() && self.call_mut().is_some_and(|c| c.hold(tree)) {
+                f.span.set(crate::trace::attr::OUTCOME, "parked");
+                if let Some(line) = f.audit {
+                    line.finish("input_required");
+                }
+                return; // parked: the host's retry gets it
             }
-            return; // parked: the host's retry gets it
         }
-        let answer = if stateless { self.stateless_answer(answer) } else { answer };
+        let answer = match answer {
+            Relayed::Tree(tree) if stateless => Relayed::Tree(self.stateless_answer(tree)),
+            other => other,
+        };
+        let (audited, outcome) = match &answer {
+            Relayed::Tree(tree) => (crate::audit::outcome_of(tree), if jsonrpc::get(tree, "error").is_some() { "error" } else { "ok" }),
+            Relayed::Raw(raw) => (if raw.is_error() { "tool_error" } else { "ok" }, "ok"),
+        };
         if let Some(line) = f.audit {
-            line.finish(crate::audit::outcome_of(&answer));
+            line.finish(audited);
         }
-        let outcome = if jsonrpc::get(&answer, "error").is_some() { "error" } else { "ok" };
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
-        super::spans::finish(&f.span, &answer);
+        super::spans::finish_relayed(&f.span, &answer);
         let trace_id = f.span.cx().trace_id();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, trace_id = trace_id.as_deref(), session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
         let Some(mut outlet) = f.sink else {
-            return self.send_session(answer);
+            return self.send_session(answer.into_value());
         };
-        match self.push(&mut outlet, answer, "request") {
+        let sent = outlet.send_relayed(answer);
+        match self.after_send(sent, "request") {
             None if outlet.backlogged() => self.draining.push(outlet),
             None => {} // dropping the outlet ends the stream after the answer
             Some(m) => self.send_session(m),

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::relayed::Relayed;
 use crate::mcp::revision_2026;
 use crate::proxy::router::READY_WAIT;
 use crate::servers::catalog::Catalog;
@@ -29,8 +30,20 @@ impl HostSession {
         &mut self,
         ctx: &mut Context<Self>,
         server: Arc<Server>,
-        mut msg: Value,
+        msg: Value,
         then: impl FnOnce(&mut Self, &mut Context<Self>, Value) + 'static,
+    ) {
+        self.forward_relayed_then(ctx, server, msg, move |act, ctx, answer| then(act, ctx, answer.into_value()));
+    }
+
+    /// [`HostSession::forward_to_then`] for what can take a plain result as read
+    /// (`mcp::relayed`): a tool's result that nothing here looks at.
+    pub(super) fn forward_relayed_then(
+        &mut self,
+        ctx: &mut Context<Self>,
+        server: Arc<Server>,
+        mut msg: Value,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, Relayed) + 'static,
     ) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         // A per-principal server: this person's own connection (started on first use).
@@ -68,11 +81,11 @@ impl HostSession {
             span.set(crate::trace::attr::CREDENTIALS, self.who.name.to_string());
         }
         span.cx().inject_meta(&mut msg);
-        match router.try_forward(&self.id, msg) {
+        match router.try_forward_relayed(&self.id, msg) {
             Ok(rx) => {
                 ctx.spawn(rx.into_actor(self).map(move |answer, act, ctx| match answer {
                     Ok(answer) => {
-                        super::spans::finish(&span, &answer);
+                        super::spans::finish_relayed(&span, &answer);
                         then(act, ctx, answer);
                     }
                     Err(_) => span.set(crate::trace::attr::OUTCOME, "cancelled"), // the host cancelled it
@@ -85,7 +98,7 @@ impl HostSession {
                         return; // cancelled while the server was starting
                     }
                     match res {
-                        Ok(_) => act.forward_to_then(ctx, server, msg, then),
+                        Ok(_) => act.forward_relayed_then(ctx, server, msg, then),
                         Err(why) => {
                             let advice = why.retry_advice();
                             let why = act.naming_server(&server, why);

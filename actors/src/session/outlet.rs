@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc::error::TrySendError;
 
+use crate::mcp::relayed::Relayed;
 use crate::messages::Sink;
 
 /// Messages that may wait beyond the channel's own bound.
@@ -81,6 +82,23 @@ impl Outlet {
             Err(TrySendError::Closed(m)) => Sent::Closed(m),
             Err(TrySendError::Full(m)) => {
                 self.overflow.push_back(m);
+                self.stalled_since = Some(Instant::now());
+                Sent::Queued
+            }
+        }
+    }
+
+    /// [`Outlet::send`] for an answer that may be a result kept as read: it goes as read when
+    /// the channel takes it at once; waiting here or coming back, it is a tree.
+    pub fn send_relayed(&mut self, msg: Relayed) -> Sent {
+        if !self.overflow.is_empty() || matches!(msg, Relayed::Tree(_)) {
+            return self.send(msg.into_value());
+        }
+        match self.sink.try_send_relayed(msg) {
+            Ok(()) => Sent::Delivered,
+            Err(TrySendError::Closed(m)) => Sent::Closed(m.into_value()),
+            Err(TrySendError::Full(m)) => {
+                self.overflow.push_back(m.into_value());
                 self.stalled_since = Some(Instant::now());
                 Sent::Queued
             }

@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 use super::plan::{self, After};
 use super::HostSession;
 use crate::mcp::jsonrpc;
+use crate::mcp::relayed::Relayed;
+use crate::servers::catalog::Naming;
 use crate::servers::fleet::Server;
 
 impl HostSession {
@@ -44,7 +46,16 @@ impl HostSession {
                 }
                 let progress_token = jsonrpc::progress_token(&msg).cloned();
                 let made_by = server.clone();
-                self.forward_to_then(ctx, server, msg, move |act, ctx, mut answer| {
+                // Nothing here looks at a plain result then: it goes out as the server wrote it.
+                let as_read = !shape && !bridged && !stateless && naming == Naming::Bare;
+                self.forward_relayed_then(ctx, server, msg, move |act, ctx, answer| {
+                    let mut answer = match answer {
+                        Relayed::Raw(raw) if as_read => match raw.plain() {
+                            Ok(raw) => return act.answer_relayed(Relayed::Raw(raw)),
+                            Err(raw) => raw.into_value(),
+                        },
+                        other => other.into_value(),
+                    };
                     if crate::proxy::tasks::created_task(&answer).is_some() {
                         let bridge = bridged.then(|| crate::proxy::tasks::Bridge { host_request: id.clone(), progress_token });
                         let made = act.task_made(&made_by, &exposed, &mut answer, bridge);

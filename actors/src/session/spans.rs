@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::mcp::jsonrpc::{self, At};
+use crate::mcp::relayed::Relayed;
 use crate::trace::{attr, Attr, Kind, Span, TraceCx};
 
 /// What a span says of one request, read from its message.
@@ -133,6 +134,15 @@ pub(super) fn upstream_span(
         a.push(Attr::new(attr::REQUEST_ID, request_id.to_string()));
         a
     })
+}
+
+/// [`finish`] for an answer that may be a plain result kept as read.
+pub(super) fn finish_relayed(span: &Span, answer: &Relayed) {
+    match answer {
+        Relayed::Tree(answer) => finish(span, answer),
+        Relayed::Raw(raw) if span.recording() && raw.is_error() => span.set(attr::ERROR_TYPE, "tool_error"),
+        Relayed::Raw(_) => {}
+    }
 }
 
 /// Records how a request ended on its span: a JSON-RPC error's code and kind.

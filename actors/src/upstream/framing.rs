@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use crate::mcp::jsonrpc::{self, Kind};
+use crate::mcp::relayed::RawResult;
 
 /// How much of the start of an oversized line is kept (to find its `"id"`).
 pub const HEAD_BYTES: usize = 4096;
@@ -19,15 +20,33 @@ pub const TAIL_BYTES: usize = 256;
 const REASON_CHARS: usize = 100;
 
 /// One unit of upstream output.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Frame {
     /// A valid JSON-RPC message (a batch yields one per element).
     Message(Value),
+    /// An answer with a plain result, kept as read (`mcp::relayed`).
+    Raw(RawResult),
     /// A line (or batch element) that cannot be used; skip it and keep reading.
     Bad(BadFrame),
     /// A line longer than the limit; `id` is the JSON-RPC id found in what was kept, if any,
     /// and `bytes` the line's length (without its line ending).
     Oversized { id: Option<Value>, bytes: usize },
+}
+
+/// The same frame: a result kept as read equals the same answer as a tree.
+impl PartialEq for Frame {
+    fn eq(&self, other: &Frame) -> bool {
+        let tree = |f: &Frame| match f {
+            Frame::Message(v) => Some(v.clone()),
+            Frame::Raw(r) => Some(r.clone().into_value()),
+            _ => None,
+        };
+        match (self, other) {
+            (Frame::Bad(a), Frame::Bad(b)) => a == b,
+            (Frame::Oversized { id: a, bytes: x }, Frame::Oversized { id: b, bytes: y }) => a == b && x == y,
+            (a, b) => tree(a).is_some() && tree(a) == tree(b),
+        }
+    }
 }
 
 /// Why a line was refused. The strings are short reasons, never the payload.
@@ -165,6 +184,10 @@ impl LineFramer {
             out.push(Frame::Bad(BadFrame::NotUtf8));
             return;
         };
+        if let Some(raw) = RawResult::read(text) {
+            out.push(Frame::Raw(raw));
+            return;
+        }
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
@@ -277,6 +300,14 @@ mod tests {
         assert_eq!(frames, vec![Frame::Message(msg(1)), Frame::Message(msg(2))]);
         assert!(f.finish().is_empty());
         assert_eq!(f.buffered(), 0);
+    }
+
+    #[test]
+    fn plain_results_are_kept_as_read_and_the_rest_are_trees() {
+        let mut f = LineFramer::new(1024);
+        let frames = f.feed(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":1,\"message\":\"m\"}}\n[{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}]\n");
+        assert!(matches!(&frames[..], [Frame::Raw(r), Frame::Message(_), Frame::Message(_)] if r.id == json!(1)), "{frames:?}");
+        assert_ne!(frames[0], Frame::Message(msg(1)), "equal only to the same answer");
     }
 
     #[test]

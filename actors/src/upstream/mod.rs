@@ -152,7 +152,7 @@ impl LinkTx {
 
 /// Takes over the answers and progress among what the upstream sends, on the reader's own
 /// task (no hop through another); what it gives back goes on to the link's channel.
-pub type FastPath = std::sync::Arc<dyn Fn(Value) -> Option<Value> + Send + Sync>;
+pub type FastPath = std::sync::Arc<dyn Fn(crate::mcp::relayed::Relayed) -> Option<Value> + Send + Sync>;
 
 /// What arrives from the upstream.
 #[derive(Debug)]

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::ConnectError;
 use super::framing::{Frame, LineFramer};
 use super::pipe_writer::{flush_loop, PipeWriter};
+use crate::mcp::relayed::Relayed;
 use crate::process::homes;
 use crate::process::locks::Recover;
 
@@ -239,11 +240,18 @@ async fn deliver(tx: &mpsc::Sender<LinkEvent>, frames: Vec<Frame>, limits: LinkL
     for f in frames {
         let ev = match f {
             Frame::Message(m) => match fast {
-                Some(take) => match take(m) {
+                Some(take) => match take(Relayed::Tree(m)) {
                     Some(rest) => LinkEvent::Passed(rest),
                     None => continue,
                 },
                 None => LinkEvent::Message(m),
+            },
+            Frame::Raw(r) => match fast {
+                Some(take) => match take(Relayed::Raw(r)) {
+                    Some(rest) => LinkEvent::Passed(rest),
+                    None => continue,
+                },
+                None => LinkEvent::Message(r.into_value()),
             },
             Frame::Bad(why) => LinkEvent::Bad(why.to_string()),
             Frame::Oversized { id, bytes } => {

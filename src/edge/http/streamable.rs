@@ -8,6 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use mcp_gen_ui_actors::mcp::jsonrpc::At;
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, Kind};
 use mcp_gen_ui_actors::mcp::param_headers;
+use mcp_gen_ui_actors::mcp::relayed::Relayed;
 use mcp_gen_ui_actors::mcp::revision_2026;
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, SessionRef, SinkRx};
 use mcp_gen_ui_actors::session::table::log_name;
@@ -149,6 +150,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     // plain JSON, which has no event size limit (the Python SDK refuses SSE events over 1 MB).
     let plain = initializing
         || (!session.flags.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
+    let single = msgs.len() == 1;
     let (tx, mut rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
@@ -157,7 +159,17 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     drop(tx);
     if plain {
         let mut answers = Vec::new();
-        while let Some(v) = rx.recv().await {
+        while let Some(m) = rx.recv_relayed().await {
+            let v = match m {
+                // The usual answer of one request: its result as the server wrote it.
+                Relayed::Raw(raw) if single => {
+                    let text = raw.to_json();
+                    drop(raw);
+                    mcp_gen_ui_actors::process::memory::after_answer(text.len());
+                    return json_answer(session_id, text);
+                }
+                other => other.into_value(),
+            };
             if matches!(jsonrpc::kind(&v), Kind::Response | Kind::Invalid(_)) {
                 answers.push(v);
             } else {

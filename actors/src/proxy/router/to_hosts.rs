@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::{Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::relayed::{RawResult, Relayed};
 use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
 use crate::process::locks::Recover;
@@ -49,6 +50,24 @@ impl Router {
         };
         self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
         let _ = p.reply.send(msg);
+    }
+
+    /// [`Router::on_response`] for a plain result kept as read. A 2026 upstream's results are
+    /// looked at (`resultType`), so they take the tree's way.
+    pub fn on_raw_response(self: &Arc<Self>, mut raw: RawResult) {
+        if self.upstream_is_2026() {
+            return self.on_response(raw.into_value());
+        }
+        let Some(p) = self.routes().answered_raw(&mut raw) else {
+            tracing::debug!(
+                component = "upstream",
+                event = "late_response",
+                "answer to a request no longer waited for (cancelled or timed out)"
+            );
+            return;
+        };
+        self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
+        let _ = p.reply.send_relayed(Relayed::Raw(raw));
     }
 
     /// Whether the upstream request `up_id` still waits for its answer.

@@ -13,6 +13,7 @@ use super::subscriptions::without_subscription;
 use super::{LinkMsg, ServerSupervisor};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code, Kind};
+use crate::mcp::relayed::Relayed;
 use crate::messages::{HostEvent, ServerRequest};
 use crate::proxy::router::{Router, Unnamed, Unrouted};
 use crate::servers::catalog::Naming;
@@ -212,7 +213,14 @@ pub(super) async fn dispatch(
 /// answers, progress, and a notification naming no request (`on_stream`: false), which goes
 /// to its owner (`Router::unnamed`) before an answer read after it can end the call it
 /// belongs to. Anything else is given back, for the supervisor.
-pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, mut msg: Value, on_stream: bool) -> Option<Value> {
+pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, on_stream: bool) -> Option<Value> {
+    let mut msg = match msg {
+        Relayed::Raw(raw) => {
+            router.on_raw_response(raw);
+            return None;
+        }
+        Relayed::Tree(msg) => msg,
+    };
     match jsonrpc::kind(&msg) {
         Kind::Response => {
             router.on_response(msg);
@@ -250,7 +258,7 @@ fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, naming: &Na
             }
         }
         msg => {
-            let Some(msg) = to_router(router, naming, msg, stream_of.is_some()) else { return };
+            let Some(msg) = to_router(router, naming, Relayed::Tree(msg), stream_of.is_some()) else { return };
             let ev = match stream_of {
                 Some(request) => LinkEvent::OnStream { msg, request },
                 None => LinkEvent::Message(msg),

@@ -1,0 +1,187 @@
+//! An upstream's message on its way to a host: a tree, or, for the usual answer (a plain
+//! result), the result's bytes as the upstream wrote them. Such an answer is routed by its id
+//! and written out with the host's id in front of those bytes: building the result's tree,
+//! dropping it and serializing it again were a tenth of a proxied call's CPU. Whatever looks
+//! at a result (a task, a 2026 result type, results shaped or renamed) takes the tree.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A message travelling toward a host.
+#[derive(Debug, Clone)]
+pub enum Relayed {
+    Tree(Value),
+    Raw(RawResult),
+}
+
+/// `{"jsonrpc": "2.0", "id": <id>, "result": {...}}` with the result kept as read.
+#[derive(Debug, Clone)]
+pub struct RawResult {
+    /// The upstream's id until the route is found, then the host's.
+    pub id: Value,
+    result: Box<RawValue>,
+    /// `result.isError` is `true` (a tool's own failure), once read ([`RawResult::plain`]).
+    is_error: Option<bool>,
+}
+
+/// The envelope of a plain result: exactly these three members, nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    id: Value,
+    result: Box<RawValue>,
+}
+
+/// What is read of a result: members that send it the tree's way, and `isError`.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+    #[serde(borrow, default)]
+    task: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "resultType")]
+    result_type: Option<&'a RawValue>,
+}
+
+impl RawResult {
+    /// A line that is an answer with an object result under a string or number id; None for
+    /// anything else, which is then read as a tree.
+    pub fn read(line: &str) -> Option<RawResult> {
+        // Requests and notifications are not tried. An object only: serde would read an array
+        // into the envelope by position.
+        if !line.trim_start().starts_with('{') || !line.contains("\"result\"") {
+            return None;
+        }
+        let env: Envelope = serde_json::from_str(line).ok()?;
+        if env.jsonrpc != "2.0" || !(env.id.is_string() || env.id.is_number()) || !env.result.get().starts_with('{') {
+            return None;
+        }
+        Some(RawResult { id: env.id, result: env.result, is_error: None })
+    }
+
+    /// The result, read only for what sends it the tree's way (`task`, `resultType`) and for
+    /// `isError`: Ok when it may go out as read, Err (given back) when not.
+    pub fn plain(mut self) -> Result<RawResult, RawResult> {
+        match self.peek() {
+            Some(is_error) => {
+                self.is_error = Some(is_error);
+                Ok(self)
+            }
+            None => Err(self),
+        }
+    }
+
+    /// Whether the result is a tool's own failure (`isError: true`).
+    pub fn is_error(&self) -> bool {
+        self.is_error.unwrap_or_else(|| self.peek() == Some(true))
+    }
+
+    /// `isError` of a plain result; None when it is not one.
+    fn peek(&self) -> Option<bool> {
+        let peek: Peek = serde_json::from_str(self.result.get()).ok()?;
+        (peek.task.is_none() && peek.result_type.is_none()).then_some(peek.is_error == Some(true))
+    }
+
+    /// The whole answer as a tree.
+    pub fn into_value(self) -> Value {
+        // The bytes were read as JSON once already: they read again the same way.
+        let result: Value = serde_json::from_str(self.result.get()).unwrap_or(Value::Null);
+        let mut answer = serde_json::Map::with_capacity(3);
+        answer.insert("jsonrpc".into(), "2.0".into());
+        answer.insert("id".into(), self.id);
+        answer.insert("result".into(), result);
+        Value::Object(answer)
+    }
+
+    /// The answer's JSON text: the id written, the result's bytes copied as they came.
+    pub fn to_json(&self) -> Vec<u8> {
+        let result = self.result.get();
+        let mut out = Vec::with_capacity(result.len() + 48);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        // An id is a string or a number: writing it cannot fail.
+        let _ = serde_json::to_writer(&mut out, &self.id);
+        out.extend_from_slice(b",\"result\":");
+        out.extend_from_slice(result.as_bytes());
+        out.push(b'}');
+        out
+    }
+}
+
+impl Relayed {
+    pub fn into_value(self) -> Value {
+        match self {
+            Relayed::Tree(v) => v,
+            Relayed::Raw(r) => r.into_value(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_plain_result_is_kept_as_read_and_reads_back_the_same() {
+        let line = r#"{"result":{"content":[{"type":"text","text":"Echo: hi \"x\" é"}],"z":1, "a":[1,2]},"jsonrpc":"2.0","id":5}"#;
+        let raw = RawResult::read(line).expect("a result").plain().expect("a plain one");
+        assert!(!raw.is_error());
+        let tree: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&raw.to_json()).unwrap(), tree);
+        assert_eq!(RawResult::read(line).unwrap().into_value(), tree);
+        // The result's own bytes, order and spacing kept.
+        assert!(String::from_utf8(raw.to_json()).unwrap().ends_with(r#""z":1, "a":[1,2]}}"#));
+    }
+
+    #[test]
+    fn the_host_id_is_written_in_place_of_the_upstream_one() {
+        let mut raw = RawResult::read(r#"{"jsonrpc":"2.0","id":"up-1","result":{}}"#).unwrap();
+        raw.id = json!("host \"7\"");
+        assert_eq!(serde_json::from_slice::<Value>(&raw.to_json()).unwrap(), json!({"jsonrpc": "2.0", "id": "host \"7\"", "result": {}}));
+    }
+
+    #[test]
+    fn is_error_is_read() {
+        let read = |line: &str| RawResult::read(line).unwrap();
+        assert!(read(r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}}"#).is_error());
+        assert!(read(r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}}"#).plain().unwrap().is_error());
+        assert!(!read(r#"{"jsonrpc":"2.0","id":1,"result":{"isError":false}}"#).plain().unwrap().is_error());
+        assert!(!read(r#"{"jsonrpc":"2.0","id":1,"result":{"isError":null}}"#).plain().unwrap().is_error());
+    }
+
+    #[test]
+    fn results_something_here_looks_at_are_not_plain() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"isError":"yes"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true,"isError":false}}"#,
+        ] {
+            let raw = RawResult::read(line).expect("still an answer with a result");
+            assert!(raw.plain().is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn anything_but_an_answer_with_an_object_result_is_left_to_the_tree() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":"text"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"result":1}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"["2.0",1,{"result":{}}]"#,
+        ] {
+            assert!(RawResult::read(line).is_none(), "{line}");
+        }
+    }
+}
