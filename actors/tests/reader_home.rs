@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 
+use mcp_gen_ui_actors::mcp::relayed::Relayed;
 use mcp_gen_ui_actors::process::homes;
 use mcp_gen_ui_actors::upstream::{connect, FastPath, LinkLimits, UpstreamSpec};
-use serde_json::{json, Value};
+use serde_json::json;
 
 type Seen = Arc<Mutex<Vec<(i64, ThreadId)>>>;
 
@@ -31,7 +32,8 @@ async fn the_reader_moves_home_mid_line_and_loses_nothing() {
     let spec = UpstreamSpec::Stdio { command: "sh".into(), args: vec!["-c".into(), script.into()], env: vec![], cwd: None };
     let seen: Seen = Arc::default();
     let theirs = seen.clone();
-    let fast: FastPath = Arc::new(move |m: Value| {
+    let fast: FastPath = Arc::new(move |m: Relayed| {
+        let m = m.into_value();
         theirs.lock().unwrap().push((m["id"].as_i64().unwrap_or(-1), std::thread::current().id()));
         None
     });
