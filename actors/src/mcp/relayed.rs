@@ -55,7 +55,13 @@ impl RawResult {
             return None;
         }
         let env: Envelope = serde_json::from_str(line).ok()?;
-        if env.jsonrpc != "2.0" || !(env.id.is_string() || env.id.is_number()) || !env.result.get().starts_with('{') {
+        let result = env.result.get();
+        if env.jsonrpc != "2.0" || !(env.id.is_string() || env.id.is_number()) || !result.starts_with('{') {
+            return None;
+        }
+        // Skipping a value has no depth limit, building a tree has: deeper goes the tree's way
+        // (and is refused there, as before).
+        if !nests_within(result.as_bytes(), MAX_DEPTH) {
             return None;
         }
         Some(RawResult { id: env.id, result: env.result, is_error: None })
@@ -107,6 +113,38 @@ impl RawResult {
         out.push(b'}');
         out
     }
+}
+
+/// The deepest a result kept as read may nest: within what the tree's parser takes
+/// (`serde_json` stops at 128 levels), so that whatever goes as read also reads as a tree.
+const MAX_DEPTH: usize = 100;
+
+/// Whether valid JSON nests no deeper than `max` arrays and objects.
+fn nests_within(json: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 impl Relayed {
@@ -183,5 +221,19 @@ mod tests {
         ] {
             assert!(RawResult::read(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_result_too_deep_for_a_tree_is_not_kept_as_read() {
+        let nested = |n: usize| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}1{}}}}}"#, "[".repeat(n), "]".repeat(n));
+        assert!(RawResult::read(&nested(MAX_DEPTH - 1)).is_some());
+        assert!(RawResult::read(&nested(MAX_DEPTH)).is_none(), "the result's own object is a level");
+        assert!(RawResult::read(&nested(5000)).is_none());
+        // Brackets inside strings are text, escaped quotes too.
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"\"{}"}}}}"#, "[".repeat(500));
+        assert!(RawResult::read(&text).is_some());
+        // Whatever is kept as read reads back as a tree.
+        let deepest = RawResult::read(&nested(MAX_DEPTH - 1)).unwrap();
+        assert!(deepest.into_value()["result"]["a"].is_array());
     }
 }

@@ -311,6 +311,13 @@ mod tests {
     }
 
     #[test]
+    fn a_result_nested_deeper_than_a_tree_takes_is_refused_as_before() {
+        let mut f = LineFramer::new(1 << 20);
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"a\":{}1{}}}}}\n", "[".repeat(300), "]".repeat(300));
+        assert!(matches!(&f.feed(line.as_bytes())[..], [Frame::Bad(BadFrame::NotJson(_))]));
+    }
+
+    #[test]
     fn crlf_and_blank_lines() {
         let mut f = LineFramer::new(1024);
         let frames = f.feed(b"\n\r\n   \n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n\n");
