@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_gen_ui_actors::mcp::jsonrpc::{self, code, At, Kind};
+use mcp_gen_ui_actors::mcp::relayed::Relayed;
 use mcp_gen_ui_actors::mcp::revision_2026;
 use mcp_gen_ui_actors::messages::{sink_channel, AttachStream, Close, Incoming, SessionRef, Sink};
 use mcp_gen_ui_actors::session::deps::SessionDeps;
@@ -26,8 +27,11 @@ pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
     session.attach.do_send(AttachStream { sink: tx.clone() });
     let writer = tokio::spawn(async move {
         let mut out = host_output();
-        while let Some(v) = rx.recv().await {
-            let mut line = serde_json::to_vec(&v).expect("a Value serializes");
+        while let Some(m) = rx.recv_relayed().await {
+            let mut line = match m {
+                Relayed::Raw(raw) => raw.to_json(),
+                Relayed::Tree(v) => serde_json::to_vec(&v).expect("a Value serializes"),
+            };
             line.push(b'\n');
             if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
                 break;

@@ -6,12 +6,13 @@ its own key order, escapes), so what reaches the host shows which way the answer
 
 import http.client
 import json
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conftest import proxy_http, wait_for
+from conftest import BIN, proxy_http, wait_for
 
 UPSTREAM = Path(__file__).parent / "as_read_upstream.py"
 TOKENS = {"alice": "alice-token-53-3d9f1c7e2b", "bob": "bob-token-53-8a6e4f0c5d19"}
@@ -80,3 +81,30 @@ def test_a_plain_result_goes_as_written_to_the_one_who_asked_and_is_audited_as_a
 
         got = wait_for(calls, 10, "the four calls in the trail")
         assert sorted(got) == [("alice", "echo", "ok"), ("alice", "echo", "ok"), ("bob", "echo", "ok"), ("bob", "fail", "tool_error")], got
+
+
+def test_a_host_on_stdio_gets_the_result_as_written_too():
+    proc = subprocess.Popen([str(BIN), "--transport", "stdio", "--upstream", f"{sys.executable} {UPSTREAM}", "--log-level", "warn"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        def send(msg):
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+
+        def answer_to(rid) -> bytes:
+            while True:
+                line = proc.stdout.readline()
+                assert line, "the proxy ended"
+                if json.loads(line).get("id") == rid:
+                    return line
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        answer_to(1)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": "c-2", "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "CANARY-STDIO-53"}}})
+        line = answer_to("c-2")
+        assert b'"spaced" : [1, 2], "name": "\\u00e9t\\u00e9"}' in line, line
+        assert json.loads(line)["result"]["content"] == [{"type": "text", "text": "CANARY-STDIO-53"}]
+    finally:
+        proc.kill()
+        proc.wait()

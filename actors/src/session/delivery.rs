@@ -75,7 +75,14 @@ impl HostSession {
     /// To the session stream; kept in a bounded backlog while none is open. A session stream
     /// the host stopped reading is closed; what it missed waits in the backlog for the next one.
     pub(super) fn send_session(&mut self, msg: Value) {
+        self.send_session_relayed(Relayed::Tree(msg));
+    }
+
+    /// [`HostSession::send_session`] for what may be a result kept as read: it goes as read
+    /// when the session stream takes it at once, else as a tree.
+    fn send_session_relayed(&mut self, msg: Relayed) {
         if let Era::Stateless(call) = &self.era {
+            let msg = msg.into_value();
             // A stateless host has no session stream: only a listener hears of changes, on
             // its listen request's stream, and only while that stream is open (never back
             // here: a listen whose stream went would pass the message round for ever).
@@ -88,7 +95,8 @@ impl HostSession {
         }
         let msg = match self.default_sink.take() {
             Some(mut o) => {
-                match self.push(&mut o, msg, "session") {
+                let sent = o.send_relayed(msg);
+                match self.after_send(sent, "session") {
                     None => {
                         self.default_sink = Some(o);
                         return;
@@ -97,7 +105,7 @@ impl HostSession {
                     Some(m) => m,
                 }
             }
-            None => msg,
+            None => msg.into_value(),
         };
         self.backlog.push_back(msg);
         while self.backlog.len() > BACKLOG_LIMIT {
@@ -155,7 +163,7 @@ impl HostSession {
     }
 
     /// [`HostSession::answer`] for an answer that may be a plain result kept as read: it goes
-    /// out so on its request's own stream; any other way takes the tree.
+    /// out so to a stream that takes it at once; any other way takes the tree.
     pub(super) fn answer_relayed(&mut self, answer: Relayed) {
         let id = match &answer {
             Relayed::Tree(v) => jsonrpc::id(v),
@@ -165,8 +173,9 @@ impl HostSession {
             return; // no id, or cancelled meanwhile: the host asked us not to answer
         };
         let stateless = self.call().is_some();
+        // A stateless call's answer may be held or reshaped: that takes the tree.
         let answer = match answer {
-            Relayed::Raw(raw) if f.sink.is_some() && !stateless => Relayed::Raw(raw),
+            Relayed::Raw(raw) if !stateless => Relayed::Raw(raw),
             other => Relayed::Tree(other.into_value()),
         };
         if let Relayed::Tree(tree) = &answer {
@@ -194,7 +203,7 @@ impl HostSession {
         let trace_id = f.span.cx().trace_id();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, trace_id = trace_id.as_deref(), session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");
         let Some(mut outlet) = f.sink else {
-            return self.send_session(answer.into_value());
+            return self.send_session_relayed(answer);
         };
         let sent = outlet.send_relayed(answer);
         match self.after_send(sent, "request") {
