@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Router, Target, Unrouted, MAX_INPUT_ROUNDS};
+use super::{Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::relayed::{RawResult, Relayed};
@@ -15,7 +15,7 @@ use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
 use crate::process::locks::Recover;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
-use crate::proxy::routes::{Asker, Round};
+use crate::proxy::routes::{Asker, Pending, Round};
 use crate::proxy::tasks::{self, TaskRoute};
 
 impl Router {
@@ -40,16 +40,8 @@ impl Router {
                 }
             }
         }
-        let Some(p) = self.routes().answered(&mut msg) else {
-            tracing::debug!(
-                component = "upstream",
-                event = "late_response",
-                "answer to a request no longer waited for (cancelled or timed out)"
-            );
-            return;
-        };
-        self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
-        let _ = p.reply.send(msg);
+        let pending = self.routes().answered(&mut msg);
+        self.hand_over(pending, Relayed::Tree(msg));
     }
 
     /// [`Router::on_response`] for a plain result kept as read. A 2026 upstream's results are
@@ -58,7 +50,13 @@ impl Router {
         if self.upstream_is_2026() {
             return self.on_response(raw.into_value());
         }
-        let Some(p) = self.routes().answered_raw(&mut raw) else {
+        let pending = self.routes().answered_raw(&mut raw);
+        self.hand_over(pending, Relayed::Raw(raw));
+    }
+
+    /// An answer, its route taken (None: nobody waits any more), to whoever waits for it.
+    fn hand_over(&self, pending: Option<Pending<Reply>>, answer: Relayed) {
+        let Some(p) = pending else {
             tracing::debug!(
                 component = "upstream",
                 event = "late_response",
@@ -67,7 +65,7 @@ impl Router {
             return;
         };
         self.metrics.upstream_latency(&self.server, method_label(&p.method)).observe(p.started.elapsed().as_secs_f64());
-        let _ = p.reply.send_relayed(Relayed::Raw(raw));
+        let _ = p.reply.send_relayed(answer);
     }
 
     /// Whether the upstream request `up_id` still waits for its answer.
