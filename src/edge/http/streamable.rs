@@ -151,49 +151,55 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
     let plain = initializing
         || (!session.flags.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
     let single = msgs.len() == 1;
-    let (tx, mut rx) = sink_channel();
+    let (tx, rx) = sink_channel();
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
         session.incoming.do_send(super::incoming(&req, m, sink));
     }
     drop(tx);
     if plain {
-        let mut answers = Vec::new();
-        while let Some(m) = rx.recv_relayed().await {
-            let v = match m {
-                // The usual answer of one request: its result as the server wrote it.
-                Relayed::Raw(raw) if single => {
-                    let text = raw.to_json();
-                    drop(raw);
-                    mcp_gen_ui_actors::process::memory::after_answer(text.len());
-                    return json_answer(session_id, text);
-                }
-                other => other.into_value(),
-            };
-            if matches!(jsonrpc::kind(&v), Kind::Response | Kind::Invalid(_)) {
-                answers.push(v);
-            } else {
-                // Cannot happen for such a request; logged rather than silently lost.
-                tracing::warn!(
-                    component = "http",
-                    event = "unexpected_on_plain_answer",
-                    "a message for a plain-JSON request was not an answer; dropped"
-                );
-            }
-        }
-        let body = match answers.len() {
-            // Every request was cancelled meanwhile: nothing to answer.
-            0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER.clone(), session_id)).finish(),
-            1 => answers.pop().expect("one"),
-            _ => Value::Array(answers),
-        };
-        // Straight into bytes: `to_string` goes through the formatter, a write at a time.
-        let text = serde_json::to_vec(&body).unwrap_or_default();
-        drop(body);
-        mcp_gen_ui_actors::process::memory::after_answer(text.len());
-        return json_answer(session_id, text);
+        return plain_answer(rx, session_id, single).await;
     }
     sse_response(Some(session_id), rx, edge.sse_keepalive)
+}
+
+/// The answers of a request that asked for plain JSON, once its stream ends (one request's
+/// plain result goes as the server wrote it; several answers are an array).
+async fn plain_answer(mut rx: SinkRx, session_id: String, single: bool) -> HttpResponse {
+    let mut answers = Vec::new();
+    while let Some(m) = rx.recv_relayed().await {
+        let v = match m {
+            // The usual answer of one request: its result as the server wrote it.
+            Relayed::Raw(raw) if single => {
+                let text = raw.to_json();
+                drop(raw);
+                mcp_gen_ui_actors::process::memory::after_answer(text.len());
+                return json_answer(session_id, text);
+            }
+            other => other.into_value(),
+        };
+        if matches!(jsonrpc::kind(&v), Kind::Response | Kind::Invalid(_)) {
+            answers.push(v);
+        } else {
+            // Cannot happen for such a request; logged rather than silently lost.
+            tracing::warn!(
+                component = "http",
+                event = "unexpected_on_plain_answer",
+                "a message for a plain-JSON request was not an answer; dropped"
+            );
+        }
+    }
+    let body = match answers.len() {
+        // Every request was cancelled meanwhile: nothing to answer.
+        0 => return HttpResponse::Accepted().insert_header((SESSION_HEADER.clone(), session_id)).finish(),
+        1 => answers.pop().expect("one"),
+        _ => Value::Array(answers),
+    };
+    // Straight into bytes: `to_string` goes through the formatter, a write at a time.
+    let text = serde_json::to_vec(&body).unwrap_or_default();
+    drop(body);
+    mcp_gen_ui_actors::process::memory::after_answer(text.len());
+    json_answer(session_id, text)
 }
 
 /// A UI host's read of a `ui://` page that is ready, answered here: the page's result was
