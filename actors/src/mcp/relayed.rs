@@ -8,6 +8,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::mcp::jsonrpc;
+
 /// A message travelling toward a host.
 #[derive(Debug, Clone)]
 pub enum Relayed {
@@ -59,9 +61,9 @@ impl RawResult {
         if env.jsonrpc != "2.0" || !(env.id.is_string() || env.id.is_number()) || !result.starts_with('{') {
             return None;
         }
-        // Skipping a value has no depth limit, building a tree has: deeper goes the tree's way
-        // (and is refused there, as before).
-        if !nests_within(result.as_bytes(), MAX_DEPTH) {
+        // Skipping a value (what `RawValue` does) lets through what building a tree refuses:
+        // that goes the tree's way, and is refused there as before.
+        if !reads_as_a_tree(result.as_bytes()) {
             return None;
         }
         Some(RawResult { id: env.id, result: env.result, is_error: None })
@@ -71,29 +73,40 @@ impl RawResult {
     /// `isError`: Ok when it may go out as read, Err (given back) when not.
     pub fn plain(mut self) -> Result<RawResult, RawResult> {
         match self.peek() {
-            Some(is_error) => {
+            Some((true, is_error)) => {
                 self.is_error = Some(is_error);
                 Ok(self)
             }
-            None => Err(self),
+            _ => Err(self),
         }
     }
 
-    /// Whether the result is a tool's own failure (`isError: true`).
+    /// Whether the result is a tool's own failure (`isError: true`), as the tree would say.
     pub fn is_error(&self) -> bool {
-        self.is_error.unwrap_or_else(|| self.peek() == Some(true))
+        self.is_error.unwrap_or_else(|| match self.peek() {
+            Some((_, is_error)) => is_error,
+            // A duplicate or non-boolean `isError`: the tree's reading (the last one counts).
+            None => serde_json::from_str::<Value>(self.result.get()).is_ok_and(|r| r.get("isError") == Some(&Value::Bool(true))),
+        })
     }
 
-    /// `isError` of a plain result; None when it is not one.
-    fn peek(&self) -> Option<bool> {
+    /// (whether the result is plain, `isError`); None when `isError` is not one boolean.
+    fn peek(&self) -> Option<(bool, bool)> {
         let peek: Peek = serde_json::from_str(self.result.get()).ok()?;
-        (peek.task.is_none() && peek.result_type.is_none()).then_some(peek.is_error == Some(true))
+        Some((peek.task.is_none() && peek.result_type.is_none(), peek.is_error == Some(true)))
     }
 
     /// The whole answer as a tree.
     pub fn into_value(self) -> Value {
-        // The bytes were read as JSON once already: they read again the same way.
-        let result: Value = serde_json::from_str(self.result.get()).unwrap_or(Value::Null);
+        // `read` let through only what reads as a tree; should one not, the host is told so
+        // (never a result made up).
+        let result: Value = match serde_json::from_str(self.result.get()) {
+            Ok(result) => result,
+            Err(e) => {
+                tracing::warn!(component = "upstream", event = "unreadable_result", error = %e, "an upstream result could not be read as a tree; answered with an error");
+                return jsonrpc::error(self.id, jsonrpc::code::INTERNAL_ERROR, format!("the server's result could not be read ({e})"));
+            }
+        };
         let mut answer = serde_json::Map::with_capacity(3);
         answer.insert("jsonrpc".into(), "2.0".into());
         answer.insert("id".into(), self.id);
@@ -116,27 +129,43 @@ impl RawResult {
 }
 
 /// The deepest a result kept as read may nest: within what the tree's parser takes
-/// (`serde_json` stops at 128 levels), so that whatever goes as read also reads as a tree.
+/// (`serde_json` stops at 128 levels).
 const MAX_DEPTH: usize = 100;
+/// The most digits of a number kept as read: f64 overflows past 309 integer digits, and a tree
+/// refuses such a number.
+const MAX_DIGITS: usize = 300;
 
-/// Whether valid JSON nests no deeper than `max` arrays and objects.
-fn nests_within(json: &[u8], max: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in json {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
+/// Whether valid JSON, read by skipping it, also reads as a tree: building one refuses nesting
+/// over 128, a lone surrogate escape and a number out of f64's range, which skipping lets pass.
+/// Conservative: a number with an exponent, or of more than `MAX_DIGITS` digits, is refused.
+fn reads_as_a_tree(json: &[u8]) -> bool {
+    let (mut i, mut depth, mut digits, mut in_number) = (0usize, 0usize, 0usize, false);
+    while let Some(&b) = json.get(i) {
+        i += 1;
+        match b {
+            b'0'..=b'9' => {
+                in_number = true;
+                digits += 1;
+                if digits > MAX_DIGITS {
+                    return false;
+                }
+                continue;
             }
-            continue;
+            b'-' | b'.' => {
+                in_number = true;
+                continue;
+            }
+            b'e' | b'E' if in_number => return false,
+            _ => (in_number, digits) = (false, 0),
         }
         match b {
-            b'"' => in_string = true,
+            b'"' => match string_end(json, i) {
+                Some(end) => i = end,
+                None => return false,
+            },
             b'{' | b'[' => {
                 depth += 1;
-                if depth > max {
+                if depth > MAX_DEPTH {
                     return false;
                 }
             }
@@ -145,6 +174,37 @@ fn nests_within(json: &[u8], max: usize) -> bool {
         }
     }
     true
+}
+
+/// Past the closing quote of the string whose text starts at `i`; None when an escape in it
+/// does not read as text (a surrogate without its pair).
+fn string_end(json: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        match *json.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' if json.get(i + 1) == Some(&b'u') => {
+                let unit = hex4(json, i + 2)?;
+                i += 6;
+                match unit {
+                    0xD800..=0xDBFF => {
+                        // A high surrogate reads only with a low one right after it.
+                        if json.get(i..i + 2) != Some(b"\\u") || !(0xDC00..=0xDFFF).contains(&hex4(json, i + 2)?) {
+                            return None;
+                        }
+                        i += 6;
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    _ => {}
+                }
+            }
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+fn hex4(json: &[u8], at: usize) -> Option<u16> {
+    u16::from_str_radix(std::str::from_utf8(json.get(at..at + 4)?).ok()?, 16).ok()
 }
 
 impl Relayed {
@@ -235,5 +295,38 @@ mod tests {
         // Whatever is kept as read reads back as a tree.
         let deepest = RawResult::read(&nested(MAX_DEPTH - 1)).unwrap();
         assert!(deepest.into_value()["result"]["a"].is_array());
+    }
+
+    #[test]
+    fn what_a_tree_refuses_is_not_kept_as_read() {
+        let line = |result: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+        for refused in [r#"{"t":"\ud800"}"#, r#"{"t":"\udc00 x"}"#, r#"{"t":"\ud83d\u0041"}"#, r#"{"n":1e400}"#, r#"{"n":1.5E3}"#] {
+            assert!(RawResult::read(&line(refused)).is_none(), "{refused}");
+            assert!(serde_json::from_str::<Value>(&line(refused)).is_err() || refused.contains('E'), "{refused}");
+        }
+        let long = format!(r#"{{"n":{}}}"#, "9".repeat(MAX_DIGITS + 1));
+        assert!(RawResult::read(&line(&long)).is_none());
+        for kept in [r#"{"t":"\ud83d\ude00 ok","u":"\u00e9\\u"}"#, r#"{"n":-1.25,"b":[true,false,null],"e":"1e400"}"#] {
+            let raw = RawResult::read(&line(kept)).unwrap_or_else(|| panic!("{kept}"));
+            assert_eq!(raw.into_value(), serde_json::from_str::<Value>(&line(kept)).unwrap(), "{kept}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_result_is_an_error_never_a_made_up_one() {
+        let raw = RawResult { id: json!(3), result: RawValue::from_string(r#"{"n":1e400}"#.into()).unwrap(), is_error: None };
+        let answer = raw.into_value();
+        assert_eq!(answer["id"], json!(3));
+        assert_eq!(answer["error"]["code"], json!(jsonrpc::code::INTERNAL_ERROR), "{answer}");
+        assert!(answer.get("result").is_none());
+    }
+
+    #[test]
+    fn is_error_reads_as_the_tree_does() {
+        let read = |r: &str| RawResult::read(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{r}}}"#)).unwrap();
+        assert!(read(r#"{"task":{"taskId":"t"},"isError":true}"#).is_error(), "not plain, still an error");
+        assert!(read(r#"{"isError":false,"isError":true}"#).is_error(), "the last one counts");
+        assert!(!read(r#"{"isError":true,"isError":false}"#).is_error());
+        assert!(!read(r#"{"isError":"true"}"#).is_error());
     }
 }

@@ -315,6 +315,9 @@ mod tests {
         let mut f = LineFramer::new(1 << 20);
         let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"a\":{}1{}}}}}\n", "[".repeat(300), "]".repeat(300));
         assert!(matches!(&f.feed(line.as_bytes())[..], [Frame::Bad(BadFrame::NotJson(_))]));
+        // Text a tree cannot hold (half a surrogate pair), likewise.
+        let half = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\ud83d\"}}\n";
+        assert!(matches!(&f.feed(half)[..], [Frame::Bad(BadFrame::NotJson(_))]));
     }
 
     #[test]
