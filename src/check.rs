@@ -9,7 +9,9 @@ use std::process::ExitCode;
 
 use mcp_gen_ui_actors::generation::prompts::Prompts;
 use mcp_gen_ui_actors::policy::Effect;
+use mcp_gen_ui_actors::proxy::router::Hearers;
 use mcp_gen_ui_actors::servers::profiles::Discovery;
+use mcp_gen_ui_actors::servers::supervisor::may_ask;
 
 use crate::config::cli::Args;
 use crate::config::file::ConfigError;
@@ -129,6 +131,10 @@ pub fn summary(s: &Settings) -> String {
     for srv in &s.upstreams.servers {
         let per = srv.per_principal.as_ref().map_or("", |_| ", one connection per person");
         let _ = writeln!(out, "    {} ({}{per})", srv.name, srv.spec.describe());
+        let hearers = Hearers::of(None, s.several_people());
+        if srv.per_principal.is_none() && !may_ask(&srv.spec, &hearers) {
+            let _ = writeln!(out, "      not offered sampling, elicitation or roots: several people share it over {}, which cannot say whose a request is (mark it perPrincipal to let it ask its callers)", srv.spec.transport());
+        }
     }
     if !s.upstreams.disabled.is_empty() {
         let _ = writeln!(out, "    disabled (not started): {}", s.upstreams.disabled.join(", "));

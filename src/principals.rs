@@ -14,7 +14,7 @@ use actix::{ArbiterHandle, Recipient, Supervisor};
 use mcp_gen_ui_actors::messages::ToolsUpdated;
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
-use mcp_gen_ui_actors::proxy::router::{Router, Times};
+use mcp_gen_ui_actors::proxy::router::{Hearers, Router, Times};
 use mcp_gen_ui_actors::servers::catalog::Naming;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
 use mcp_gen_ui_actors::servers::principals::{PrincipalRefusal, StartPrincipal, Started};
@@ -149,11 +149,11 @@ impl StartPrincipal for Starter {
         let router = Router::new(
             name,
             prefix,
-            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            Times::new(s.request_timeout),
             describe,
             self.hosts.clone(),
             self.metrics.clone(),
-            Some(who.key.clone()),
+            Hearers::Person(who.key.clone()),
         );
         let mut supervisor = ServerSupervisor::new(spec, self.naming.clone(), router.clone(), self.registry.clone(), self.metrics.clone())
             .for_principal(who.name.clone())

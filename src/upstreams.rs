@@ -16,11 +16,11 @@ use actix::{Actor, Addr, Arbiter, Recipient, Supervisor};
 use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
 use mcp_gen_ui_actors::messages::{HostEvent, Shutdown, ToolsDiff, ToolsUpdated, UpstreamPort};
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::proxy::router::{Router, Times};
+use mcp_gen_ui_actors::proxy::router::{Hearers, Router, Times};
 use mcp_gen_ui_actors::servers::catalog::Naming;
 use mcp_gen_ui_actors::servers::fleet::{Fleet, Server};
 use mcp_gen_ui_actors::servers::principals::{PrincipalPool, Total};
-use mcp_gen_ui_actors::servers::supervisor::ServerSupervisor;
+use mcp_gen_ui_actors::servers::supervisor::{may_ask, ServerSupervisor};
 use mcp_gen_ui_actors::upstream::LinkLimits;
 use tokio::sync::Mutex;
 
@@ -40,6 +40,9 @@ pub struct ServerSet {
     running: Vec<Running>,
     /// Each person's credentials and the cap over every per-principal server.
     principals: Principals,
+    /// The edge tells several people apart: a shared server's message that names no owner is
+    /// no one's (`Hearers::People`).
+    several: bool,
 }
 
 /// What per-principal servers share.
@@ -65,8 +68,10 @@ impl ServerSet {
         listeners: Vec<Recipient<ToolsUpdated>>,
         refresh: Option<Duration>,
         principals: Principals,
+        several: bool,
     ) -> Self {
-        ServerSet { fleet, metrics, bare, listeners, refresh, arbiters: Vec::new(), next_arbiter: 0, running: Vec::new(), principals }
+        let (arbiters, running) = (Vec::new(), Vec::new());
+        ServerSet { fleet, metrics, bare, listeners, refresh, arbiters, next_arbiter: 0, running, principals, several }
     }
 
     /// Starts every server (at start: a few arbiters are made for them).
@@ -106,14 +111,18 @@ impl ServerSet {
             Naming::Prefixed(p) => Some(p.clone()),
             Naming::Bare => None,
         };
+        let hearers = Hearers::of(None, self.several);
+        if !may_ask(&s.spec, &hearers) {
+            tracing::info!(component = "servers", event = "not_invited_to_ask", server = %s.name, "server {} is shared by several people over {}, which cannot say whose a request is: it is not offered sampling, elicitation or roots (mark it perPrincipal to let it ask its callers)", s.name, s.spec.transport());
+        }
         let router = Router::new(
             name.clone(),
             prefix,
-            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            Times::new(s.request_timeout),
             s.spec.describe(),
             self.fleet.hosts().clone(),
             self.metrics.clone(),
-            None,
+            hearers,
         );
         let registry = self.fleet.registry().clone();
         registry.add_server(name.clone(), naming.clone(), Arc::new(s.curation.clone()), position);
@@ -143,14 +152,15 @@ impl ServerSet {
             Naming::Bare => None,
         };
         let describe = format!("per principal: {}", s.spec.describe());
+        // No connection of its own: nothing it says is heard but through each person's.
         let router = Router::new(
             name.clone(),
             prefix,
-            Times { request_timeout: s.request_timeout, caller_window: s.caller_window },
+            Times::new(s.request_timeout),
             describe.clone(),
             self.fleet.hosts().clone(),
             self.metrics.clone(),
-            None,
+            Hearers::of(None, self.several),
         );
         router.publish(mcp_gen_ui_actors::messages::Status { ready: true, describe, ..Default::default() });
         let registry = self.fleet.registry().clone();

@@ -159,8 +159,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         warm: warm.map(|(_, progress)| progress),
         // Several people: a person who is not an admin shapes only their own pages, so that no one
         // can make a page someone else sees do what they may not (issue 42).
-        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal
-            || (settings.host_transport != config::file::HostTransport::Stdio && settings.auth.several_people()),
+        personal_scope: cfg.refinements.scope == config::file::RefinementScope::Principal || settings.several_people(),
         limits: SessionLimits {
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
@@ -255,7 +254,8 @@ fn start_servers(
         total: mcp_gen_ui_actors::servers::principals::Total::new(ps.max_processes),
         idle: ps.idle,
     };
-    let mut servers = ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh, principals);
+    let mut servers =
+        ServerSet::new(fleet.clone(), metrics.clone(), settings.upstreams.bare, listeners, refresh, principals, settings.several_people());
     servers.start_all(settings.upstreams.servers.clone());
     if settings.upstreams.servers.iter().any(|s| s.per_principal.is_some()) {
         crate::principals::reap_idle(fleet.clone());

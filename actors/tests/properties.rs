@@ -456,3 +456,31 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// An oversized message's own id, read from its bytes in any pieces, is exactly the id a
+    /// parser reads from the whole message: whatever ids its arguments or results hold, in any
+    /// order of keys (issue 60, item 4).
+    #[test]
+    fn the_own_id_of_a_message_is_the_one_a_parser_reads(
+        id in json_rpc_id(),
+        inside in json_value(),
+        id_first in any::<bool>(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let body = serde_json::to_string(&json!({"echo": {"id": inside.clone()}, "also": inside})).unwrap();
+        let msg = if id_first {
+            format!(r#"{{"jsonrpc":"2.0","id":{},"result":{body}}}"#, id)
+        } else {
+            format!(r#"{{"result":{body},"jsonrpc":"2.0","id":{}}}"#, id)
+        };
+        let parsed: Value = serde_json::from_str(&msg).unwrap();
+        let mut scan = mcp_gen_ui_actors::mcp::own_id::OwnId::new();
+        for piece in chunks(msg.as_bytes(), &cuts) {
+            scan.feed(piece);
+        }
+        prop_assert_eq!(scan.answers(), Some(parsed["id"].clone()));
+    }
+}

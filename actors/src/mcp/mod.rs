@@ -4,6 +4,7 @@
 
 pub mod bad_arguments;
 pub mod jsonrpc;
+pub mod own_id;
 pub mod param_headers;
 pub mod relayed;
 pub mod result_shape;

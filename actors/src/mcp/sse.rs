@@ -4,8 +4,12 @@
 /// How much of an oversized event's data is kept (enough to log or find an id).
 pub const OVERSIZED_KEEP: usize = 4096;
 
+use serde_json::Value;
+
+use super::own_id::OwnId;
+
 /// One dispatched event.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Event {
     pub event: Option<String>,
     pub data: String,
@@ -14,6 +18,9 @@ pub struct Event {
     /// The event was over the parser's limit: `data` holds only its first [`OVERSIZED_KEEP`]
     /// bytes (and a field cut short may be missing). Treat it as a failed message.
     pub oversized: bool,
+    /// The request an oversized event answers, read from every byte of its data as it went by
+    /// (its own top-level id: see `own_id`); None when it answers none that can be read.
+    pub own_id: Option<Value>,
 }
 
 /// Incremental parser: feed bytes as they arrive, take out whole events.
@@ -31,6 +38,10 @@ pub struct Parser {
     line_cut: bool,
     /// The last line ended in `\r`: a `\n` right after it belongs to that line ending.
     after_cr: bool,
+    /// Once the current event's data is over the limit: its own id, read from what follows.
+    scan: Option<OwnId>,
+    /// The current data line was cut at the line cap and its bytes went to `scan` as they came.
+    line_scanned: bool,
 }
 
 impl Default for Parser {
@@ -48,7 +59,16 @@ impl Parser {
     /// A parser whose events carry at most `max` bytes of data; bigger ones come out
     /// `oversized`, truncated.
     pub fn with_limit(max: usize) -> Self {
-        Parser { buf: Vec::new(), current: Event::default(), has_data: false, max, line_cut: false, after_cr: false }
+        Parser {
+            buf: Vec::new(),
+            current: Event::default(),
+            has_data: false,
+            max,
+            line_cut: false,
+            after_cr: false,
+            scan: None,
+            line_scanned: false,
+        }
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
@@ -70,6 +90,7 @@ impl Parser {
             rest = &rest[pos + 1..];
             let line = std::mem::take(&mut self.buf);
             let cut = std::mem::take(&mut self.line_cut);
+            self.line_scanned = false;
             if let Some(ev) = self.line(&String::from_utf8_lossy(&line), cut) {
                 out.push(ev);
             }
@@ -77,9 +98,13 @@ impl Parser {
         out
     }
 
-    /// Adds bytes to the current line, up to the line cap.
+    /// Adds bytes to the current line, up to the line cap. Past it, a data line's bytes go
+    /// only through the scan of the event's own id.
     fn append(&mut self, bytes: &[u8]) {
         if self.line_cut {
+            if let Some(scan) = self.scan.as_mut().filter(|_| self.line_scanned) {
+                scan.feed(bytes);
+            }
             return;
         }
         let cap = self.max.saturating_add(OVERSIZED_KEEP);
@@ -87,6 +112,19 @@ impl Parser {
         if bytes.len() > room {
             self.buf.extend_from_slice(&bytes[..room]);
             self.line_cut = true;
+            if let Some(value) = self.buf.strip_prefix(b"data:") {
+                let scan = self.scan.get_or_insert_with(|| {
+                    let mut s = OwnId::new();
+                    s.feed(self.current.data.as_bytes());
+                    s
+                });
+                if self.has_data {
+                    scan.feed(b"\n");
+                }
+                scan.feed(value);
+                scan.feed(&bytes[room..]);
+                self.line_scanned = true;
+            }
         } else {
             self.buf.extend_from_slice(bytes);
         }
@@ -94,7 +132,8 @@ impl Parser {
 
     fn line(&mut self, line: &str, cut: bool) -> Option<Event> {
         if line.is_empty() {
-            let ev = std::mem::take(&mut self.current);
+            let mut ev = std::mem::take(&mut self.current);
+            ev.own_id = self.scan.take().and_then(|s| s.answers()).filter(|_| ev.oversized);
             let had = std::mem::take(&mut self.has_data);
             // Events with no data are not dispatched, but an id-only event still counts for
             // resumption bookkeeping; callers that care see it through `id`. An oversized event
@@ -118,7 +157,7 @@ impl Parser {
         }
         match field {
             "event" => self.current.event = Some(value.to_string()),
-            "data" => self.data(value),
+            "data" => self.data(value, cut),
             "id" => self.current.id = Some(value.to_string()),
             "retry" => self.current.retry = value.parse().ok(),
             _ => {}
@@ -126,7 +165,8 @@ impl Parser {
         None
     }
 
-    fn data(&mut self, value: &str) {
+    /// A data line; `scanned`: its bytes already went to the scan as they came (a cut line).
+    fn data(&mut self, value: &str, scanned: bool) {
         let sep = usize::from(self.has_data);
         self.has_data = true;
         let data = &mut self.current.data;
@@ -137,7 +177,19 @@ impl Parser {
             data.push_str(value);
             return;
         }
-        // Over the limit (now or earlier): keep only the first OVERSIZED_KEEP bytes.
+        // Over the limit (now or earlier): its own id is read from everything it holds, and
+        // only the first OVERSIZED_KEEP bytes are kept.
+        if !scanned {
+            let scan = self.scan.get_or_insert_with(|| {
+                let mut s = OwnId::new();
+                s.feed(data.as_bytes());
+                s
+            });
+            if sep == 1 {
+                scan.feed(b"\n");
+            }
+            scan.feed(value.as_bytes());
+        }
         self.current.oversized = true;
         if data.len() < OVERSIZED_KEEP {
             if sep == 1 {
@@ -212,7 +264,14 @@ mod tests {
         let evs = p.feed(format(Some("message"), Some("7"), "{\"a\":\n1}").as_bytes());
         assert_eq!(
             evs[0],
-            Event { event: Some("message".into()), data: "{\"a\":\n1}".into(), id: Some("7".into()), retry: None, oversized: false }
+            Event {
+                event: Some("message".into()),
+                data: "{\"a\":\n1}".into(),
+                id: Some("7".into()),
+                retry: None,
+                oversized: false,
+                own_id: None
+            }
         );
     }
 
@@ -305,5 +364,28 @@ mod tests {
         let bytewise: Vec<Event> = input.iter().flat_map(|b| p.feed(&[*b])).collect();
         assert_eq!(whole, bytewise);
         assert_eq!(whole.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+    }
+
+    /// An oversized event's own id is the message's, in one data line cut at the line cap or in
+    /// many lines together over the limit, however the bytes arrive (issue 60, item 4).
+    #[test]
+    fn an_oversized_events_own_id_is_read_from_all_of_it() {
+        let pad = "p".repeat(30_000);
+        let one_line = format!("data: {{\"result\":{{\"id\":7,\"t\":\"{pad}\"}},\"jsonrpc\":\"2.0\",\"id\":8}}\n\n");
+        let many_lines =
+            format!("data: {{\"result\":{{\"id\":7,\ndata: \"t\":\"{pad}\"\ndata: }},\"jsonrpc\":\"2.0\",\ndata: \"id\":8}}\n\n");
+        for (what, text) in [("one line", &one_line), ("many lines", &many_lines)] {
+            for chunk in [1000, 7, text.len()] {
+                let mut p = Parser::with_limit(1000);
+                let evs: Vec<Event> = text.as_bytes().chunks(chunk).flat_map(|c| p.feed(c)).collect();
+                assert_eq!(evs.len(), 1, "{what}");
+                assert!(evs[0].oversized && evs[0].data.len() <= OVERSIZED_KEEP, "{what}");
+                assert_eq!(evs[0].own_id, Some(serde_json::json!(8)), "{what} in chunks of {chunk}");
+            }
+        }
+        // The next event starts afresh; one that fits has no own id set (it is parsed whole).
+        let mut p = Parser::with_limit(1000);
+        let evs = p.feed(format!("{one_line}data: {{\"id\":1}}\n\n").as_bytes());
+        assert_eq!((evs[1].oversized, &evs[1].own_id), (false, &None));
     }
 }

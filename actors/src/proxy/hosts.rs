@@ -55,19 +55,11 @@ impl Hosts {
         &self.tasks
     }
 
-    /// A connected session of `owner`'s, if there is one (the newest registered is not known:
-    /// any).
-    pub fn session_of(&self, owner: &str) -> Option<SessionId> {
-        self.sessions.reading().iter().find(|(_, e)| *e.owner == *owner).map(|(id, _)| id.clone())
-    }
-
-    /// The one person every connected session belongs to, if there is one (none connected:
-    /// None).
-    pub fn sole_owner(&self) -> Option<Arc<str>> {
+    /// A connected session of `owner`'s (None: anyone's), if there is one (the newest
+    /// registered is not known: any).
+    pub fn session_of(&self, owner: Option<&str>) -> Option<SessionId> {
         let sessions = self.sessions.reading();
-        let mut owners = sessions.values().map(|e| &e.owner);
-        let first = owners.next()?;
-        owners.all(|o| o == first).then(|| first.clone())
+        sessions.iter().find(|(_, e)| owner.is_none_or(|o| *e.owner == *o)).map(|(id, _)| id.clone())
     }
 
     /// Sends an event to every connected host session.

@@ -48,6 +48,8 @@ pub struct Router {
     whose: String,
     /// The server's prefix with several servers (task ids are named by it for hosts).
     prefix: Option<Arc<str>>,
+    /// Whose what the server says is when it names no owner (see [`Hearers`]).
+    hearers: Hearers,
     /// A person's own connection (a `perPrincipal` server): that person's key. It speaks only
     /// to their sessions.
     owner: Option<Arc<str>>,
@@ -59,15 +61,45 @@ pub struct Router {
     upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
 }
 
+/// Whose what a connection says is when the message itself names no owner (no request, task,
+/// subscription or elicitation of anyone's): the one rule that replaces any guess from which
+/// calls were in flight (see ARCHITECTURE.md, "Whose a message is").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hearers {
+    /// A person's own connection (`perPrincipal`): all it says is theirs, and it speaks only to
+    /// their sessions.
+    Person(Arc<str>),
+    /// The endpoint cannot tell people apart (authentication off, one principal, the stdio
+    /// edge): all it says is the one person's.
+    OnePerson,
+    /// Several people share the connection: what names no owner is no one's (a server request
+    /// is refused, a log line or notification goes to the service's own log and metrics).
+    People,
+}
+
+impl Hearers {
+    /// A connection of `owner`'s own, else one shared by `several` people or by one.
+    pub fn of(owner: Option<Arc<str>>, several: bool) -> Hearers {
+        match owner {
+            Some(o) => Hearers::Person(o),
+            None if several => Hearers::People,
+            None => Hearers::OnePerson,
+        }
+    }
+}
+
 /// Why a server-to-client request went to no host (the server is answered with an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unrouted {
-    /// Nothing is in flight, and no session is surely the one it is for.
+    /// Its person has no connected session (or none that could be asked).
     NoHost,
-    /// Calls of several people are in flight: whose it is cannot be known.
+    /// It names no request, task or person, and several people share the server: whose it is
+    /// cannot be known, and it is not guessed.
     OwnerUnknown,
     /// The host request it names has ended.
     RequestGone,
+    /// It names a task the service does not know (expired, forgotten, another server's).
+    UnknownTask,
 }
 
 impl Unrouted {
@@ -76,6 +108,7 @@ impl Unrouted {
             Unrouted::NoHost => "no_host",
             Unrouted::OwnerUnknown => "owner_unknown",
             Unrouted::RequestGone => "request_gone",
+            Unrouted::UnknownTask => "unknown_task",
         }
     }
 
@@ -84,9 +117,10 @@ impl Unrouted {
         match self {
             Unrouted::NoHost => format!("no connected host can answer {method} right now"),
             Unrouted::OwnerUnknown => format!(
-                "mcp-gen-ui cannot tell whose call this {method} belongs to: calls of several people are in flight on server {server}, and it does not guess across people; send it while handling the call on that call's stream (Streamable HTTP), or when only one person's calls are in flight"
+                "mcp-gen-ui cannot tell whose this {method} is: server {server} is shared by several people and the request names no call of theirs, and it never guesses across people; send it on the call's own stream (Streamable HTTP), inside a task, or run the server perPrincipal"
             ),
             Unrouted::RequestGone => format!("the request this {method} belongs to has ended"),
+            Unrouted::UnknownTask => format!("this {method} names a task mcp-gen-ui does not know (expired or forgotten)"),
         }
     }
 }
@@ -96,14 +130,11 @@ impl Unrouted {
 pub struct Times {
     /// `upstream.requestTimeoutMs` (per server): how long a request waits without progress.
     pub request_timeout: Duration,
-    /// `upstream.callerWindowMs`: how long after a call ends its person may still own what the
-    /// server says without naming a request.
-    pub caller_window: Duration,
 }
 
 impl Times {
     pub fn new(request_timeout: Duration) -> Times {
-        Times { request_timeout, caller_window: crate::proxy::routes::CALLER_WINDOW }
+        Times { request_timeout }
     }
 }
 
@@ -118,7 +149,8 @@ pub struct Target {
 impl Router {
     /// `prefix`: several servers are behind the endpoint (this is the server's prefix), so errors
     /// made here say whose they are and task ids are named by it.
-    /// `owner`: a person's own connection, which speaks only to that person's sessions.
+    /// `hearers`: whose what it says is when it names no owner (a person's own connection
+    /// speaks only to that person's sessions).
     pub fn new(
         server: Arc<str>,
         prefix: Option<Arc<str>>,
@@ -126,18 +158,23 @@ impl Router {
         describe: String,
         hosts: Arc<Hosts>,
         metrics: Arc<Metrics>,
-        owner: Option<Arc<str>>,
+        hearers: Hearers,
     ) -> Arc<Self> {
+        let owner = match &hearers {
+            Hearers::Person(p) => Some(p.clone()),
+            _ => None,
+        };
         let (status, _) = watch::channel(Arc::new(Status { describe, ..Status::default() }));
         let whose = if prefix.is_some() { format!("server {server}: ") } else { String::new() };
         Arc::new(Router {
             whose,
             prefix,
-            routes: Mutex::new(Routes::new(times.request_timeout, times.caller_window)),
+            routes: Mutex::new(Routes::new(times.request_timeout)),
             link: RwLock::new(None),
             status,
             hosts,
             server,
+            hearers,
             owner,
             last_active: Mutex::new(None),
             metrics,
@@ -284,6 +321,11 @@ impl Router {
     /// The server's name.
     pub fn server(&self) -> &Arc<str> {
         &self.server
+    }
+
+    /// Whose what the server says is when it names no owner.
+    pub fn hearers(&self) -> &Hearers {
+        &self.hearers
     }
 
     /// The server's prefix, with several servers.

@@ -59,38 +59,6 @@ pub enum Round {
     Unknown,
 }
 
-/// Whose a message from the server that names no host request is, from the calls that could
-/// have caused it: those in flight and those that ended within the caller window (see
-/// [`Routes::asker`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Asker {
-    /// Every such call is one person's: the newest of theirs in flight that can ask (`related`,
-    /// its host id), else the session of their call that ended last (`related`: None).
-    One { session: SessionId, related: Option<Value> },
-    /// No host request is in flight or ended within the window.
-    Nobody,
-    /// Calls of several people are in flight or ended within the window: the owner cannot be
-    /// known.
-    Several,
-}
-
-/// Who a call is from, as far as owning a message goes: a person, or (a session whose person
-/// is not known) that session alone, never the same as anyone else.
-#[derive(PartialEq)]
-enum Caller<'a> {
-    Person(&'a str),
-    Session(&'a str),
-}
-
-impl<'a> Caller<'a> {
-    fn of(owner: &'a Option<Arc<str>>, session: &'a SessionId) -> Caller<'a> {
-        match owner {
-            Some(o) => Caller::Person(o),
-            None => Caller::Session(session),
-        }
-    }
-}
-
 /// A request given up at its deadline: answer the host, cancel it upstream.
 pub struct Expired<T> {
     pub pending: Pending<T>,
@@ -109,13 +77,6 @@ pub struct ProgressForHost {
 pub struct Routes<T> {
     /// How long a request may wait for its answer without progress.
     timeout: Duration,
-    /// How long after a host request ends its server may still speak of it (a log line after
-    /// the answer, a request raised before it noticed a cancellation): within it, the call's
-    /// person is still one of those a message that names no request may be from.
-    window: Duration,
-    /// Host requests that ended within `window`: by session, its person and when its last
-    /// request ended (bounded by the sessions there are; pruned as it is read).
-    ended: HashMap<SessionId, (Option<Arc<str>>, Instant)>,
     next_id: u64,
     pending: HashMap<String, Pending<T>>,
     progress: HashMap<String, ProgressRoute>,
@@ -145,21 +106,16 @@ fn remember(table: &mut HashMap<String, (SessionId, Instant)>, id: &str, session
     table.insert(key, (session.clone(), Instant::now()));
 }
 
-/// The caller window when none is configured (`upstream.callerWindowMs`).
-pub const CALLER_WINDOW: Duration = Duration::from_secs(5);
-
 impl<T> Default for Routes<T> {
     fn default() -> Self {
-        Routes::new(Duration::from_secs(120), CALLER_WINDOW)
+        Routes::new(Duration::from_secs(120))
     }
 }
 
 impl<T> Routes<T> {
-    pub fn new(timeout: Duration, window: Duration) -> Self {
+    pub fn new(timeout: Duration) -> Self {
         Routes {
             timeout,
-            window,
-            ended: HashMap::new(),
             next_id: 1,
             pending: HashMap::new(),
             progress: HashMap::new(),
@@ -167,10 +123,6 @@ impl<T> Routes<T> {
             elicitations: HashMap::new(),
             host_tasks: HashMap::new(),
         }
-    }
-
-    pub fn with_timeout(timeout: Duration) -> Self {
-        Routes::new(timeout, CALLER_WINDOW)
     }
 
     pub fn timeout(&self) -> Duration {
@@ -183,7 +135,7 @@ impl<T> Routes<T> {
         keys.into_iter()
             .filter_map(|k| {
                 let up_id = id_of_key(&k)?;
-                Some(Expired { pending: self.take(&k)?, up_id })
+                Some(Expired { pending: self.forget(&k)?, up_id })
             })
             .collect()
     }
@@ -348,22 +300,12 @@ impl<T> Routes<T> {
 
     /// Gives up on `up_id`: the waiting host is answered by the caller.
     pub fn give_up(&mut self, up_id: &Value) -> Option<Pending<T>> {
-        self.take(&jsonrpc::key_of(up_id))
+        self.forget(&jsonrpc::key_of(up_id))
     }
 
     /// Forgets a request that could not be sent (the server never heard of it).
     pub fn abandon(&mut self, up_id: u64) -> Option<Pending<T>> {
         self.forget(&jsonrpc::key_of(&json!(up_id)))
-    }
-
-    /// Takes out a request the server heard of: its session's person stays among the possible
-    /// callers for the window.
-    fn take(&mut self, key: &str) -> Option<Pending<T>> {
-        let p = self.forget(key)?;
-        if let Some(session) = &p.session {
-            self.ended.insert(session.clone(), (p.owner.clone(), Instant::now()));
-        }
-        Some(p)
     }
 
     fn forget(&mut self, key: &str) -> Option<Pending<T>> {
@@ -376,7 +318,7 @@ impl<T> Routes<T> {
 
     /// The upstream answered: the waiting request, with `msg`'s id set back to the host's.
     pub fn answered(&mut self, msg: &mut Value) -> Option<Pending<T>> {
-        let p = self.take(&jsonrpc::key_of(jsonrpc::id(msg)?))?;
+        let p = self.forget(&jsonrpc::key_of(jsonrpc::id(msg)?))?;
         if let Some(host_id) = &p.host_id {
             msg["id"] = host_id.clone();
         }
@@ -385,7 +327,7 @@ impl<T> Routes<T> {
 
     /// [`Routes::answered`] for a result kept as read.
     pub fn answered_raw(&mut self, raw: &mut RawResult) -> Option<Pending<T>> {
-        let p = self.take(&jsonrpc::key_of(&raw.id))?;
+        let p = self.forget(&jsonrpc::key_of(&raw.id))?;
         if let Some(host_id) = &p.host_id {
             raw.id = host_id.clone();
         }
@@ -412,50 +354,21 @@ impl<T> Routes<T> {
             .iter()
             .find(|(_, p)| p.session.as_ref() == Some(session) && p.host_id.as_ref() == Some(host_req))
             .map(|(k, _)| k.clone())?;
-        self.take(&key)?;
+        self.forget(&key)?;
         id_of_key(&key)
     }
 
-    /// Whose a message from the server that names no host request is (a stdio server never
-    /// names one): every call that could have caused it (in flight, or ended within the
-    /// window) says, when they are all one person's; then it is that person's newest request
-    /// in flight that can ask (a call, a prompt, a read), else their newest, else the session
-    /// of their call that ended last. Calls of several people: nobody can tell whose it is,
-    /// and a guess could hand one person's text to another, so it is `Several`.
-    pub fn asker(&mut self) -> Asker {
-        self.asker_at(Instant::now())
-    }
-
-    /// [`Routes::asker`] as of `now`.
-    pub fn asker_at(&mut self, now: Instant) -> Asker {
-        let window = self.window;
-        self.ended.retain(|_, (_, at)| now.saturating_duration_since(*at) < window);
-        let mut owner: Option<Caller> = None;
-        let mut best: Option<&Pending<T>> = None;
+    /// The newest host request in flight of `person` (None: of anyone) that could carry what
+    /// its server asks or says without naming a request: a call, a prompt or a read if there is
+    /// one, else any. Only asked once the message is known to be that person's (their own
+    /// connection, or an endpoint that cannot tell people apart): which of their requests
+    /// carries it is a choice among their own, never a guess at whose it is.
+    pub fn newest_of(&self, person: Option<&str>) -> Option<(SessionId, Value)> {
         let rank = |p: &Pending<T>| (matches!(&*p.method, "tools/call" | "prompts/get" | "resources/read"), p.started);
-        let in_flight = self.pending.values().filter_map(|p| Some(Caller::of(&p.owner, p.session.as_ref()?)));
-        for c in in_flight.chain(self.ended.iter().map(|(s, (o, _))| Caller::of(o, s))) {
-            match &owner {
-                None => owner = Some(c),
-                Some(first) if *first != c => return Asker::Several,
-                Some(_) => {}
-            }
-        }
-        if owner.is_none() {
-            return Asker::Nobody;
-        }
-        for p in self.pending.values().filter(|p| p.session.is_some()) {
-            if best.is_none_or(|b| rank(p) > rank(b)) {
-                best = Some(p);
-            }
-        }
-        if let Some((session, related)) = best.and_then(|p| Some((p.session.clone()?, p.host_id.clone()?))) {
-            return Asker::One { session, related: Some(related) };
-        }
-        match self.ended.iter().max_by_key(|(_, (_, at))| *at) {
-            Some((session, _)) => Asker::One { session: session.clone(), related: None },
-            None => Asker::Nobody,
-        }
+        let theirs = self.pending.values().filter(|p| p.session.is_some() && p.host_id.is_some());
+        let theirs = theirs.filter(|p| person.is_none_or(|o| p.owner.as_deref() == Some(o)));
+        let p = theirs.max_by_key(|p| rank(p))?;
+        Some((p.session.clone()?, p.host_id.clone()?))
     }
 
     /// Hands a server-to-client request to `session`: the id the host will see.
@@ -504,13 +417,8 @@ impl<T> Routes<T> {
         self.server_requests.iter().find(|(_, (_, u))| u == up_id).map(|(k, (s, _))| (s.clone(), k.clone()))
     }
 
-    /// A session left: its requests are no longer answered (the server may still be working
-    /// on them: its person stays among the possible callers for the window).
+    /// A session left: its requests are no longer answered.
     pub fn drop_session(&mut self, session: &SessionId) {
-        let now = Instant::now();
-        for p in self.pending.values().filter(|p| p.session.as_ref() == Some(session)) {
-            self.ended.insert(session.clone(), (p.owner.clone(), now));
-        }
         self.pending.retain(|_, p| p.session.as_ref() != Some(session));
         self.progress.retain(|_, r| &r.session != session);
         self.server_requests.retain(|_, (s, _)| s != session);
@@ -589,17 +497,26 @@ mod tests {
     }
 
     #[test]
-    fn server_requests_go_to_the_newest_call_of_the_one_person_in_flight() {
+    fn of_a_persons_requests_in_flight_the_newest_call_carries_what_names_none() {
         let mut r: Routes<()> = Routes::default();
-        assert_eq!(r.asker(), Asker::Nobody);
+        assert_eq!(r.newest_of(None), None);
         r.internal("tools/list", ());
-        assert_eq!(r.asker(), Asker::Nobody, "the proxy's own requests are nobody's");
+        assert_eq!(r.newest_of(None), None, "the proxy's own requests are nobody's");
         let mut a = call(json!(1), None);
         r.outgoing(&"A".into(), who("A"), &mut a, ());
         let mut ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
         // Another session of the same person.
         r.outgoing(&"A2".into(), who("A"), &mut ping, ());
-        assert_eq!(r.asker(), Asker::One { session: "A".into(), related: Some(json!(1)) }, "a tools/call wins over a newer ping");
+        assert_eq!(r.newest_of(Some("a")), Some(("A".into(), json!(1))), "a tools/call wins over a newer ping");
+        assert_eq!(r.newest_of(None), Some(("A".into(), json!(1))));
+        assert_eq!(r.newest_of(Some("b")), None, "alice's requests are never bob's");
+        let mut b = call(json!(1), None);
+        r.outgoing(&"B".into(), who("B"), &mut b, ());
+        assert_eq!(r.newest_of(Some("a")), Some(("A".into(), json!(1))), "bob's newer call does not make alice's anyone else's");
+        assert_eq!(r.newest_of(Some("b")), Some(("B".into(), json!(1))));
+        // A session whose person is not known is matched by no person.
+        r.outgoing(&"X".into(), None, &mut call(json!(2), None), ());
+        assert_eq!(r.newest_of(Some("x")), None);
         let id = r.server_request(&"A".into(), json!("up-5"));
         assert_eq!(r.server_request_cancelled(&json!("up-5")), Some(("A".to_string(), id.clone())));
         r.server_request_done(&id);
@@ -621,63 +538,33 @@ mod tests {
             for i in 5..10 {
                 r.outgoing(&"A".into(), who("A"), &mut ping(i), ());
             }
-            assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: Some(json!("new call")) });
+            assert_eq!(r.newest_of(Some("a")), Some(("A2".into(), json!("new call"))));
         }
     }
 
+    /// Every way a call ends takes it out of what can carry a message at once: nothing of it
+    /// lingers for a while after (there is no window in which it still counts).
     #[test]
-    fn a_server_request_is_nobodys_guess_when_several_people_have_calls_in_flight() {
-        let mut r: Routes<()> = Routes::default();
-        let up_a = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
-        let up_b = r.outgoing(&"B".into(), who("B"), &mut call(json!(1), None), ());
-        assert_eq!(r.asker(), Asker::Several);
-        r.answered(&mut json!({"jsonrpc": "2.0", "id": up_a, "result": {}}));
-        assert_eq!(r.asker(), Asker::Several, "alice's call just ended: her server may still speak of it");
-        let later = Instant::now() + CALLER_WINDOW;
-        assert_eq!(
-            r.asker_at(later),
-            Asker::One { session: "B".into(), related: Some(json!(1)) },
-            "past the window, bob's is the only call"
-        );
-        r.answered(&mut json!({"jsonrpc": "2.0", "id": up_b, "result": {}}));
-        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::Nobody);
-        // A session whose person is not known is no one's but its own.
-        r.outgoing(&"X".into(), None, &mut call(json!(2), None), ());
-        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::One { session: "X".into(), related: Some(json!(2)) });
-        r.outgoing(&"Y".into(), None, &mut call(json!(3), None), ());
-        assert_eq!(r.asker_at(later + CALLER_WINDOW), Asker::Several, "two unknown people are not one");
-    }
-
-    #[test]
-    fn a_call_that_ended_any_way_keeps_its_person_among_the_callers_for_the_window() {
+    fn a_call_that_ended_any_way_carries_nothing_more() {
         type End = fn(&mut Routes<()>, u64);
-        let ends: [(&str, End); 4] = [
+        let ends: [(&str, End); 6] = [
             ("answered", |r, up| drop(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})))),
             ("cancelled", |r, _| drop(r.cancel(&"A".into(), &json!(1)))),
             ("given up", |r, up| drop(r.give_up(&json!(up)))),
+            ("never sent", |r, up| drop(r.abandon(up))),
             ("session deleted", |r, _| r.drop_session(&"A".into())),
+            ("expired", |r, _| assert_eq!(r.expired(Instant::now() + Duration::from_secs(121)).len(), 1)),
         ];
         for (how, end) in ends {
-            let mut r: Routes<()> = Routes::new(Duration::from_secs(120), Duration::from_secs(5));
+            let mut r: Routes<()> = Routes::default();
             let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
+            assert_eq!(r.newest_of(Some("a")), Some(("A".into(), json!(1))), "{how}: in flight, it is hers");
             end(&mut r, up);
-            assert_eq!(r.asker(), Asker::One { session: "A".into(), related: None }, "{how}: alone, it is still hers");
-            r.outgoing(&"B".into(), who("B"), &mut call(json!(7), None), ());
-            assert_eq!(r.asker(), Asker::Several, "{how}: bob's call is not the only one that could have caused it");
-            let later = Instant::now() + Duration::from_secs(5);
-            assert_eq!(r.asker_at(later), Asker::One { session: "B".into(), related: Some(json!(7)) }, "{how}: past the window");
+            assert_eq!(r.newest_of(Some("a")), None, "{how}: ended, it carries nothing");
+            assert_eq!(r.newest_of(None), None, "{how}");
+            assert_eq!(r.pending_len(), 0, "{how}");
+            assert!(!r.is_pending(&json!(up)), "{how}");
         }
-        // Her own next call: still one person's.
-        let mut r: Routes<()> = Routes::default();
-        let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
-        r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}}));
-        r.outgoing(&"A2".into(), who("A"), &mut call(json!(2), None), ());
-        assert_eq!(r.asker(), Asker::One { session: "A2".into(), related: Some(json!(2)) });
-        // A request the server never heard of (it could not be sent) is nobody's call.
-        let mut r: Routes<()> = Routes::default();
-        let up = r.outgoing(&"A".into(), who("A"), &mut call(json!(1), None), ());
-        r.abandon(up);
-        assert_eq!(r.asker(), Asker::Nobody);
     }
 
     #[test]
@@ -699,12 +586,12 @@ mod tests {
         r.outgoing(&"A".into(), who("A"), &mut call(json!(1), Some("t")), 2);
         let failed: Vec<u8> = r.fail_all().into_iter().map(|p| p.reply).collect();
         assert_eq!(failed.len(), 2);
-        assert!(r.fail_all().is_empty() && r.asker() == Asker::Nobody);
+        assert!(r.fail_all().is_empty() && r.newest_of(None).is_none());
     }
 
     #[test]
     fn requests_expire_unless_progress_keeps_them_alive() {
-        let mut r: Routes<u8> = Routes::with_timeout(Duration::from_millis(100));
+        let mut r: Routes<u8> = Routes::new(Duration::from_millis(100));
         let mut quiet = call(json!(1), None);
         let quiet_up = r.outgoing(&"A".into(), who("A"), &mut quiet, 1);
         let mut busy = call(json!(2), Some("t"));

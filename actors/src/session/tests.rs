@@ -242,7 +242,7 @@ impl Fixture {
             "fake upstream".into(),
             hosts.clone(),
             metrics.clone(),
-            None,
+            crate::proxy::router::Hearers::OnePerson,
         );
         router.publish(Status {
             ready: true,

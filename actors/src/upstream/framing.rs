@@ -3,19 +3,15 @@
 //! A stdio upstream writes one JSON-RPC message (or batch) per line. The framer turns the bytes
 //! it reads into [`Frame`]s: good messages, bad lines (named, so the caller can count and skip
 //! them without dropping the link), and oversized lines. An oversized line is never held whole:
-//! past the limit only its first [`HEAD_BYTES`] and last [`TAIL_BYTES`] are kept, enough to find
-//! the request id so the caller can fail that one request. Memory stays
-//! O(`max_message_bytes` + 4 KiB) whatever the upstream writes.
+//! past the limit its bytes only stream through [`OwnId`], which reads the message's own
+//! top-level `id` (never one nested in what it carries), so the caller can fail that one
+//! request. Memory stays O(`max_message_bytes`) whatever the upstream writes.
 
 use serde_json::Value;
 
 use crate::mcp::jsonrpc::{self, Kind};
+use crate::mcp::own_id::OwnId;
 use crate::mcp::relayed::RawResult;
-
-/// How much of the start of an oversized line is kept (to find its `"id"`).
-pub const HEAD_BYTES: usize = 4096;
-/// How much of the end of an oversized line is kept (the `"id"` may come last).
-pub const TAIL_BYTES: usize = 256;
 /// Reasons quoted in [`BadFrame`] are cut to this many characters.
 const REASON_CHARS: usize = 100;
 
@@ -28,8 +24,8 @@ pub enum Frame {
     Raw(RawResult),
     /// A line (or batch element) that cannot be used; skip it and keep reading.
     Bad(BadFrame),
-    /// A line longer than the limit; `id` is the JSON-RPC id found in what was kept, if any,
-    /// and `bytes` the line's length (without its line ending).
+    /// A line longer than the limit; `id` is the message's own JSON-RPC id, if it has one
+    /// that can be read, and `bytes` the line's length (without its line ending).
     Oversized { id: Option<Value>, bytes: usize },
 }
 
@@ -67,23 +63,20 @@ impl std::fmt::Display for BadFrame {
     }
 }
 
-/// An oversized line being skipped: its head, a rolling tail, and its length so far.
+/// An oversized line being skipped: its own id as read so far, its length so far, and its last
+/// byte (a `\r` before the newline is not counted).
 #[derive(Debug)]
 struct Discard {
-    head: Vec<u8>,
-    tail: Vec<u8>,
+    id: OwnId,
     bytes: usize,
+    last: Option<u8>,
 }
 
 impl Discard {
     fn push(&mut self, seg: &[u8]) {
-        let room = HEAD_BYTES.saturating_sub(self.head.len());
-        self.head.extend_from_slice(&seg[..room.min(seg.len())]);
-        let last = &seg[seg.len().saturating_sub(TAIL_BYTES)..];
-        self.tail.extend_from_slice(last);
-        let excess = self.tail.len().saturating_sub(TAIL_BYTES);
-        self.tail.drain(..excess);
+        self.id.feed(seg);
         self.bytes += seg.len();
+        self.last = seg.last().copied().or(self.last);
     }
 }
 
@@ -135,7 +128,7 @@ impl LineFramer {
     /// Bytes held for the current partial line (for tests of the memory bound).
     #[doc(hidden)]
     pub fn buffered(&self) -> usize {
-        self.buf.len() + self.discard.as_ref().map_or(0, |d| d.head.len() + d.tail.len())
+        self.buf.len()
     }
 
     /// Adds bytes of the current line, switching to discard mode once it passes the limit.
@@ -152,7 +145,7 @@ impl LineFramer {
             self.buf.extend_from_slice(seg);
             return;
         }
-        let mut d = Discard { head: Vec::with_capacity(HEAD_BYTES), tail: Vec::with_capacity(2 * TAIL_BYTES), bytes: 0 };
+        let mut d = Discard { id: OwnId::new(), bytes: 0, last: None };
         d.push(&std::mem::take(&mut self.buf));
         d.push(seg);
         self.discard = Some(d);
@@ -160,8 +153,8 @@ impl LineFramer {
 
     fn end_line(&mut self, out: &mut Vec<Frame>) {
         if let Some(d) = self.discard.take() {
-            let bytes = d.bytes - usize::from(d.tail.last() == Some(&b'\r'));
-            out.push(Frame::Oversized { id: find_id(&d.head, &d.tail), bytes });
+            let bytes = d.bytes - usize::from(d.last == Some(b'\r'));
+            out.push(Frame::Oversized { id: d.id.answers(), bytes });
             return;
         }
         let line = std::mem::take(&mut self.buf);
@@ -172,9 +165,7 @@ impl LineFramer {
     fn line(&self, raw: &[u8], out: &mut Vec<Frame>) {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.len() > self.max {
-            let head = &raw[..raw.len().min(HEAD_BYTES)];
-            let tail = &raw[raw.len().saturating_sub(TAIL_BYTES)..];
-            out.push(Frame::Oversized { id: find_id(head, tail), bytes: line.len() });
+            out.push(Frame::Oversized { id: OwnId::of(line), bytes: line.len() });
             return;
         }
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -219,58 +210,6 @@ fn short(s: &str) -> String {
     let mut cut: String = s.chars().take(REASON_CHARS).collect();
     cut.push('…');
     cut
-}
-
-/// Best effort: the value of the first `"id": <number or string>` in the head, else the tail.
-fn find_id(head: &[u8], tail: &[u8]) -> Option<Value> {
-    scan_id(head).or_else(|| scan_id(tail))
-}
-
-/// The JSON-RPC `"id"` in a fragment of a message, if one can be seen (best effort).
-pub fn scan_id(bytes: &[u8]) -> Option<Value> {
-    const KEY: &[u8] = b"\"id\"";
-    let mut from = 0;
-    while let Some(at) = bytes[from..].windows(KEY.len()).position(|w| w == KEY) {
-        let start = from + at + KEY.len();
-        from = from + at + 1;
-        if let Some(v) = id_value(&bytes[start..]) {
-            return Some(v);
-        }
-    }
-    None
-}
-
-/// After `"id"`: optional spaces, `:`, optional spaces, then a whole number or string (one that
-/// ends inside `rest`, so a value cut off by the kept window is not mistaken for the id).
-fn id_value(rest: &[u8]) -> Option<Value> {
-    let skip_ws = |i: usize| i + rest[i..].iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')).count();
-    let mut i = skip_ws(0);
-    if rest.get(i) != Some(&b':') {
-        return None;
-    }
-    i = skip_ws(i + 1);
-    let value = &rest[i..];
-    let end = match value.first()? {
-        b'"' => {
-            let mut j = 1;
-            loop {
-                match value.get(j)? {
-                    b'\\' => j += 2,
-                    b'"' => break j + 1,
-                    _ => j += 1,
-                }
-            }
-        }
-        b'-' | b'0'..=b'9' => {
-            let len = value.iter().take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')).count();
-            // The number must be followed by something, or it may be cut short.
-            value.get(len)?;
-            len
-        }
-        _ => return None,
-    };
-    let v: Value = serde_json::from_slice(&value[..end]).ok()?;
-    (v.is_string() || v.is_number()).then_some(v)
 }
 
 #[cfg(test)]
@@ -377,7 +316,7 @@ mod tests {
         let mut frames = Vec::new();
         for c in bytes.chunks(777) {
             frames.extend(f.feed(c));
-            assert!(f.buffered() <= max + 1 + HEAD_BYTES + TAIL_BYTES, "{}", f.buffered());
+            assert!(f.buffered() <= max + 1, "{}", f.buffered());
         }
         assert_eq!(frames, vec![Frame::Oversized { id: Some(json!(42)), bytes: bytes.len() - 1 }]);
         // The framer is back to normal for the next line.
@@ -398,7 +337,7 @@ mod tests {
         let mut f = LineFramer::new(10);
         let frames = f.feed(&[b'a'; 50_000]);
         assert!(frames.is_empty());
-        assert!(f.buffered() <= HEAD_BYTES + TAIL_BYTES);
+        assert_eq!(f.buffered(), 0, "only what reads its id");
         assert_eq!(f.feed(b"\r\n"), vec![Frame::Oversized { id: None, bytes: 50_000 }]);
     }
 
@@ -416,17 +355,21 @@ mod tests {
         assert!(matches!(frames[..], [Frame::Oversized { bytes, .. }] if bytes == n));
     }
 
+    /// bob's arguments, echoed first, carry alice's upstream id; the server's own id comes last
+    /// (as the TypeScript SDK writes answers): the oversized answer is bob's (issue 60, item 4).
     #[test]
-    fn id_scan_is_strict_about_shape() {
-        assert_eq!(scan_id(br#"{"id":12,"#), Some(json!(12)));
-        assert_eq!(scan_id(br#"{"id":-3}"#), Some(json!(-3)));
-        assert_eq!(scan_id(br#"{"id":"a\"b"}"#), Some(json!("a\"b")));
-        // Cut off at the end of the kept window: not trusted.
-        assert_eq!(scan_id(br#"{"id":12"#), None);
-        assert_eq!(scan_id(br#"{"id":"abc"#), None);
-        // "id" as a value, or followed by something else, is skipped.
-        assert_eq!(scan_id(br#"{"name":"id","id":5}"#), Some(json!(5)));
-        assert_eq!(scan_id(br#"{"id":null}"#), None);
-        assert_eq!(scan_id(b""), None);
+    fn an_oversized_answer_is_the_request_it_names_not_one_an_argument_names() {
+        let echoed = format!(
+            "{{\"result\":{{\"structuredContent\":{{\"id\":7,\"padding\":\"{}\"}},\"content\":[]}},\"jsonrpc\":\"2.0\",\"id\":8}}\n",
+            "p".repeat(20_000)
+        );
+        for chunk in [7, 4096, echoed.len()] {
+            let mut f = LineFramer::new(1000);
+            let frames: Vec<Frame> = echoed.as_bytes().chunks(chunk).flat_map(|c| f.feed(c)).collect();
+            assert_eq!(frames, vec![Frame::Oversized { id: Some(json!(8)), bytes: echoed.len() - 1 }], "in chunks of {chunk}");
+        }
+        // With no id of its own it fails no one.
+        let orphan = format!("{{\"result\":{{\"id\":7,\"t\":\"{}\"}},\"jsonrpc\":\"2.0\"}}\n", "p".repeat(5000));
+        assert_eq!(LineFramer::new(1000).feed(orphan.as_bytes()), vec![Frame::Oversized { id: None, bytes: orphan.len() - 1 }]);
     }
 }

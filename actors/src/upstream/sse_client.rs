@@ -86,8 +86,7 @@ async fn read_stream(
                             Err(why) => break 'read why.to_string(),
                         },
                         _ if ev.oversized => {
-                            let id = super::framing::scan_id(ev.data.as_bytes());
-                            LinkEvent::Oversized { id, bytes: limits.max_message_bytes.saturating_add(1) }
+                            LinkEvent::Oversized { id: ev.own_id.clone(), bytes: limits.max_message_bytes.saturating_add(1) }
                         }
                         None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
                             Ok(m) if m.is_array() || !matches!(jsonrpc::kind(&m), jsonrpc::Kind::Invalid(_)) => LinkEvent::Message(m),

@@ -41,14 +41,12 @@ pub struct UpstreamConfig {
     /// cancellation.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: u64,
-    /// How long after a call ends its server may still speak of it without naming it (a log
-    /// line after the answer, a sampling request raised before it noticed a cancellation).
-    /// A server request, log line or notification that names no request is given to a person
-    /// only when every call in flight or ended within this window on that server is theirs;
-    /// otherwise it is refused or kept back. Longer is safer with servers slow to notice a
-    /// cancellation; shorter lets a shared server ask the next person sooner.
-    #[serde(default = "default_caller_window_ms")]
-    pub caller_window_ms: u64,
+    /// No longer used, and a warning when set: whose a server's message is was once guessed
+    /// from the calls that ended within this window; it is now known by construction (the
+    /// request, task or subscription it names, or whose the connection is), never from the
+    /// clock. Accepted so that configurations written for earlier versions still start.
+    #[serde(default)]
+    pub caller_window_ms: Option<u64>,
     /// A message from the upstream larger than this fails its request instead of growing memory.
     #[serde(default = "default_max_message_bytes")]
     pub max_message_bytes: u64,
@@ -72,7 +70,7 @@ impl Default for UpstreamConfig {
             url: None,
             headers: BTreeMap::new(),
             request_timeout_ms: default_request_timeout_ms(),
-            caller_window_ms: default_caller_window_ms(),
+            caller_window_ms: None,
             max_message_bytes: default_max_message_bytes(),
             max_tools: default_max_tools(),
             max_tool_list_bytes: default_max_tool_list_bytes(),
@@ -82,10 +80,6 @@ impl Default for UpstreamConfig {
 
 fn default_request_timeout_ms() -> u64 {
     120_000
-}
-
-fn default_caller_window_ms() -> u64 {
-    5_000
 }
 
 fn default_max_message_bytes() -> u64 {

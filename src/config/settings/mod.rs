@@ -190,6 +190,13 @@ impl Settings {
         let c = &self.config.cache;
         (c.kind == CacheType::Filesystem).then_some(c.dir.as_deref()).flatten()
     }
+
+    /// Whether the edge tells several people apart (the HTTP transport with OAuth, a tokens
+    /// file or tokens of more than one principal). Then a shared server's message that names
+    /// no owner is no one's, and only admins shape the shared pages.
+    pub fn several_people(&self) -> bool {
+        self.host_transport != HostTransport::Stdio && self.auth.several_people()
+    }
 }
 
 pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
@@ -199,6 +206,9 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     };
     let mut warnings = Vec::new();
     let upstreams = upstreams(args, env, &mut cfg, &mut warnings)?;
+    if cfg.upstream.caller_window_ms.is_some() {
+        warnings.push("upstream.callerWindowMs is no longer used: whose a server's message is comes from what it names (a request, a task, a subscription) or whose the connection is, never from which calls just ended; remove the field".into());
+    }
     let listener = server::resolve(args, &mut cfg)?;
     let auth = auth::resolve(args, env, &mut cfg, &mut warnings)?;
     if cfg.refinements.scope == config::RefinementScope::Principal && !auth.configured() {
@@ -316,7 +326,6 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     upstream::limits(args, cfg)?;
     let defaults = servers::Defaults {
         request_timeout_ms: cfg.upstream.request_timeout_ms,
-        caller_window_ms: cfg.upstream.caller_window_ms,
         max_message_bytes: cfg.upstream.max_message_bytes,
         max_tools: cfg.upstream.max_tools,
         max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,
@@ -327,7 +336,6 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             prefix: "default".into(),
             spec,
             request_timeout: std::time::Duration::from_millis(cfg.upstream.request_timeout_ms),
-            caller_window: std::time::Duration::from_millis(cfg.upstream.caller_window_ms),
             max_message_bytes: usize::try_from(cfg.upstream.max_message_bytes).unwrap_or(usize::MAX),
             max_tools: cfg.upstream.max_tools,
             max_tool_list_bytes: cfg.upstream.max_tool_list_bytes,

@@ -27,8 +27,6 @@ pub struct ServerSettings {
     pub prefix: String,
     pub spec: UpstreamSpec,
     pub request_timeout: Duration,
-    /// `upstream.callerWindowMs`.
-    pub caller_window: Duration,
     pub max_message_bytes: usize,
     /// What its tool list may hold (`upstream.maxTools`, `upstream.maxToolListBytes`).
     pub max_tools: usize,
@@ -71,7 +69,6 @@ impl ServerSettings {
         self.spec != new.spec
             || self.per_principal != new.per_principal
             || self.request_timeout != new.request_timeout
-            || self.caller_window != new.caller_window
             || self.max_message_bytes != new.max_message_bytes
             || (self.max_tools, self.max_tool_list_bytes) != (new.max_tools, new.max_tool_list_bytes)
     }
@@ -90,7 +87,6 @@ pub struct Read {
 #[derive(Debug, Clone, Copy)]
 pub struct Defaults {
     pub request_timeout_ms: u64,
-    pub caller_window_ms: u64,
     pub max_message_bytes: u64,
     pub max_tools: usize,
     pub max_tool_list_bytes: usize,
@@ -287,7 +283,6 @@ fn server(
         prefix,
         spec,
         request_timeout: Duration::from_millis(timeout_ms),
-        caller_window: Duration::from_millis(defaults.caller_window_ms),
         max_message_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
         max_tools: defaults.max_tools,
         max_tool_list_bytes: defaults.max_tool_list_bytes,
@@ -385,13 +380,8 @@ pub(crate) fn globs(field: &str, patterns: &[String]) -> Result<Vec<Glob>, Confi
 mod tests {
     use super::*;
 
-    const D: Defaults = Defaults {
-        request_timeout_ms: 120_000,
-        caller_window_ms: 5_000,
-        max_message_bytes: 16 << 20,
-        max_tools: 10_000,
-        max_tool_list_bytes: 16 << 20,
-    };
+    const D: Defaults =
+        Defaults { request_timeout_ms: 120_000, max_message_bytes: 16 << 20, max_tools: 10_000, max_tool_list_bytes: 16 << 20 };
 
     fn env(k: &str) -> Option<String> {
         match k {

@@ -100,9 +100,6 @@ pub(super) fn limits(args: &Args, cfg: &mut Config) -> Result<(), ConfigError> {
     if !(1..=MAX_TIMEOUT_MS).contains(&cfg.upstream.request_timeout_ms) {
         return Err(ConfigError::new(timeout_field, format!("must be from 1 to {MAX_TIMEOUT_MS} (milliseconds, 24 h)")));
     }
-    if cfg.upstream.caller_window_ms > 600_000 {
-        return Err(ConfigError::new("upstream.callerWindowMs", "must be from 0 to 600000 (milliseconds, 10 minutes)"));
-    }
     if cfg.upstream.max_message_bytes < 1024 {
         return Err(ConfigError::new("upstream.maxMessageBytes", "must be at least 1024 (bytes)"));
     }

@@ -1,13 +1,14 @@
 //! The upstream -> host half of the router: answers to whoever waits, notifications tied to a
 //! request, and where a server-to-client request (or a log line naming no request) goes: the
-//! one place that decides whose it is (see ARCHITECTURE.md, "What a server sends toward hosts").
+//! one place that decides whose it is, from what the message names and whose the connection
+//! is, never from the clock (see ARCHITECTURE.md, "Whose a message is").
 
 use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
+use super::{Hearers, Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::relayed::{RawResult, Relayed};
@@ -15,7 +16,7 @@ use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
 use crate::process::locks::Recover;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
-use crate::proxy::routes::{Asker, Pending, Round};
+use crate::proxy::routes::{Pending, Round};
 use crate::proxy::tasks::{self, TaskRoute};
 
 impl Router {
@@ -89,55 +90,45 @@ impl Router {
         true
     }
 
-    /// Whose a message that names no request is (a stdio server's log line or notification,
-    /// see `Routes::asker`): asked on the link's reader, in order with the answers (an answer
-    /// that overtook the message would end the call it belongs to).
-    pub fn whose_unnamed(&self) -> Asker {
-        self.routes().asker()
-    }
-
-    /// With no call in flight or just ended: the one person who could hear a message that
-    /// names no one (this is their own connection, or every connected session is theirs).
-    pub fn sole_listener(&self) -> Option<Arc<str>> {
-        self.owner.clone().or_else(|| self.hosts.sole_owner())
-    }
-
     /// Where a notification that names no request goes: the one rule for what has no owner
-    /// named (see `audience::Said`). Decided on the link's reader, in order with the answers.
-    /// What it keeps back is counted here.
+    /// named (see `audience::Said` and [`Hearers`]). Decided on the link's reader, in order with
+    /// the answers. What it keeps back is counted here.
+    ///
+    /// What names a task is its owner's (a task the service does not know: no one's). What
+    /// names nothing is this connection's person's (their own connection, or an endpoint that
+    /// cannot tell people apart): on their newest call in flight, else to their sessions by the
+    /// delivery rule. With several people on the connection it is no one's: kept back, in the
+    /// service's log and metrics.
     pub fn unnamed(&self, msg: &mut Value) -> Unnamed {
         let said = Said::of(jsonrpc::method(msg).unwrap_or_default());
-        let kept = |kind, reason| {
+        let kind = if said == Said::Log { "log" } else { "notification" };
+        let kept = |reason| {
             self.metrics.kept_back(&self.server, kind, reason).inc();
             Unnamed::KeptBack { kind, reason }
         };
-        // What names a task is its owner's (its ids made the hosts' way first).
-        if let Some(route) = self.task_out(msg) {
-            return Unnamed::Task(route);
+        match self.task_out(msg) {
+            Named::Task(route) => return Unnamed::Task(*route),
+            Named::UnknownTask => return kept("unknown_task"),
+            Named::Nothing => {}
         }
-        match said {
-            Said::Log => match self.whose_unnamed() {
-                Asker::One { session, related } => Unnamed::Session(session, related),
-                Asker::Nobody => Unnamed::ServerWide,
-                Asker::Several => kept("log", "owner_unknown"),
-            },
-            Said::ElicitationComplete | Said::TaskStatus | Said::Other => {
-                let elicitation = msg.at("/params/elicitationId").and_then(Value::as_str);
-                if let Some(session) =
-                    elicitation.filter(|_| said == Said::ElicitationComplete).and_then(|e| self.routes().elicitation_done(e))
-                {
-                    return Unnamed::Session(session, None);
-                }
-                match self.whose_unnamed() {
-                    Asker::One { session, related } => Unnamed::Session(session, related),
-                    Asker::Nobody => match self.sole_listener() {
-                        Some(person) => Unnamed::Person(person),
-                        None => kept("notification", "no_owner"),
-                    },
-                    Asker::Several => kept("notification", "owner_unknown"),
-                }
-            }
-            _ => Unnamed::ServerWide,
+        if !matches!(said, Said::Log | Said::ElicitationComplete | Said::TaskStatus | Said::Other) {
+            return Unnamed::ServerWide;
+        }
+        let elicitation = msg.at("/params/elicitationId").and_then(Value::as_str);
+        if let Some(session) = elicitation.filter(|_| said == Said::ElicitationComplete).and_then(|e| self.routes().elicitation_done(e)) {
+            return Unnamed::Session(session, None);
+        }
+        let person = match &self.hearers {
+            Hearers::People => return kept("owner_unknown"),
+            Hearers::Person(p) => Some(p.as_ref()),
+            Hearers::OnePerson => None,
+        };
+        match (self.routes().newest_of(person), person) {
+            (Some((session, related)), _) => Unnamed::Session(session, Some(related)),
+            // A log line no call carries: to whoever of theirs asked for logs at its level.
+            (None, _) if said == Said::Log => Unnamed::ServerWide,
+            (None, Some(p)) => Unnamed::Person(Arc::from(p)),
+            (None, None) => Unnamed::Everyone,
         }
     }
 
@@ -170,54 +161,54 @@ impl Router {
 
     /// Where a server-to-client request goes, with the id the host will see it under. The one
     /// rule: to the session of the host request it names (`stream_of`, an upstream id: the
-    /// request whose stream carried it), else of that person's call when every call that could
-    /// have caused it (in flight, or ended within the caller window) is one person's, else
-    /// (nothing in flight or just ended) the last active session when it is the only person
-    /// who could be asked. Never a guess across people.
+    /// request whose stream carried it), else (it names none) to this connection's person
+    /// (see [`Hearers`]): their newest call in flight, else their last active session. With
+    /// several people on the connection, a request that names no call is no one's: refused.
     pub fn server_request_target(&self, up_id: Value, stream_of: Option<&Value>) -> Result<(Target, String), Unrouted> {
-        self.server_request_target_in(up_id, stream_of, None)
+        self.server_request_target_in(up_id, stream_of, &Named::Nothing)
     }
 
     /// [`Router::server_request_target`] for a request that names a task (`task`): its owner's,
     /// on the stream of their request waiting on that task if there is one.
-    pub fn server_request_target_in(
-        &self,
-        up_id: Value,
-        stream_of: Option<&Value>,
-        task: Option<&TaskRoute>,
-    ) -> Result<(Target, String), Unrouted> {
+    pub fn server_request_target_in(&self, up_id: Value, stream_of: Option<&Value>, task: &Named) -> Result<(Target, String), Unrouted> {
         let mut routes = self.routes();
         let (session, related) = match (stream_of, task) {
             (Some(r), _) => {
                 let (session, related) = routes.host_of(r).ok_or(Unrouted::RequestGone)?;
                 (session, Some(related))
             }
-            (None, Some(t)) => match routes.waiting_on_task(&t.upstream, &t.owner) {
+            (None, Named::UnknownTask) => return Err(Unrouted::UnknownTask),
+            (None, Named::Task(t)) => match routes.waiting_on_task(&t.upstream, &t.owner) {
                 Some((session, related)) => (session, Some(related)),
                 None => {
                     let connected = self.hosts.port(&t.session, Some(&t.owner)).is_some();
-                    let session = if connected { Some(t.session.clone()) } else { self.hosts.session_of(&t.owner) };
+                    let session = if connected { Some(t.session.clone()) } else { self.hosts.session_of(Some(&t.owner)) };
                     (session.ok_or(Unrouted::NoHost)?, None)
                 }
             },
-            (None, None) => match routes.asker() {
-                Asker::One { session, related } => (session, related),
-                Asker::Several => return Err(Unrouted::OwnerUnknown),
-                Asker::Nobody => (self.idle_asker().ok_or(Unrouted::NoHost)?, None),
-            },
+            (None, Named::Nothing) => {
+                let person = match &self.hearers {
+                    Hearers::People => return Err(Unrouted::OwnerUnknown),
+                    Hearers::Person(p) => Some(p.as_ref()),
+                    Hearers::OnePerson => None,
+                };
+                match routes.newest_of(person) {
+                    Some((session, related)) => (session, Some(related)),
+                    None => (self.idle_session(person).ok_or(Unrouted::NoHost)?, None),
+                }
+            }
         };
         let port = self.port(&session).ok_or(Unrouted::NoHost)?;
         let host_side_id = routes.server_request(&session, up_id);
         Ok((Target { session, port, related }, host_side_id))
     }
 
-    /// With nothing in flight: the last active session, if its person is the only one who
-    /// could be asked (this is their own connection, or every connected session is theirs).
-    fn idle_asker(&self) -> Option<SessionId> {
-        let session = self.last_active.guard().clone()?;
-        let owner = self.hosts.owner_of(&session)?;
-        let only = self.owner.as_ref() == Some(&owner) || self.hosts.sole_owner().as_ref() == Some(&owner);
-        only.then_some(session)
+    /// With no call of theirs in flight: the last active session if it is `person`'s (None:
+    /// anyone's, on an endpoint of one person), else any of theirs.
+    fn idle_session(&self, person: Option<&str>) -> Option<SessionId> {
+        let last = self.last_active.guard().clone();
+        let theirs = last.filter(|s| self.hosts.owner_of(s).is_some_and(|o| person.is_none_or(|p| *o == *p)));
+        theirs.or_else(|| self.hosts.session_of(person))
     }
 
     pub fn server_request_done(&self, host_side_id: &str) {
@@ -225,14 +216,17 @@ impl Router {
     }
 
     /// The task a message from the server names (a status's `taskId`, or related-task
-    /// `_meta`), with every such id made the hosts' way in `msg`; None when it names none the
-    /// service knows (its ids are still made the hosts' way).
-    pub fn task_out(&self, msg: &mut Value) -> Option<TaskRoute> {
+    /// `_meta`), with every such id made the hosts' way in `msg`: one the service knows, one
+    /// it does not (whose it is cannot be known: no one's), or none named.
+    pub fn task_out(&self, msg: &mut Value) -> Named {
         let status = jsonrpc::method(msg) == Some("notifications/tasks/status");
         let upstream = match tasks::related_task(msg) {
             Some(id) => id.to_string(),
-            None if status => msg.at("/params/taskId").and_then(Value::as_str)?.to_string(),
-            None => return None,
+            None if status => match msg.at("/params/taskId").and_then(Value::as_str) {
+                Some(id) => id.to_string(),
+                None => return Named::Nothing,
+            },
+            None => return Named::Nothing,
         };
         let exposed = tasks::exposed_id(self.prefix.as_deref(), &upstream);
         tasks::set_related_task(msg, &exposed);
@@ -241,7 +235,10 @@ impl Router {
                 p.insert("taskId".into(), json!(exposed));
             }
         }
-        self.tasks().of_upstream(&self.server, &upstream)
+        match self.tasks().of_upstream(&self.server, &upstream) {
+            Some(route) => Named::Task(Box::new(route)),
+            None => Named::UnknownTask,
+        }
     }
 
     /// Delivers a message that names `task` to its owner: a bridged task's status as progress
@@ -298,18 +295,32 @@ impl Router {
     }
 }
 
+/// What a server's message names of the tasks the service keeps (see [`Router::task_out`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Named {
+    /// No task.
+    Nothing,
+    /// A task the service knows: its owner's.
+    Task(Box<TaskRoute>),
+    /// A task the service does not know: no one's.
+    UnknownTask,
+}
+
 /// Where a notification that names no request goes (see [`Router::unnamed`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unnamed {
-    /// One of the server-wide kinds, for the delivery rule (a log line no call could have
-    /// caused goes to those who asked for logs).
+    /// One of the server-wide kinds, for the delivery rule (a log line of the connection's
+    /// person that no call carries goes to their sessions that asked for logs).
     ServerWide,
-    /// This session's: its person's call (`related`, if still in flight) is the only one that
-    /// could have caused it.
+    /// This session's: its person's call in flight (`related`), or the session an elicitation
+    /// it completes was sent to.
     Session(SessionId, Option<Value>),
-    /// This person's sessions: no call could have caused it, and they are the only one who
-    /// could hear it.
+    /// This person's sessions: it is this connection's person's, and no call of theirs is in
+    /// flight to carry it.
     Person(Arc<str>),
+    /// Every connected session: the endpoint cannot tell people apart, so all of them are the
+    /// one person's, and no call is in flight to carry it.
+    Everyone,
     /// No one's: kept back (and counted).
     KeptBack { kind: &'static str, reason: &'static str },
     /// It names a task: its owner's (see `Router::to_task_owner`).

@@ -46,7 +46,7 @@ impl StartPrincipal for Fake {
             "test".into(),
             Arc::new(Hosts::default()),
             self.metrics.clone(),
-            None,
+            crate::proxy::router::Hearers::OnePerson,
         );
         Ok(Started { router, stop: Stoppable(self.stopped.clone()).start().recipient(), exchanged: None })
     }

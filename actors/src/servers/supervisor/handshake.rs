@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::{ServerSupervisor, State};
 use crate::mcp::jsonrpc;
 use crate::mcp::revision_2026;
-use crate::proxy::router::Router;
+use crate::proxy::router::{Hearers, Router};
 use crate::servers::listing::{await_result, list_bounded, ListBounds};
 use crate::upstream::{UpstreamError, UpstreamSpec};
 
@@ -27,11 +27,7 @@ impl ServerSupervisor {
     pub(super) fn initialize(&mut self, ctx: &mut Context<Self>, gen: u64) {
         let params = json!({
             "protocolVersion": UPSTREAM_PROTOCOL_VERSION,
-            // The proxy answers these by asking a connected host, so it declares them. A sampling
-            // or elicitation asked as a task goes to a host that runs it as one, or is asked
-            // plainly of one that does not (the server gets the result at once).
-            "capabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true},
-                "tasks": {"requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}},
+            "capabilities": client_capabilities(may_ask(&self.spec, self.router.hearers())),
             "clientInfo": {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
         });
         let router = self.router.clone();
@@ -61,6 +57,28 @@ impl ServerSupervisor {
                 Err(why) => act.lost(ctx, why.to_string()),
             }
         }));
+    }
+}
+
+/// Whether the server is offered the capabilities whose requests need an owner (sampling,
+/// elicitation, roots): only where whose each request is can be known by construction. A
+/// connection of one person's, or an endpoint that cannot tell people apart, is always one
+/// person's; shared by several people, only a Streamable HTTP server can say whose a request
+/// is (it sends it on the stream of the call it belongs to). A stdio pipe or a legacy SSE
+/// stream carries everyone's requests on one channel: such a server is not invited to ask.
+pub fn may_ask(spec: &UpstreamSpec, hearers: &Hearers) -> bool {
+    *hearers != Hearers::People || matches!(spec, UpstreamSpec::StreamableHttp { .. })
+}
+
+/// What the proxy declares in `initialize`. It answers sampling, elicitation and roots by
+/// asking the host whose request it is, so it declares them where it can know that (`ask`);
+/// a sampling or elicitation asked as a task goes to a host that runs it as one, or is asked
+/// plainly of one that does not (the server gets the result at once).
+fn client_capabilities(ask: bool) -> Value {
+    match ask {
+        true => json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true},
+            "tasks": {"requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}}),
+        false => json!({}),
     }
 }
 
@@ -112,4 +130,27 @@ async fn discover(router: &Router) -> Option<Value> {
 /// empty list.
 pub(super) async fn list_all_tools(router: &Router, bounds: ListBounds) -> Result<Vec<Value>, UpstreamError> {
     list_bounded(router, "tools/list", "tools", INIT_TIMEOUT, bounds).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn only_a_server_that_can_say_whose_a_request_is_may_ask_when_several_people_share_it() {
+        let stdio = UpstreamSpec::Stdio { command: "s".into(), args: vec![], env: vec![], cwd: None };
+        let url = url::Url::parse("http://127.0.0.1:1/mcp").unwrap();
+        let http = UpstreamSpec::StreamableHttp { url: url.clone(), headers: vec![], bearer: None };
+        let sse = UpstreamSpec::Sse { url, headers: vec![] };
+        for spec in [&stdio, &http, &sse] {
+            assert!(may_ask(spec, &Hearers::OnePerson), "{}: one person", spec.transport());
+            assert!(may_ask(spec, &Hearers::Person(Arc::from("alice"))), "{}: a person's own", spec.transport());
+        }
+        assert!(may_ask(&http, &Hearers::People), "a call's own stream says whose");
+        assert!(!may_ask(&stdio, &Hearers::People) && !may_ask(&sse, &Hearers::People), "one channel for everyone says nothing");
+        let offered = client_capabilities(true);
+        assert!(["sampling", "elicitation", "roots", "tasks"].iter().all(|c| offered.get(c).is_some()), "{offered}");
+        assert_eq!(client_capabilities(false), json!({}), "not invited: nothing it would ask with is declared");
+    }
 }

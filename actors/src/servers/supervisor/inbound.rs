@@ -34,7 +34,7 @@ impl ServerSupervisor {
     }
 
     /// sampling, elicitation, roots, ping: go to the host whose request it is (see
-    /// `Router::server_request_target`); one whose owner cannot be known is refused, never guessed.
+    /// `Router::server_request_target`); one whose owner is not known is refused, never guessed.
     pub(super) fn on_server_request(&mut self, ctx: &mut Context<Self>, msg: Value, stream_of: Option<Value>) {
         let Some(up_id) = jsonrpc::id(&msg).cloned() else { return };
         let method = jsonrpc::method(&msg).unwrap_or_default().to_string();
@@ -52,7 +52,7 @@ impl ServerSupervisor {
                 msg["params"]["taskId"] = json!(theirs);
                 (target, id)
             }),
-            None => self.router.server_request_target_in(up_id.clone(), stream_of.as_ref(), task.as_ref()),
+            None => self.router.server_request_target_in(up_id.clone(), stream_of.as_ref(), &task),
         };
         let (target, host_side_id) = match target {
             Ok(found) => found,
@@ -134,8 +134,8 @@ impl ServerSupervisor {
                 }
                 self.router.broadcast(HostEvent::heard(msg, self.router.origin()));
             }
-            // The reader found no call that could have caused it (see `route`): who asked for
-            // logs hears it.
+            // The reader placed it (see `route`): this connection's person's, and no call of theirs
+            // carries it: whoever of theirs asked for logs hears it.
             "notifications/message" => self.router.broadcast(HostEvent::heard(self.with_logger(msg), self.router.origin())),
             m => match Said::of(m) {
                 Said::ListChanged => self.router.broadcast(HostEvent::heard(without_subscription(msg), self.router.origin())),
@@ -239,6 +239,10 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, on_
             }
             Unnamed::Person(person) => {
                 router.broadcast_to(&person, HostEvent::heard(with_logger(naming, msg), router.origin()));
+                None
+            }
+            Unnamed::Everyone => {
+                router.broadcast(HostEvent::heard(with_logger(naming, msg), router.origin()));
                 None
             }
             Unnamed::Task(task) => {

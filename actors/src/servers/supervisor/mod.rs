@@ -21,7 +21,7 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use handshake::list_all_tools;
-pub use handshake::UPSTREAM_PROTOCOL_VERSION;
+pub use handshake::{may_ask, UPSTREAM_PROTOCOL_VERSION};
 
 use crate::mcp::jsonrpc::{self, code};
 use crate::messages::ToolsDiff;
@@ -439,7 +439,7 @@ impl Handler<LinkMsg> for ServerSupervisor {
                         event = "oversized_unmatched",
                         bytes,
                         limit,
-                        "an oversized upstream message named no request; dropped"
+                        "an oversized upstream message answers no request that can be read; it fails no one"
                     ),
                 }
             }

@@ -70,7 +70,7 @@ fn fleet(servers: &[(&str, Naming, Vec<Value>, bool)]) -> Arc<Fleet> {
             "test".into(),
             hosts.clone(),
             metrics.clone(),
-            None,
+            crate::proxy::router::Hearers::OnePerson,
         );
         let caps = if *resources { json!({"tools": {}, "resources": {"subscribe": true}}) } else { json!({"tools": {}}) };
         router.publish(crate::messages::Status {

@@ -44,10 +44,12 @@ impl Shared {
                 Some(Ok(bytes)) => {
                     for ev in parser.feed(&bytes) {
                         if ev.oversized {
-                            // On a POST's stream the big one is, in practice, that request's answer.
-                            let id = stream_of.clone().or_else(|| crate::upstream::framing::scan_id(ev.data.as_bytes()));
+                            // It fails the request it answers (its own id, on any stream), and
+                            // no other: one that answers nothing is counted and logged, and a
+                            // POST's stream that ends without its answer fails that request.
+                            let id = ev.own_id.clone();
+                            answered |= stream_of.is_some() && id == stream_of;
                             let bytes = self.limits.max_message_bytes.saturating_add(1);
-                            answered |= stream_of.is_some();
                             self.emit(LinkEvent::Oversized { id, bytes }).await;
                             continue;
                         }
