@@ -41,6 +41,9 @@ impl Governance {
             _ => None,
         };
         let trail = Trail::start(&settings.audit, &metrics.access.audit_lines, otlp);
+        if settings.several_people() {
+            trail.handle().share_per_person();
+        }
         let profiles = Arc::new(Profiles::new(settings.profiles.clone()));
         Arc::new(Governance { policies, trail, profiles })
     }

@@ -100,6 +100,11 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let stores = stores(settings, &metrics, &shared);
     let registry = Registry::new(stores.pages.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    let limits = &settings.config.limits;
+    fleet.hosts().tasks().set_limits(mcp_gen_ui_actors::proxy::tasks::TaskLimits {
+        per_person: limits.tasks_per_person,
+        watches_per_person: limits.task_watches_per_person,
+    });
     if let Some(s) = &shared {
         // A task made through one replica is found through another.
         fleet.hosts().tasks().set_share(Arc::new(s.clone()));
@@ -153,6 +158,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             config::file::AppsSdkMode::Undeclared => AppsSdk::Undeclared,
         },
         llm_windows: Default::default(),
+        notification_buckets: Default::default(),
         policies: gov.policies.clone(),
         audit: gov.audit(),
         profiles: gov.profiles.clone(),
@@ -164,6 +170,8 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             max_in_flight: cfg.limits.max_in_flight_per_session,
             llm_calls_per_minute: cfg.limits.llm_calls_per_minute,
             tools_per_page: cfg.limits.tools_per_page,
+            notifications_per_second: cfg.limits.host_notifications_per_second,
+            max_batch: cfg.limits.max_batch_messages,
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })

@@ -6,12 +6,15 @@
 //! Handing over never waits: the queue is bounded, and a line that does not fit is dropped and
 //! counted. With `audit.required`, a call is admitted only with a place in the queue reserved
 //! for its line and while the writer can write ([`Audit::admit`]), so no call goes unrecorded.
+//! With several people, each has a share of the queue (a quarter of it): one person's flood
+//! fills their own share, dropping (or, required, refusing) their lines first, never another's.
 //! A call's line is written when it ends; a call that never ends (its session went) is written
 //! as `abandoned` when its [`Pending`] is dropped.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use prometheus::IntCounter;
@@ -191,6 +194,10 @@ struct Inner {
     /// Lines queued or reserved (at most `capacity`).
     queued: AtomicUsize,
     capacity: usize,
+    /// The most lines one person may have queued or reserved (`capacity` while people are not
+    /// told apart), and how many each has.
+    share: AtomicUsize,
+    per_person: Mutex<HashMap<Arc<str>, usize>>,
     /// The writer's last write succeeded (or it recovered since).
     healthy: AtomicBool,
     /// `audit` has a sink (a reload may turn it on or off).
@@ -208,6 +215,47 @@ struct Inner {
 pub const STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Inner {
+    /// A place in the queue for one of `person`'s lines, within the queue and their share.
+    fn reserve(&self, person: &Arc<str>) -> bool {
+        use crate::process::locks::Recover;
+        let before = self.queued.fetch_add(1, Ordering::AcqRel);
+        if before >= self.capacity {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        let share = self.share.load(Ordering::Relaxed);
+        if share >= self.capacity {
+            return true;
+        }
+        let mut people = self.per_person.guard();
+        let held = people.entry(person.clone()).or_insert(0);
+        if *held >= share {
+            drop(people);
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        *held += 1;
+        true
+    }
+
+    /// Places of these people's lines given back (written, kept by the writer, or lost).
+    fn release<'a>(&self, people: impl Iterator<Item = &'a Arc<str>>) {
+        use crate::process::locks::Recover;
+        let mut n = 0;
+        let mut held = self.per_person.guard();
+        for p in people {
+            n += 1;
+            if let Some(c) = held.get_mut(p) {
+                *c -= 1;
+                if *c == 0 {
+                    held.remove(p);
+                }
+            }
+        }
+        drop(held);
+        self.queued.fetch_sub(n, Ordering::AcqRel);
+    }
+
     fn stalled(&self) -> bool {
         let since = self.writing_since_ms.load(Ordering::Acquire);
         since != 0 && crate::messages::monotonic_ms().saturating_sub(since) >= STALLED_AFTER.as_millis() as u64
@@ -221,10 +269,11 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// `n` entries taken off the queue are done with: written, kept or dropped. Until then
-    /// they count as pending, so a shutdown waits for them to reach the sink.
-    pub fn done(&self, n: usize) {
-        self.inner.queued.fetch_sub(n, Ordering::AcqRel);
+    /// Entries taken off the queue are done with: written, kept or dropped. Until then they
+    /// count as pending, so a shutdown waits for them to reach the sink, and against their
+    /// person's share.
+    pub fn done(&self, entries: &[Entry]) {
+        self.inner.release(entries.iter().map(|e| &e.principal));
     }
 
     /// Lines queued or being written.
@@ -295,6 +344,8 @@ impl Audit {
             tx,
             queued: AtomicUsize::new(0),
             capacity,
+            share: AtomicUsize::new(capacity),
+            per_person: Mutex::new(HashMap::new()),
             healthy: AtomicBool::new(true),
             on: AtomicBool::new(true),
             required: AtomicBool::new(required),
@@ -303,6 +354,14 @@ impl Audit {
             writing_since_ms: AtomicU64::new(0),
         });
         (Audit { inner: Some(inner.clone()) }, Feed { rx, inner })
+    }
+
+    /// The edge tells several people apart: from now on each has a share of the queue (a
+    /// quarter of it) that their lines and reserved places may take.
+    pub fn share_per_person(&self) {
+        if let Some(i) = &self.inner {
+            i.share.store((i.capacity / 4).max(1), Ordering::Relaxed);
+        }
     }
 
     /// A reload: on or off, required or not, whole arguments or their digest, from now on.
@@ -335,19 +394,11 @@ impl Audit {
         self.inner.as_ref().map_or(0, |i| i.queued.load(Ordering::Acquire))
     }
 
-    fn reserve(inner: &Inner) -> bool {
-        let before = inner.queued.fetch_add(1, Ordering::AcqRel);
-        if before >= inner.capacity {
-            inner.queued.fetch_sub(1, Ordering::AcqRel);
-            return false;
-        }
-        true
-    }
-
-    /// Records an event now (best effort: dropped and counted when the queue is full).
+    /// Records an event now (best effort: dropped and counted when the queue, or its person's
+    /// share of it, is full).
     pub fn record(&self, entry: Entry) {
         let Some(inner) = self.inner.as_ref().filter(|i| i.on.load(Ordering::Acquire)) else { return };
-        if !Self::reserve(inner) {
+        if !inner.reserve(&entry.principal) {
             inner.dropped.inc();
             return;
         }
@@ -357,8 +408,8 @@ impl Audit {
     fn send(inner: &Inner, entry: Entry) {
         match inner.tx.try_send(Box::new(entry)) {
             Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                inner.queued.fetch_sub(1, Ordering::AcqRel);
+            Err(TrySendError::Full(e) | TrySendError::Disconnected(e)) => {
+                inner.release(std::iter::once(&e.principal));
                 inner.dropped.inc();
             }
         }
@@ -369,7 +420,7 @@ impl Audit {
     pub fn admit(&self, entry: Entry) -> Result<Option<Pending>, Unavailable> {
         let Some(inner) = self.inner.as_ref().filter(|i| i.on.load(Ordering::Acquire)) else { return Ok(None) };
         let reserved = if inner.required.load(Ordering::Acquire) {
-            if !inner.healthy.load(Ordering::Acquire) || inner.stalled() || !Self::reserve(inner) {
+            if !inner.healthy.load(Ordering::Acquire) || inner.stalled() || !inner.reserve(&entry.principal) {
                 return Err(Unavailable);
             }
             true
@@ -412,7 +463,7 @@ impl Pending {
         entry.outcome = if entry.event == Event::Denied { "denied" } else { outcome };
         entry.duration_ms = Some(self.started.elapsed().as_millis() as u64);
         // A reserved place is there; an unreserved line takes one if there is room.
-        if self.reserved || Audit::reserve(&self.inner) {
+        if self.reserved || self.inner.reserve(&entry.principal) {
             Audit::send(&self.inner, entry);
         } else {
             self.inner.dropped.inc();

@@ -43,13 +43,14 @@ pub struct Metrics {
     upstream_bad_frames: IntCounterVec,
     /// Upstream requests that ran past `upstream.requestTimeoutMs` (answered with an error, cancelled upstream).
     upstream_timeouts: IntCounterVec,
-    /// Server-to-client requests sent to no host, by method and reason (`owner_unknown`: calls
-    /// of several people were in flight; `no_host`; `request_gone`).
+    /// Server-to-client requests sent to no host, by method and reason (`owner_unknown`: it
+    /// names no call and several people share the server; `no_host`; `request_gone`;
+    /// `unknown_task`).
     server_requests_refused: IntCounterVec,
     /// What a server said toward hosts that went to no one because it had no owner: a log
-    /// line or a notification naming no request while calls of several people could have
-    /// caused it (`owner_unknown`), or a notification of a kind that is nobody's with no one
-    /// to own it (`no_owner`).
+    /// line or a notification naming no request on a server several people share
+    /// (`owner_unknown`), one naming a task the service does not know (`unknown_task`), or a
+    /// notification of a kind that is nobody's with no one to own it (`no_owner`).
     kept_back: IntCounterVec,
     /// Tasks by (server and) what happened to them: `created`, then the statuses their server
     /// said (`input_required`, `completed`, `failed`, `cancelled`).
@@ -113,12 +114,19 @@ pub const REFUSAL_REASONS: &[&str] = &[
     "foreign_session",
     "max_sessions_per_principal",
     "audit_unavailable",
+    "host_notifications",
 ];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).
 pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
 /// What a server says that can be kept back, and why (label values of `kept_back`).
-pub const KEPT_BACK: [(&str, &str); 3] = [("log", "owner_unknown"), ("notification", "owner_unknown"), ("notification", "no_owner")];
+pub const KEPT_BACK: [(&str, &str); 5] = [
+    ("log", "owner_unknown"),
+    ("notification", "owner_unknown"),
+    ("notification", "no_owner"),
+    ("log", "unknown_task"),
+    ("notification", "unknown_task"),
+];
 /// Where messages can be dropped (label values of `dropped_messages`).
 pub const DROP_REASONS: &[&str] = &["host_stream_full", "upstream_queue_full", "late_progress"];
 
@@ -213,7 +221,7 @@ impl Metrics {
         self.server_requests_refused.with_label_values(&labels)
     }
 
-    /// `kind`: `log` or `notification`; `reason`: `owner_unknown` or `no_owner`.
+    /// `kind`: `log` or `notification`; `reason`: `owner_unknown`, `unknown_task` or `no_owner`.
     pub fn kept_back(&self, server: &str, kind: &'static str, reason: &'static str) -> IntCounter {
         let mut labels = self.server_label(server);
         labels.extend([kind, reason]);
@@ -320,7 +328,7 @@ impl Metrics {
             ),
             server_requests_refused: r.counters(
                 "server_requests_refused_total",
-                "Server-to-client requests answered with an error instead of reaching a host: whose they were could not be known (owner_unknown), no host could answer (no_host), or the request they named had ended (request_gone)",
+                "Server-to-client requests answered with an error instead of reaching a host: they named no call on a server several people share (owner_unknown), no host could answer (no_host), the request they named had ended (request_gone), or the task they named is not known (unknown_task)",
                 &[server, &["method", "reason"]].concat(),
             ),
             tasks: r.counters(
@@ -335,7 +343,7 @@ impl Metrics {
             ),
             kept_back: r.counters(
                 "kept_back_total",
-                "Server messages toward hosts that went to no one for want of an owner: a log line or notification naming no request while calls of several people could have caused it (owner_unknown), or a notification of no server-wide kind with no one to own it (no_owner)",
+                "Server messages toward hosts that went to no one for want of an owner: a log line or notification naming no request on a server several people share (owner_unknown), one naming a task the service does not know (unknown_task), or a notification of no server-wide kind with no one to own it (no_owner)",
                 &[server, &["kind", "reason"]].concat(),
             ),
             actor_restarts: r.counters("actor_restarts_total", "Actors restarted by their supervisor, by actor", &["actor"]),

@@ -37,8 +37,67 @@ pub fn take_for(windows: &Windows, principal: &std::sync::Arc<str>, limit: u32, 
     take(all.entry(principal.clone()).or_default(), limit, now)
 }
 
+/// A second's allowance of `rate` things that refills as time passes, holding at most two
+/// seconds' worth (a host's short burst passes; a flood is held to the rate).
+#[derive(Debug, Clone, Copy)]
+pub struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// Takes one thing from the bucket at `now`; false when none is left. A rate of 0 means no limit.
+pub fn take_one(bucket: &mut Option<Bucket>, rate: u32, now: Instant) -> bool {
+    if rate == 0 {
+        return true;
+    }
+    let most = 2.0 * f64::from(rate);
+    let b = bucket.get_or_insert(Bucket { tokens: most, at: now });
+    let refill = now.saturating_duration_since(b.at).as_secs_f64() * f64::from(rate);
+    b.tokens = (b.tokens + refill).min(most);
+    b.at = now;
+    if b.tokens < 1.0 {
+        return false;
+    }
+    b.tokens -= 1.0;
+    true
+}
+
+/// The buckets of every principal. Bounded by the principals that used theirs lately: full
+/// buckets (unused for two seconds) are dropped as the table grows.
+pub type Buckets = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<std::sync::Arc<str>, Option<Bucket>>>>;
+
+/// [`take_one`] from `principal`'s bucket.
+pub fn take_one_for(buckets: &Buckets, principal: &std::sync::Arc<str>, rate: u32, now: Instant) -> bool {
+    use crate::process::locks::Recover;
+    if rate == 0 {
+        return true;
+    }
+    let mut all = buckets.guard();
+    if all.len() > 1024 {
+        all.retain(|_, b| b.is_some_and(|b| now.saturating_duration_since(b.at) < Duration::from_secs(2)));
+    }
+    take_one(all.entry(principal.clone()).or_default(), rate, now)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_bucket_lets_a_burst_through_and_holds_a_flood_to_its_rate() {
+        let t0 = Instant::now();
+        let mut b = None;
+        let burst = (0..100).filter(|_| take_one(&mut b, 10, t0)).count();
+        assert_eq!(burst, 20, "two seconds' worth at once");
+        assert!(!take_one(&mut b, 10, t0 + Duration::from_millis(50)), "nothing refilled yet");
+        assert!(take_one(&mut b, 10, t0 + Duration::from_millis(150)), "a tenth of a second later: one");
+        let later = t0 + Duration::from_secs(10);
+        assert_eq!((0..100).filter(|_| take_one(&mut b, 10, later)).count(), 20, "never more than two seconds' worth");
+        assert!(take_one(&mut None, 0, t0), "0: no limit");
+        let buckets = Buckets::default();
+        let (a, bob): (std::sync::Arc<str>, std::sync::Arc<str>) = ("alice".into(), "bob".into());
+        while take_one_for(&buckets, &bob, 10, t0) {}
+        assert!(take_one_for(&buckets, &a, 10, t0), "bob's flood spends his bucket only");
+    }
+
     use super::*;
 
     #[test]

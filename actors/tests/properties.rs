@@ -156,7 +156,7 @@ proptest! {
     /// Classifying and splitting bodies never panics on arbitrary bytes.
     #[test]
     fn jsonrpc_parse_body_takes_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        if let Ok(items) = jsonrpc::parse_body(&bytes) {
+        if let Ok(items) = jsonrpc::parse_body(&bytes, usize::MAX) {
             prop_assert!(!items.is_empty());
             for item in &items {
                 let _ = jsonrpc::kind(item);
@@ -169,7 +169,7 @@ proptest! {
     fn jsonrpc_kind_takes_any_value(v in prop_oneof![json_value(), json_rpc_message()]) {
         let _ = jsonrpc::kind(&v);
         let body = serde_json::to_vec(&v).unwrap();
-        match (jsonrpc::parse_body(&body), &v) {
+        match (jsonrpc::parse_body(&body, usize::MAX), &v) {
             (Err(_), Value::Array(items)) => prop_assert!(items.is_empty()),
             (Err(e), _) => prop_assert!(false, "{e}"),
             (Ok(items), Value::Array(expected)) => prop_assert_eq!(&items, expected),

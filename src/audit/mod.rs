@@ -259,7 +259,7 @@ impl Writer {
         self.written.inc_by(written as u64);
         self.feed.dropped(dropped as u64);
         // Flushed (or kept, or dropped): no longer what a shutdown waits for.
-        self.feed.done(batch.len());
+        self.feed.done(&batch);
         let ok = failure.is_none();
         self.feed.set_healthy(ok);
         if let Some(e) = failure {

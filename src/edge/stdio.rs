@@ -67,7 +67,7 @@ pub async fn run(deps: SessionDeps, max_line: usize, profile: Option<String>) {
         if text.is_empty() {
             continue;
         }
-        match jsonrpc::parse_body(text) {
+        match jsonrpc::parse_body(text, deps.limits.max_batch) {
             Ok(msgs) => {
                 for m in msgs {
                     let Some(m) = stateless.take(m, &tx) else { continue };

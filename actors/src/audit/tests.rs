@@ -58,12 +58,49 @@ fn required_reserves_a_place_and_refuses_when_unwritable() {
     let first = audit.admit(Entry::new(Event::ToolCall, &who)).unwrap().unwrap();
     assert_eq!(audit.admit(Entry::new(Event::ToolCall, &who)).unwrap_err(), Unavailable, "the one place is taken");
     first.finish("ok");
-    assert_eq!(feed.rx.try_recv().unwrap().outcome, "ok");
-    feed.done(1);
+    let line = feed.rx.try_recv().unwrap();
+    assert_eq!(line.outcome, "ok");
+    feed.done(&[*line]);
     feed.set_healthy(false);
     assert!(audit.admit(Entry::new(Event::ToolCall, &who)).is_err());
     feed.set_healthy(true);
     let again = audit.admit(Entry::new(Event::ToolCall, &who)).unwrap();
     drop(again);
     assert_eq!(feed.rx.try_recv().unwrap().outcome, "abandoned", "a call that never ends is still written");
+}
+
+/// With several people, bob's flood fills his own share of the queue: his lines are dropped
+/// (required: his calls refused) while alice's still find room (issue 60, item 5).
+#[test]
+fn one_persons_flood_takes_only_their_share_of_the_queue() {
+    let (bob, alice) = (
+        Who::new(Arc::from("kb"), Arc::from("bob"), Arc::new(json!({})), false),
+        Who::new(Arc::from("ka"), Arc::from("alice"), Arc::new(json!({})), false),
+    );
+    let dropped = counter();
+    let (audit, feed) = Audit::start(100, false, false, dropped.clone());
+    audit.share_per_person();
+    for _ in 0..1000 {
+        audit.record(Entry::new(Event::Notification, &bob));
+    }
+    assert_eq!(dropped.get(), 975, "a quarter of the queue is his");
+    for _ in 0..10 {
+        audit.record(Entry::new(Event::ToolCall, &alice));
+    }
+    assert_eq!(dropped.get(), 975, "none of alice's is dropped");
+    let queued: Vec<Entry> = feed.rx.try_iter().map(|e| *e).collect();
+    assert_eq!(queued.iter().filter(|e| &*e.principal == "alice").count(), 10);
+    feed.done(&queued);
+    assert_eq!(feed.pending(), 0, "written: every place given back");
+    // Required: his calls are refused once his share is held, hers admitted.
+    let (required, _feed) = Audit::start(8, true, false, counter());
+    required.share_per_person();
+    let held: Vec<Pending> = (0..2).map(|_| required.admit(Entry::new(Event::ToolCall, &bob)).unwrap().unwrap()).collect();
+    assert_eq!(required.admit(Entry::new(Event::ToolCall, &bob)).unwrap_err(), Unavailable, "the flooder is refused first");
+    assert!(required.admit(Entry::new(Event::ToolCall, &alice)).is_ok());
+    drop(held);
+    // Without people told apart, one person may use the whole queue.
+    let (one, _f) = Audit::start(8, true, false, counter());
+    let all: Vec<Pending> = (0..8).map(|_| one.admit(Entry::new(Event::ToolCall, &bob)).unwrap().unwrap()).collect();
+    assert_eq!(all.len(), 8);
 }

@@ -275,6 +275,8 @@ pub enum BodyError {
     NotJson(String),
     #[error("Invalid Request: an empty batch is not a valid JSON-RPC message")]
     EmptyBatch,
+    #[error("Invalid Request: a batch of {got} messages is more than the {max} one request may carry (limits.maxBatchMessages); send fewer at a time")]
+    BatchTooLarge { got: usize, max: usize },
 }
 
 impl BodyError {
@@ -282,16 +284,17 @@ impl BodyError {
     pub fn code(&self) -> i64 {
         match self {
             BodyError::NotJson(_) => code::PARSE_ERROR,
-            BodyError::EmptyBatch => code::INVALID_REQUEST,
+            BodyError::EmptyBatch | BodyError::BatchTooLarge { .. } => code::INVALID_REQUEST,
         }
     }
 }
 
-/// Parses a body that is one message or a batch.
-pub fn parse_body(body: &[u8]) -> Result<Vec<Value>, BodyError> {
+/// Parses a body that is one message or a batch of at most `max_batch`.
+pub fn parse_body(body: &[u8], max_batch: usize) -> Result<Vec<Value>, BodyError> {
     let v: Value = serde_json::from_slice(body).map_err(|e| BodyError::NotJson(e.to_string()))?;
     match v {
         Value::Array(items) if items.is_empty() => Err(BodyError::EmptyBatch),
+        Value::Array(items) if items.len() > max_batch => Err(BodyError::BatchTooLarge { got: items.len(), max: max_batch }),
         Value::Array(items) => Ok(items),
         other => Ok(vec![other]),
     }
@@ -416,10 +419,12 @@ mod tests {
 
     #[test]
     fn parse_body_errors_name_the_problem() {
-        let bad = parse_body(b"{").unwrap_err();
+        let bad = parse_body(b"{", 10).unwrap_err();
         assert!(matches!(bad, BodyError::NotJson(_)) && bad.code() == code::PARSE_ERROR && bad.to_string().contains("not valid JSON"));
-        assert_eq!(parse_body(b"[]").unwrap_err().code(), code::INVALID_REQUEST);
-        assert_eq!(parse_body(br#"[{"a":1},{"b":2}]"#).unwrap().len(), 2);
+        assert_eq!(parse_body(b"[]", 10).unwrap_err().code(), code::INVALID_REQUEST);
+        assert_eq!(parse_body(br#"[{"a":1},{"b":2}]"#, 2).unwrap().len(), 2);
+        let big = parse_body(br#"[{"a":1},{"b":2},{"c":3}]"#, 2).unwrap_err();
+        assert_eq!((big.code(), big.to_string().contains("limits.maxBatchMessages")), (code::INVALID_REQUEST, true), "{big}");
     }
 
     #[test]

@@ -6,4 +6,5 @@ pub mod hosts;
 pub mod input_rounds;
 pub mod router;
 pub mod routes;
+pub mod shares;
 pub mod tasks;

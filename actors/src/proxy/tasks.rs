@@ -10,6 +10,11 @@
 //! `<prefix>:<id>` with several (two servers may hand out the same id). It is made from the
 //! server's id alone, so a status notification that overtakes the answer that made the task
 //! can be named the hosts' way already.
+//!
+//! Each person has a share (`limits.tasksPerPerson`, and `limits.taskWatchesPerPerson` of the
+//! watches that hold a 2026 host's tasks open): a person at their cap makes room from their own
+//! oldest, never from anyone else's, and the service's own cap never evicts another person's
+//! task; making a task costs what the maker's own share holds, never a walk of the table.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -22,12 +27,43 @@ use serde_json::Value;
 
 pub use crate::mcp::tasks::{created_task, related_task, set_related_task, task_support, RELATED_TASK};
 use crate::process::locks::Recover;
+use crate::proxy::shares::{Place, Shares};
 
 /// How long a task is remembered when its server gives it no time to live (or an unbounded
 /// one): a day.
 const LONGEST: Duration = Duration::from_secs(24 * 3600);
-/// Tasks remembered at most; past it the oldest are forgotten first.
+/// Tasks remembered at most, every person's together.
 const MAX_TASKS: usize = 100_000;
+/// When the table is full and the maker holds nothing of their own to make room with, expired
+/// tasks are swept (a walk of the table) at most this often.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Each person's share of what the service keeps of tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// `limits.tasksPerPerson`: tasks kept for one person; their next makes room from their
+    /// own oldest.
+    pub per_person: usize,
+    /// `limits.taskWatchesPerPerson`: a 2026 host's tasks held open by watches at once; the
+    /// next stops their own oldest watch (its task stays, and is watched again when asked).
+    pub watches_per_person: usize,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits { per_person: 200, watches_per_person: 32 }
+    }
+}
+
+/// Why a task a call made is not kept for its maker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotKept {
+    /// Its id is not usable: too long, or another person's live task.
+    Unusable,
+    /// The service keeps as many tasks as it may, and the maker has none of their own to make
+    /// room with.
+    Full,
+}
 /// Task ids longer than this are not taken (a server's id is a few dozen characters).
 const MAX_ID: usize = 256;
 
@@ -57,17 +93,89 @@ pub struct TaskRoute {
     pub tool: String,
     pub bridge: Option<Bridge>,
     expires: Instant,
+    /// Its place in its owner's share.
+    place: Place,
+}
+
+/// A watch of a task made for a 2026 host: its port, its own id, whose it is, and its place in
+/// that person's share of watches.
+struct Watch {
+    port: crate::messages::WatchPort,
+    id: String,
+    owner: Arc<str>,
+    place: Place,
 }
 
 #[derive(Default)]
 struct Maps {
     /// The watches of tasks made for 2026 hosts (see `session::task_watch`).
-    watches: HashMap<String, crate::messages::WatchPort>,
+    watches: HashMap<String, Watch>,
+    watch_shares: Shares,
     by_exposed: HashMap<String, TaskRoute>,
     /// (server, the server's id) -> the id hosts see.
     by_upstream: HashMap<(Arc<str>, String), String>,
     /// Progress sent so far for each bridged task (it only grows).
     progress: HashMap<String, u64>,
+    /// Each person's tasks, oldest first.
+    shares: Shares,
+    /// When the table was last swept of expired tasks.
+    swept: Option<Instant>,
+}
+
+impl Maps {
+    /// Takes a task out of every map (its watch stopped).
+    fn remove(&mut self, exposed: &str) -> Option<TaskRoute> {
+        let r = self.by_exposed.remove(exposed)?;
+        self.by_upstream.remove(&(r.server.clone(), r.upstream.clone()));
+        self.progress.remove(exposed);
+        self.shares.remove(&r.owner, r.place);
+        if let Some(w) = self.watches.remove(exposed) {
+            self.watch_shares.remove(&w.owner, w.place);
+            w.port.stop.do_send(crate::messages::Close);
+        }
+        Some(r)
+    }
+
+    /// Room for one more of `owner`'s tasks: their own expired ones go, then their oldest if
+    /// they are at their cap or the table is full. Err when the table is full and they have
+    /// nothing to make room with.
+    fn make_room(&mut self, owner: &str, limits: TaskLimits, now: Instant) -> Result<(), NotKept> {
+        let gone: Vec<String> = self
+            .shares
+            .of(owner)
+            .into_iter()
+            .filter(|(_, k)| self.by_exposed.get(k).is_none_or(|r| r.expires <= now))
+            .map(|(_, k)| k)
+            .collect();
+        for k in gone {
+            self.remove(&k);
+        }
+        while self.shares.count(owner) >= limits.per_person.max(1) {
+            let Some((_, oldest)) = self.shares.oldest(owner) else { break };
+            let oldest = oldest.to_string();
+            self.remove(&oldest);
+        }
+        if self.by_exposed.len() < MAX_TASKS {
+            return Ok(());
+        }
+        if let Some((_, oldest)) = self.shares.oldest(owner) {
+            let oldest = oldest.to_string();
+            self.remove(&oldest);
+            return Ok(());
+        }
+        if self.swept.is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_EVERY) {
+            self.swept = Some(now);
+            let expired: Vec<String> = self.by_exposed.values().filter(|r| r.expires <= now).map(|r| r.exposed.clone()).collect();
+            for k in expired {
+                self.remove(&k);
+            }
+        }
+        if self.by_exposed.len() < MAX_TASKS {
+            Ok(())
+        } else {
+            Err(NotKept::Full)
+        }
+    }
 }
 
 #[derive(Default)]
@@ -75,6 +183,7 @@ pub struct Tasks {
     maps: Mutex<Maps>,
     /// Where replicas share whose each task is (Redis), when they do.
     share: OnceLock<Arc<dyn TaskShare>>,
+    limits: OnceLock<TaskLimits>,
 }
 
 /// A task's route as replicas share it: a task made through one replica can be used through
@@ -121,15 +230,36 @@ pub struct NewTask<'a> {
 }
 
 impl Tasks {
-    /// Remembers a task a call made; returns the id hosts see. A task id too long to be one is
-    /// not taken (None).
-    pub fn created(&self, t: NewTask) -> Option<String> {
+    /// Each person's share from now on (the configuration's; the defaults until it is set).
+    pub fn set_limits(&self, limits: TaskLimits) {
+        let _ = self.limits.set(limits);
+    }
+
+    fn limits(&self) -> TaskLimits {
+        self.limits.get().copied().unwrap_or_default()
+    }
+
+    /// Remembers a task a call made; returns the id hosts see. A task id too long to be one, or
+    /// another person's live task, is not taken; nor one the table has no room for.
+    pub fn created(&self, t: NewTask) -> Result<String, NotKept> {
         if t.upstream.is_empty() || t.upstream.len() > MAX_ID {
-            return None;
+            return Err(NotKept::Unusable);
         }
         let exposed = exposed_id(t.prefix, t.upstream);
         let ttl = t.ttl_ms.map(Duration::from_millis).unwrap_or(LONGEST).min(LONGEST);
         let now = Instant::now();
+        let limits = self.limits();
+        let mut m = self.maps.guard();
+        // Whoever made it first owns it: a server that hands out an id twice gives no one
+        // another person's task.
+        if let Some(known) = m.by_exposed.get(&exposed) {
+            if known.owner != t.owner && known.expires > now {
+                return Err(NotKept::Unusable);
+            }
+            m.remove(&exposed);
+        }
+        m.make_room(&t.owner, limits, now)?;
+        let place = m.shares.add(&t.owner, exposed.clone());
         let route = TaskRoute {
             exposed: exposed.clone(),
             server: t.server.clone(),
@@ -139,26 +269,8 @@ impl Tasks {
             tool: t.tool.to_string(),
             bridge: t.bridge,
             expires: now + ttl,
+            place,
         };
-        let mut m = self.maps.guard();
-        if m.by_exposed.len() >= MAX_TASKS {
-            m.by_exposed.retain(|_, r| r.expires > now);
-            if m.by_exposed.len() >= MAX_TASKS {
-                if let Some(oldest) = m.by_exposed.values().min_by_key(|r| r.expires).map(|r| r.exposed.clone()) {
-                    m.by_exposed.remove(&oldest);
-                }
-            }
-            let live: std::collections::HashSet<String> = m.by_exposed.keys().cloned().collect();
-            m.by_upstream.retain(|_, e| live.contains(e));
-            m.progress.retain(|e, _| live.contains(e));
-        }
-        // Whoever made it first owns it: a server that hands out an id twice gives no one
-        // another person's task.
-        if let Some(known) = m.by_exposed.get(&exposed) {
-            if known.owner != route.owner && known.expires > now {
-                return None;
-            }
-        }
         m.by_upstream.insert((t.server, t.upstream.to_string()), exposed.clone());
         let shared = (route.bridge.is_none()).then(|| SharedRoute {
             exposed: exposed.clone(),
@@ -173,7 +285,7 @@ impl Tasks {
         if let (Some(share), Some(shared)) = (self.share.get(), shared) {
             share.put(shared);
         }
-        Some(exposed)
+        Ok(exposed)
     }
 
     /// Replicas share task routes through `share` from now on.
@@ -190,24 +302,29 @@ impl Tasks {
         Some(self.share.get()?.get(exposed.to_string()))
     }
 
-    /// A route another replica wrote, taken in (never over one known here).
+    /// A route another replica wrote, taken in (never over one known here), within its
+    /// owner's share here as any task of theirs.
     pub fn adopt(&self, shared: SharedRoute) {
         let now = Instant::now();
+        let limits = self.limits();
         let mut m = self.maps.guard();
-        if m.by_exposed.contains_key(&shared.exposed) || m.by_exposed.len() >= MAX_TASKS {
+        if m.by_exposed.contains_key(&shared.exposed) || m.make_room(&shared.owner, limits, now).is_err() {
             return;
         }
         let server: Arc<str> = Arc::from(shared.server.as_str());
         m.by_upstream.insert((server.clone(), shared.upstream.clone()), shared.exposed.clone());
+        let owner: Arc<str> = Arc::from(shared.owner.as_str());
+        let place = m.shares.add(&owner, shared.exposed.clone());
         let route = TaskRoute {
             exposed: shared.exposed.clone(),
             server,
             upstream: shared.upstream,
-            owner: Arc::from(shared.owner.as_str()),
+            owner,
             session: String::new(),
             tool: shared.tool,
             bridge: None,
             expires: now + Duration::from_millis(shared.ttl_ms).min(LONGEST),
+            place,
         };
         m.by_exposed.insert(shared.exposed, route);
     }
@@ -226,15 +343,29 @@ impl Tasks {
         m.by_exposed.get(exposed).filter(|r| r.expires > Instant::now()).cloned()
     }
 
-    /// Every live task of `owner` made on `server`, by the server's id.
+    /// Every live task of `owner` made on `server` that is theirs to list, by the server's
+    /// id: not the ones the service runs for their plain calls (bridged: their host never saw a
+    /// task). Read from their own share, not the whole table.
     pub fn owned_on(&self, server: &str, owner: &str) -> HashMap<String, TaskRoute> {
         let m = self.maps.guard();
         let now = Instant::now();
-        m.by_exposed
-            .values()
-            .filter(|r| &*r.server == server && &*r.owner == owner && r.expires > now)
+        m.shares
+            .of(owner)
+            .iter()
+            .filter_map(|(_, k)| m.by_exposed.get(k))
+            .filter(|r| &*r.server == server && r.expires > now && r.bridge.is_none())
             .map(|r| (r.upstream.clone(), r.clone()))
             .collect()
+    }
+
+    /// How many tasks `owner` holds now (expired ones included until they are made room for).
+    pub fn count_of(&self, owner: &str) -> usize {
+        self.maps.guard().shares.count(owner)
+    }
+
+    /// How many watches of `owner`'s tasks are open now.
+    pub fn watches_of(&self, owner: &str) -> usize {
+        self.maps.guard().watch_shares.count(owner)
     }
 
     /// The next progress count of a bridged task (1, 2, ...).
@@ -247,33 +378,50 @@ impl Tasks {
 
     /// A task is over for the service (its result taken by a bridge): forgotten.
     pub fn forget(&self, exposed: &str) {
-        let mut m = self.maps.guard();
-        if let Some(r) = m.by_exposed.remove(exposed) {
-            m.by_upstream.remove(&(r.server, r.upstream));
-        }
-        m.progress.remove(exposed);
-        if let Some(w) = m.watches.remove(exposed) {
-            w.stop.do_send(crate::messages::Close);
-        }
+        self.maps.guard().remove(exposed);
     }
 
-    /// The watch of a task made for a 2026 host: from now on the task's session (what its
-    /// server asks inside it goes there while no one waits on the task).
-    pub fn set_watch(&self, exposed: &str, port: crate::messages::WatchPort, session: &str) {
+    /// The watch of a task made for a 2026 host (`id`: the watch's own session id): from now
+    /// on the task's session (what its server asks inside it goes there while no one waits on
+    /// the task). An owner at their share of watches has their oldest stopped first. False (the
+    /// caller stops the watch) when the task is not known.
+    pub fn set_watch(&self, exposed: &str, port: crate::messages::WatchPort, id: &str) -> bool {
+        let limits = self.limits();
         let mut m = self.maps.guard();
-        m.watches.insert(exposed.to_string(), port);
-        if let Some(r) = m.by_exposed.get_mut(exposed) {
-            r.session = session.to_string();
+        let Some(owner) = m.by_exposed.get(exposed).map(|r| r.owner.clone()) else { return false };
+        if let Some(old) = m.watches.remove(exposed) {
+            m.watch_shares.remove(&old.owner, old.place);
+            old.port.stop.do_send(crate::messages::Close);
         }
+        while m.watch_shares.count(&owner) >= limits.watches_per_person.max(1) {
+            let Some((place, oldest)) = m.watch_shares.oldest(&owner) else { break };
+            let oldest = oldest.to_string();
+            m.watch_shares.remove(&owner, place);
+            if let Some(w) = m.watches.remove(&oldest) {
+                w.port.stop.do_send(crate::messages::Close);
+            }
+        }
+        let place = m.watch_shares.add(&owner, exposed.to_string());
+        m.watches.insert(exposed.to_string(), Watch { port, id: id.to_string(), owner, place });
+        if let Some(r) = m.by_exposed.get_mut(exposed) {
+            r.session = id.to_string();
+        }
+        true
     }
 
     pub fn watch(&self, exposed: &str) -> Option<crate::messages::WatchPort> {
-        self.maps.guard().watches.get(exposed).cloned()
+        self.maps.guard().watches.get(exposed).map(|w| w.port.clone())
     }
 
-    /// A watch ended (its task expired): it is no longer reached.
-    pub fn watch_ended(&self, exposed: &str) {
-        self.maps.guard().watches.remove(exposed);
+    /// The watch `id` ended (its task expired, or it was stopped to make room): it is no
+    /// longer reached. A newer watch of the same task stays.
+    pub fn watch_ended(&self, exposed: &str, id: &str) {
+        let mut m = self.maps.guard();
+        if m.watches.get(exposed).is_some_and(|w| w.id == id) {
+            if let Some(w) = m.watches.remove(exposed) {
+                m.watch_shares.remove(&w.owner, w.place);
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -320,8 +468,45 @@ mod tests {
         let t = Tasks::default();
         assert_eq!(t.created(new("alice", "7", Some("a"))).unwrap(), "a:7");
         assert_eq!(t.created(new("bob", "7", Some("b"))).unwrap(), "b:7", "the same id on another server is another task");
-        assert_eq!(t.created(new("bob", "7", Some("a"))), None, "a server that hands out alice's id again gives bob nothing");
+        assert_eq!(
+            t.created(new("bob", "7", Some("a"))),
+            Err(NotKept::Unusable),
+            "a server that hands out alice's id again gives bob nothing"
+        );
         assert!(t.owned("a:7", "alice").is_some());
-        assert!(t.created(new("alice", &"x".repeat(300), None)).is_none(), "an id too long is not taken");
+        assert_eq!(t.created(new("alice", &"x".repeat(300), None)), Err(NotKept::Unusable), "an id too long is not taken");
+    }
+
+    /// bob floods: his own oldest make room for his newest; alice's are untouched, and the cost
+    /// of each of his is bounded by his share, not the table (issue 60, item 1).
+    #[test]
+    fn a_persons_flood_makes_room_from_their_own_tasks_only() {
+        let t = Tasks::default();
+        t.set_limits(TaskLimits { per_person: 50, watches_per_person: 4 });
+        let alice: Vec<String> = (0..3).map(|i| t.created(new("alice", &format!("a{i}"), None)).unwrap()).collect();
+        for i in 0..5_000 {
+            t.created(new("bob", &format!("b{i}"), None)).unwrap();
+        }
+        assert_eq!((t.count_of("bob"), t.count_of("alice")), (50, 3));
+        assert!(alice.iter().all(|a| t.owned(a, "alice").is_some()), "every one of alice's tasks is still hers");
+        assert!(t.owned("b0", "bob").is_none() && t.owned("b4999", "bob").is_some(), "bob's oldest went, his newest stayed");
+        assert_eq!(t.of_upstream("s", "b0"), None, "what named his evicted task names nothing now");
+        assert_eq!(t.len(), 53);
+        // Forgetting frees the share, and a task made again by its owner stays theirs.
+        t.forget("b4999");
+        assert_eq!(t.count_of("bob"), 49);
+        assert!(t.created(new("alice", "a0", None)).is_ok());
+        assert_eq!(t.count_of("alice"), 3);
+    }
+
+    #[test]
+    fn a_bridged_task_is_never_the_hosts_to_list() {
+        let t = Tasks::default();
+        t.created(new("alice", "listed", None)).unwrap();
+        let mut bridged = new("alice", "bridged", None);
+        bridged.bridge = Some(Bridge { host_request: serde_json::json!(1), progress_token: None });
+        t.created(bridged).unwrap();
+        let listed = t.owned_on("s", "alice");
+        assert!(listed.contains_key("listed") && !listed.contains_key("bridged"), "{:?}", listed.keys());
     }
 }

@@ -34,6 +34,8 @@ pub struct SessionDeps {
     /// `limits.llmCallsPerMinute`: each principal's window, shared by its sessions and its
     /// stateless calls.
     pub llm_windows: crate::rate_window::Windows,
+    /// `limits.hostNotificationsPerSecond`: each principal's bucket, shared by its sessions.
+    pub notification_buckets: crate::rate_window::Buckets,
     /// `refinements.scope: principal`: a person's refinements shape only their own pages.
     pub personal_scope: bool,
     /// `generation.warm`: how far warming has come (None: off).
@@ -107,10 +109,15 @@ pub struct SessionLimits {
     pub llm_calls_per_minute: u32,
     /// `limits.toolsPerPage`: a host's `tools/list` longer than this comes in pages.
     pub tools_per_page: usize,
+    /// `limits.hostNotificationsPerSecond`: notifications a person's hosts may send servers (0:
+    /// no limit).
+    pub notifications_per_second: u32,
+    /// `limits.maxBatchMessages`: messages one request (an HTTP body, a stdio line) may carry.
+    pub max_batch: usize,
 }
 
 impl Default for SessionLimits {
     fn default() -> Self {
-        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10, tools_per_page: 1000 }
+        SessionLimits { max_in_flight: 64, llm_calls_per_minute: 10, tools_per_page: 1000, notifications_per_second: 50, max_batch: 100 }
     }
 }

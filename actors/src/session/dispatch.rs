@@ -232,8 +232,13 @@ impl HostSession {
                     router.forward_notification(&self.id, msg);
                 }
             }
-            // The host's roots and the like: every server its person may use, and no other.
+            // The host's roots and the like: every server its person may use, and no other,
+            // within its person's rate (a flood would fill the servers' queues and the trail).
             method => {
+                let rate = self.deps.limits.notifications_per_second;
+                if !crate::rate_window::take_one_for(&self.deps.notification_buckets, &self.who.key, rate, Instant::now()) {
+                    return self.refuse_notification(rate);
+                }
                 let catalog = self.deps.fleet.catalog();
                 // A profile gone in a reload sees nothing.
                 let profile = self.profile_now().map_err(|_| ());
@@ -249,6 +254,20 @@ impl HostSession {
                     self.audit_notification(method, &to);
                 }
             }
+        }
+    }
+
+    /// A host notification over its person's rate: not forwarded, not in the trail, counted
+    /// (and said in the log at most once a minute).
+    fn refuse_notification(&self, rate: u32) {
+        static LAST_WARN_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        self.metrics.refusals.with_label_values(&["host_notifications"]).inc();
+        let now = crate::messages::monotonic_ms().max(1);
+        let last = LAST_WARN_MS.load(Ordering::Relaxed);
+        if (last == 0 || now.saturating_sub(last) >= 60_000)
+            && LAST_WARN_MS.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        {
+            tracing::warn!(component = "host_session", event = "host_notifications_refused", session = %self.log_id, principal = %self.who.name, rate, "a host sends notifications faster than limits.hostNotificationsPerSecond allows its person: the excess is refused (counted in mcp_gen_ui_refusals_total{{reason=\"host_notifications\"}}; said once a minute)");
         }
     }
 

@@ -14,7 +14,14 @@ pub type Owner = Arc<str>;
 
 #[derive(Default)]
 pub struct SessionTable {
-    sessions: RwLock<HashMap<SessionId, (SessionRef, Owner)>>,
+    sessions: RwLock<Sessions>,
+}
+
+#[derive(Default)]
+struct Sessions {
+    by_id: HashMap<SessionId, (SessionRef, Owner)>,
+    /// How many each principal has open (a share is checked on every new one: no walk).
+    per_owner: HashMap<Owner, usize>,
 }
 
 /// What a lookup by id found, for the principal asking.
@@ -27,12 +34,16 @@ pub enum Lookup {
 
 impl SessionTable {
     pub fn insert(&self, id: SessionId, session: SessionRef, owner: Owner) {
-        self.sessions.writing().insert(id, (session, owner));
+        let mut all = self.sessions.writing();
+        *all.per_owner.entry(owner.clone()).or_default() += 1;
+        if let Some((_, before)) = all.by_id.insert(id, (session, owner)) {
+            all.forget_one(&before);
+        }
     }
 
     /// The live session with this id, if `principal` opened it.
     pub fn lookup(&self, id: &str, principal: &str) -> Lookup {
-        match self.sessions.reading().get(id).filter(|(s, _)| s.connected()) {
+        match self.sessions.reading().by_id.get(id).filter(|(s, _)| s.connected()) {
             None => Lookup::Missing,
             Some((s, owner)) if &**owner == principal => Lookup::Found(s.clone()),
             Some(_) => Lookup::Foreign,
@@ -41,18 +52,21 @@ impl SessionTable {
 
     pub fn remove(&self, id: &str) {
         let mut all = self.sessions.writing();
-        all.remove(id);
+        if let Some((_, owner)) = all.by_id.remove(id) {
+            all.forget_one(&owner);
+        }
         // A burst of sessions has ended: the table's room and the sessions' freed pages go
         // back (a long-lived endpoint sees bursts of reconnecting hosts).
-        if all.capacity() > 256 && all.len() * 4 < all.capacity() {
-            let keep = all.len() * 2;
-            all.shrink_to(keep);
+        if all.by_id.capacity() > 256 && all.by_id.len() * 4 < all.by_id.capacity() {
+            let keep = all.by_id.len() * 2;
+            all.by_id.shrink_to(keep);
+            all.per_owner.shrink_to_fit();
             crate::process::memory::after_large_work();
         }
     }
 
     pub fn len(&self) -> usize {
-        self.sessions.reading().len()
+        self.sessions.reading().by_id.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -61,16 +75,30 @@ impl SessionTable {
 
     /// Sessions `principal` has open.
     pub fn count_of(&self, principal: &str) -> usize {
-        self.sessions.reading().values().filter(|(_, o)| &**o == principal).count()
+        self.sessions.reading().per_owner.get(principal).copied().unwrap_or(0)
     }
 
     /// Closes every session (shutdown); answers how many there were.
     pub fn close_all(&self) -> usize {
-        let all: Vec<SessionRef> = self.sessions.writing().drain().map(|(_, (s, _))| s).collect();
+        let mut table = self.sessions.writing();
+        table.per_owner.clear();
+        let all: Vec<SessionRef> = table.by_id.drain().map(|(_, (s, _))| s).collect();
+        drop(table);
         for s in &all {
             s.close.do_send(Close);
         }
         all.len()
+    }
+}
+
+impl Sessions {
+    fn forget_one(&mut self, owner: &Owner) {
+        if let Some(n) = self.per_owner.get_mut(owner) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_owner.remove(owner);
+            }
+        }
     }
 }
 

@@ -63,8 +63,10 @@ impl TaskWatch {
             fleet.register(id.clone(), port, owner);
             watch
         });
-        let port = WatchPort { inspect: addr.clone().recipient(), answer: addr.clone().recipient(), stop: addr.recipient() };
-        fleet.hosts().tasks().set_watch(&exposed, port, &id);
+        let port = WatchPort { inspect: addr.clone().recipient(), answer: addr.clone().recipient(), stop: addr.clone().recipient() };
+        if !fleet.hosts().tasks().set_watch(&exposed, port, &id) {
+            addr.do_send(Close); // its task is gone already
+        }
     }
 
     /// Holds the task's `tasks/result` open (again) under this watch's own id.
@@ -106,7 +108,7 @@ impl Actor for TaskWatch {
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.fleet.unregister(&self.id);
-        self.fleet.hosts().tasks().watch_ended(&self.task.exposed);
+        self.fleet.hosts().tasks().watch_ended(&self.task.exposed, &self.id);
     }
 }
 

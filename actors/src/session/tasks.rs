@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::HostSession;
 use crate::mcp::jsonrpc::{self, code, At};
 use crate::mcp::tasks_2026;
-use crate::proxy::tasks::{self, Bridge, NewTask, TaskRoute, RELATED_TASK};
+use crate::proxy::tasks::{self, Bridge, NewTask, NotKept, TaskRoute, RELATED_TASK};
 use crate::servers::fleet::Server;
 use crate::servers::listing::list_all;
 
@@ -88,14 +88,22 @@ impl HostSession {
             ttl_ms,
             bridge,
         });
-        let Some(exposed) = made else {
-            tracing::warn!(component = "host_session", event = "task_not_kept", server = %server.name, "a server answered a call with a task id that is not usable (too long, or another person's): the call is answered with an error");
-            *answer = jsonrpc::error(
-                jsonrpc::id(answer).cloned().unwrap_or(Value::Null),
-                code::INTERNAL_ERROR,
-                "the server answered with a task the service cannot keep for you (its id is another person's task or too long)",
-            );
-            return None;
+        let exposed = match made {
+            Ok(exposed) => exposed,
+            Err(not_kept) => {
+                let why = match not_kept {
+                    NotKept::Unusable => "the server answered with a task the service cannot keep for you (its id is another person's task or too long)",
+                    NotKept::Full => "the service keeps as many tasks as it may and none of them is yours to make room with; the task was cancelled: retry once some have ended",
+                };
+                tracing::warn!(component = "host_session", event = "task_not_kept", server = %server.name, reason = ?not_kept, "a task a call made is not kept: the call is answered with an error");
+                if not_kept == NotKept::Full {
+                    if let Some(router) = self.router_of(&server.name) {
+                        cancel_upstream(&router, &upstream);
+                    }
+                }
+                *answer = jsonrpc::error(jsonrpc::id(answer).cloned().unwrap_or(Value::Null), code::INTERNAL_ERROR, why);
+                return None;
+            }
         };
         answer["result"]["task"]["taskId"] = json!(exposed);
         self.metrics.task(&server.name, "created").inc();

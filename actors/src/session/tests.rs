@@ -297,6 +297,7 @@ impl Fixture {
             enabled_tools: None,
             pages: Some(pages.clone()),
             llm_windows: Default::default(),
+            notification_buckets: Default::default(),
             warm: None,
             personal_scope: false,
             limits: Default::default(),

@@ -345,7 +345,7 @@ impl Shared {
             self.clone().read_sse(resp, asked, stream_of).await;
         } else if ctype.starts_with("application/json") {
             match read_limited(resp, self.limits.max_message_bytes).await {
-                Ok(Ok(b)) if !b.is_empty() => match jsonrpc::parse_body(&b) {
+                Ok(Ok(b)) if !b.is_empty() => match jsonrpc::parse_body(&b, usize::MAX) {
                     Ok(msgs) => {
                         for m in msgs {
                             self.deliver(m, asked.as_deref(), stream_of.as_ref()).await;

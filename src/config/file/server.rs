@@ -175,6 +175,22 @@ pub struct LimitsConfig {
     /// Tools per `tools/list` answer: a longer list comes in pages (`nextCursor`), so that no
     /// answer is built whole for thousands of tools.
     pub tools_per_page: usize,
+    /// Tasks the service keeps for one person (a task-augmented call's task, or one it runs for
+    /// a host without tasks); their next task makes room from their own oldest (which then
+    /// answers as an unknown task), never from anyone else's.
+    pub tasks_per_person: usize,
+    /// Tasks of one person's that 2026 hosts have watched at once (each holds the server's
+    /// `tasks/result` open); the next stops their own oldest watch, whose task stays and is
+    /// watched again when its host asks.
+    pub task_watches_per_person: usize,
+    /// Notifications one person's hosts may send the servers each second, all of their
+    /// sessions together (`notifications/cancelled` of their own requests aside); the excess
+    /// is refused (not forwarded, not in the audit trail) and counted in
+    /// `mcp_gen_ui_refusals_total{reason="host_notifications"}`. 0: no limit.
+    pub host_notifications_per_second: u32,
+    /// Messages one HTTP request may carry as a JSON-RPC batch; a larger batch is refused
+    /// whole with HTTP 400.
+    pub max_batch_messages: usize,
 }
 
 impl Default for LimitsConfig {
@@ -185,6 +201,10 @@ impl Default for LimitsConfig {
             max_in_flight_per_session: 64,
             llm_calls_per_minute: 10,
             tools_per_page: 1000,
+            tasks_per_person: 200,
+            task_watches_per_person: 32,
+            host_notifications_per_second: 50,
+            max_batch_messages: 100,
         }
     }
 }

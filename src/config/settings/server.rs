@@ -147,6 +147,15 @@ pub(super) fn resolve(args: &Args, cfg: &mut Config) -> Result<Listener, ConfigE
     if !(1..=100_000).contains(&cfg.limits.tools_per_page) {
         return Err(ConfigError::new("limits.toolsPerPage", "must be from 1 to 100000"));
     }
+    if !(1..=100_000).contains(&cfg.limits.tasks_per_person) {
+        return Err(ConfigError::new("limits.tasksPerPerson", "must be from 1 to 100000"));
+    }
+    if !(1..=10_000).contains(&cfg.limits.task_watches_per_person) {
+        return Err(ConfigError::new("limits.taskWatchesPerPerson", "must be from 1 to 10000"));
+    }
+    if !(1..=10_000).contains(&cfg.limits.max_batch_messages) {
+        return Err(ConfigError::new("limits.maxBatchMessages", "must be from 1 to 10000"));
+    }
     if !(1..=7 * 86_400).contains(&cfg.server.session_idle_timeout_secs) {
         return Err(ConfigError::new("server.sessionIdleTimeoutSecs", "must be from 1 to 604800 (seconds, a week)"));
     }

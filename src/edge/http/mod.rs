@@ -119,30 +119,33 @@ impl Edge {
     /// sessions already open are untouched. Without auth everyone is one principal, whose
     /// share is the whole table.
     fn session_room(&self, owner: &str) -> Result<(), HttpResponse> {
-        if owner != mcp_gen_ui_actors::session::ANONYMOUS && self.sessions.count_of(owner) >= self.max_sessions_per_principal {
+        let fix = "close one (DELETE /mcp) or let an idle one expire";
+        self.room(&self.sessions, owner, "sessions open", fix).map_err(|why| limited(json_error(SERVICE_UNAVAILABLE, code::LIMITED, why)))
+    }
+
+    /// The same share of the other era's table: a 2026 call or listen of `owner`'s (`id`)
+    /// takes a place among the stateless calls alive, within their share, so that one person's
+    /// idle listens never refuse another's call.
+    fn stateless_room(&self, owner: &str, id: &serde_json::Value) -> Result<(), HttpResponse> {
+        let fix = "end a listen or wait for a call to finish";
+        self.room(&self.stateless.live, owner, "stateless calls and listens open", fix).map_err(|why| {
+            let body = jsonrpc::error(id.clone(), code::LIMITED, why);
+            limited(HttpResponse::build(SERVICE_UNAVAILABLE).content_type("application/json").body(body.to_string()))
+        })
+    }
+
+    /// Whether `table` has a place for one more of `owner`'s (counted when it has not); Err
+    /// says why not.
+    fn room(&self, table: &SessionTable, owner: &str, what: &str, fix: &str) -> Result<(), String> {
+        if owner != mcp_gen_ui_actors::session::ANONYMOUS && table.count_of(owner) >= self.max_sessions_per_principal {
             self.metrics.refusals.with_label_values(&["max_sessions_per_principal"]).inc();
-            let mut res = json_error(
-                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-                code::LIMITED,
-                format!(
-                    "{owner} has {} sessions open (limits.maxSessionsPerPrincipal); close one (DELETE /mcp) or let an idle one expire",
-                    self.max_sessions_per_principal
-                ),
-            );
-            res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
-            return Err(res);
+            return Err(format!("{owner} has {} {what} (limits.maxSessionsPerPrincipal); {fix}", self.max_sessions_per_principal));
         }
-        if self.sessions.len() < self.max_sessions {
+        if table.len() < self.max_sessions {
             return Ok(());
         }
         self.metrics.refusals.with_label_values(&["max_sessions"]).inc();
-        let mut res = json_error(
-            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-            code::LIMITED,
-            format!("the service has {} sessions open (limits.maxSessions); retry shortly or close an unused session", self.max_sessions),
-        );
-        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
-        Err(res)
+        Err(format!("the service has {} {what} (limits.maxSessions); retry shortly, or {fix}", self.max_sessions))
     }
 
     /// DNS-rebinding check; `Err` is the response to send.
@@ -213,12 +216,21 @@ impl Edge {
     }
 }
 
+/// A refusal for want of room, with when to try again.
+fn limited(mut res: HttpResponse) -> HttpResponse {
+    res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
+    res
+}
+
+const SERVICE_UNAVAILABLE: actix_web::http::StatusCode = actix_web::http::StatusCode::SERVICE_UNAVAILABLE;
+
 impl Edge {
     /// The body's JSON-RPC messages (one, or a batch); `Err` is the response to send (413 over
     /// the cap, 400 with a parse error).
     async fn read_messages(&self, req: &HttpRequest, payload: web::Payload) -> Result<Vec<Value>, HttpResponse> {
         let body = self.read_body(req, payload).await?;
-        jsonrpc::parse_body(&body).map_err(|why| json_error(actix_web::http::StatusCode::BAD_REQUEST, why.code(), why.to_string()))
+        jsonrpc::parse_body(&body, self.session.limits.max_batch)
+            .map_err(|why| json_error(actix_web::http::StatusCode::BAD_REQUEST, why.code(), why.to_string()))
     }
 }
 

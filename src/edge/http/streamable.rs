@@ -262,12 +262,10 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
     }
     let retry = jsonrpc::params(&msg).get("requestState").is_some();
     // A retry frees a place rather than taking one.
-    if !retry && edge.stateless.live.len() >= edge.max_sessions {
-        edge.metrics.refusals.with_label_values(&["max_sessions"]).inc();
-        let why = format!("the service has {} stateless calls and listens open (limits.maxSessions); retry shortly", edge.max_sessions);
-        let mut res = reply(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, code::LIMITED, why));
-        res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, actix_web::http::header::HeaderValue::from_static("5"));
-        return res;
+    if !retry {
+        if let Err(refused) = edge.stateless_room(&super::auth::caller(req), &id) {
+            return refused;
+        }
     }
     let wants_stream =
         jsonrpc::progress_token(&msg).is_some() || meta.log_level.is_some() || jsonrpc::method(&msg) == Some("subscriptions/listen");
