@@ -87,7 +87,27 @@ impl Naming {
                 rename(r);
             }
         }
+        // A result may name the app that shows it, as a definition does.
+        if let Some(meta) = result.get_mut("_meta") {
+            self.app_uris_out(meta);
+        }
         answer
+    }
+
+    /// A server's own app named in `_meta` (a tool's or a result's), in either dialect and
+    /// under both keys, as hosts read it here: its URI namespaced (one server: untouched).
+    pub fn app_uris_out(&self, meta: &mut Value) {
+        let (Naming::Prefixed(_), Some(meta)) = (self, meta.as_object_mut()) else { return };
+        for key in ["ui/resourceUri", "openai/outputTemplate"] {
+            if let Some(uri) = meta.get(key).and_then(Value::as_str).map(|u| self.uri_out(u)) {
+                meta.insert(key.into(), json!(uri));
+            }
+        }
+        if let Some(ui) = meta.get_mut("ui").and_then(Value::as_object_mut) {
+            if let Some(uri) = ui.get("resourceUri").and_then(Value::as_str).map(|u| self.uri_out(u)) {
+                ui.insert("resourceUri".into(), json!(uri));
+            }
+        }
     }
 
     /// A server's own resource URI as hosts see it.
@@ -327,18 +347,8 @@ fn changed_def(tool: &Value, name: &str, description: Option<&String>, naming: &
     if let Some(d) = description {
         obj.insert("description".into(), json!(d));
     }
-    if let (Naming::Prefixed(_), Some(meta)) = (naming, obj.get_mut("_meta").and_then(Value::as_object_mut)) {
-        // A server's own app, in either dialect, is read here under its namespaced URI.
-        for key in ["ui/resourceUri", "openai/outputTemplate"] {
-            if let Some(uri) = meta.get(key).and_then(Value::as_str).map(|u| naming.uri_out(u)) {
-                meta.insert(key.into(), json!(uri));
-            }
-        }
-        if let Some(ui) = meta.get_mut("ui").and_then(Value::as_object_mut) {
-            if let Some(uri) = ui.get("resourceUri").and_then(Value::as_str).map(|u| naming.uri_out(u)) {
-                ui.insert("resourceUri".into(), json!(uri));
-            }
-        }
+    if let Some(meta) = obj.get_mut("_meta") {
+        naming.app_uris_out(meta);
     }
     def
 }

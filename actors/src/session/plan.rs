@@ -77,6 +77,39 @@ impl Method {
         }
     }
 
+    /// The known method `name` differs from only by case or whitespace (`Tools/Call`,
+    /// `"tools/call "`): not an unknown method to pass on (a lenient server would run what the
+    /// rules refuse under the known name), but a mistake to refuse.
+    pub fn lookalike(name: &str) -> Option<&'static str> {
+        const KNOWN: [&str; 20] = [
+            "initialize",
+            "ping",
+            "logging/setLevel",
+            "tools/list",
+            "tools/call",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "resources/read",
+            "resources/subscribe",
+            "resources/unsubscribe",
+            "prompts/get",
+            "completion/complete",
+            "server/discover",
+            "subscriptions/listen",
+            "tasks/get",
+            "tasks/result",
+            "tasks/cancel",
+            "tasks/update",
+            "tasks/list",
+        ];
+        if name.len() > 64 || Method::of(name) != Method::Other {
+            return None;
+        }
+        let bare: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+        KNOWN.into_iter().find(|k| k.eq_ignore_ascii_case(&bare))
+    }
+
     /// Whether planning it needs the catalog (the servers listed once they settle).
     pub fn needs_catalog(self) -> bool {
         !matches!(self, Method::Ping | Method::SetLevel | Method::Discover | Method::Listen)
@@ -244,6 +277,15 @@ fn route(
         Method::Complete => completion(msg, id, fleet),
         Method::Task => task(msg, id, fleet, access),
         Method::TasksList => Plan::TasksList,
+        Method::Other if Method::lookalike(jsonrpc::method(msg).unwrap_or_default()).is_some() => {
+            let sent = jsonrpc::method(msg).unwrap_or_default();
+            let known = Method::lookalike(sent).unwrap_or_default();
+            let shown: String = sent.escape_debug().collect();
+            let why = format!(
+                "Invalid Request: the method \"{shown}\" differs from {known} only by case or spaces; method names are exact: send {known}"
+            );
+            Plan::Refuse(jsonrpc::error(id, code::INVALID_REQUEST, why))
+        }
         Method::Other => match fleet.bare() {
             Some(server) => Plan::Forward { server, after: After::Plain },
             None => {

@@ -24,6 +24,17 @@ impl Router {
     /// upstream's `input_required` answer is not for the host as such: its questions go to the
     /// host as server requests, and the request goes again with the answers.
     pub fn on_response(self: &Arc<Self>, mut msg: Value) {
+        if jsonrpc::get(&msg, "result").is_some() && jsonrpc::get(&msg, "error").is_some() {
+            // Neither half can be trusted: the caller gets an error, never a guess at which.
+            self.metrics.upstream_bad_frames(&self.server).inc();
+            tracing::warn!(component = "upstream", event = "invalid_answer", server = %self.server, "the upstream answered with both a result and an error; the call gets an error");
+            let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+            let why = format!(
+                "{}the upstream answered with both a result and an error, which is no valid JSON-RPC answer; the call failed",
+                self.whose
+            );
+            msg = jsonrpc::error(id, code::INTERNAL_ERROR, why);
+        }
         if msg.at("/result/resultType").and_then(Value::as_str) == Some("input_required") && self.upstream_is_2026() {
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let round = self.routes().input_round(&up_id, MAX_INPUT_ROUNDS);

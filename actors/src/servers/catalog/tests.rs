@@ -162,3 +162,34 @@ fn a_name_that_moves_to_another_tool_is_removed_and_added() {
     let d = Catalog::diff(&one, &other);
     assert_eq!((d.removed, d.added, d.changed), (vec!["a__t".to_string()], vec!["a__t".to_string()], vec![]));
 }
+
+/// With several servers every URI a result carries is the hosts' (a link, an embedded resource,
+/// a read's contents, a prompt's embedded resource, the app that shows the result); with one,
+/// the answer is untouched (issue 60 item 9, issue 64 item 1).
+#[test]
+fn an_answer_names_the_servers_resources_the_hosts_way() {
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {
+        "content": [
+            {"type": "text", "text": "see test://static/resource/1"},
+            {"type": "resource_link", "uri": "test://static/resource/1", "name": "one"},
+            {"type": "resource", "resource": {"uri": "file:///tmp/a.txt", "text": "a"}},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+        ],
+        "contents": [{"uri": "note://x", "text": "x"}],
+        "messages": [{"role": "user", "content": {"type": "resource", "resource": {"uri": "note://y", "text": "y"}}}],
+        "_meta": {"ui": {"resourceUri": "ui://chart/view"}, "ui/resourceUri": "ui://chart/view", "openai/outputTemplate": "ui://chart/view", "other": "ui://keep"}
+    }});
+    let out = Naming::Prefixed(Arc::from("srv")).answer_out(answer.clone());
+    let r = &out["result"];
+    assert_eq!(r["content"][0], answer["result"]["content"][0], "text is text");
+    assert_eq!(r["content"][1]["uri"], "test://srv+static/resource/1");
+    assert_eq!(r["content"][2]["resource"]["uri"], "file://srv+/tmp/a.txt");
+    assert_eq!(r["content"][3], answer["result"]["content"][3]);
+    assert_eq!(r["contents"][0]["uri"], "note://srv+x");
+    assert_eq!(r["messages"][0]["content"]["resource"]["uri"], "note://srv+y");
+    assert_eq!(r["_meta"]["ui"]["resourceUri"], "ui://srv+chart/view");
+    assert_eq!(r["_meta"]["ui/resourceUri"], "ui://srv+chart/view");
+    assert_eq!(r["_meta"]["openai/outputTemplate"], "ui://srv+chart/view");
+    assert_eq!(r["_meta"]["other"], "ui://keep", "only the keys that name an app");
+    assert_eq!(Naming::Bare.answer_out(answer.clone()), answer, "one server: as it came");
+}

@@ -527,6 +527,28 @@ fn every_method_the_service_knows_has_its_own_kind() {
     }
 }
 
+/// A method that differs from a known one only by case or whitespace is refused as a mistake,
+/// not passed on as one the service does not know (issue 60, item 8); a merely unknown one is.
+#[actix::test]
+async fn a_known_methods_lookalike_is_refused_and_never_forwarded() {
+    assert_eq!(Method::lookalike("tools/call"), None, "the method itself is no lookalike");
+    assert_eq!(Method::lookalike("x-admin/reset"), None);
+    let f = fleet(&[("default", Naming::Bare, vec![json!({"name": "echo", "inputSchema": {"type": "object"}})], false)]);
+    for sent in ["Tools/Call", "tools/call ", "TOOLS/CALL\n", " tools /call", "Resources/Read", "tasks/RESULT\t"] {
+        assert!(Method::lookalike(sent).is_some(), "{sent:?}");
+        let (p, _) = run(&f, false, sent, json!({"name": "echo", "arguments": {}}));
+        match p {
+            Plan::Refuse(err) => {
+                assert_eq!(err["error"]["code"], -32600, "{sent:?}: {err}");
+                assert!(err["error"]["message"].as_str().unwrap().contains("only by case or spaces"), "{err}");
+            }
+            other => panic!("{sent:?} was planned as {other:?}"),
+        }
+    }
+    let (p, _) = run(&f, false, "x-vendor/thing", json!({}));
+    assert!(matches!(p, Plan::Forward { .. }), "an unknown method is still a use of the server: {p:?}");
+}
+
 /// Only search mode's own `call_tool` has its arguments checked here; any other call, a
 /// server's tool named `call_tool` too, is the server's to judge.
 #[actix::test]

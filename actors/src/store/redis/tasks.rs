@@ -11,12 +11,26 @@ use crate::proxy::tasks::{SharedRoute, TaskShare};
 const MAX_ROUTE_BYTES: usize = 4096;
 
 impl RedisStore {
-    async fn put_task(&self, route: &SharedRoute) -> Result<(), Unavailable> {
+    /// Writes a route unless the id is another person's live task there (two replicas' servers
+    /// may hand out the same id): whoever made it first keeps it, as within one replica.
+    /// Whether it was written.
+    async fn put_task(&self, route: &SharedRoute) -> Result<bool, Unavailable> {
+        static PUT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+            redis::Script::new(
+                "local cur = redis.call('GET', KEYS[1]) \
+                 if cur then \
+                   local ok, r = pcall(cjson.decode, cur) \
+                   if ok and type(r) == 'table' and r.owner ~= ARGV[2] then return 0 end \
+                 end \
+                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) return 1",
+            )
+        });
         let k = self.key(&format!("task:{}", route.exposed));
         let v = serde_json::to_string(route).unwrap_or_default();
-        let ms = route.ttl_ms.max(1);
+        let (owner, ms) = (route.owner.clone(), route.ttl_ms.max(1));
         let mut c = self.inner.conn.clone();
-        self.run("tasks", async move { redis::cmd("SET").arg(k).arg(v).arg("PX").arg(ms).query_async::<()>(&mut c).await }).await
+        let written: i64 = self.run("tasks", async move { PUT.key(k).arg(v).arg(owner).arg(ms).invoke_async(&mut c).await }).await?;
+        Ok(written == 1)
     }
 
     async fn get_task(&self, exposed: &str) -> Result<Option<SharedRoute>, Unavailable> {
@@ -34,8 +48,18 @@ impl TaskShare for RedisStore {
         let store = self.clone();
         // Off the call's path: a write that fails leaves the task this replica's alone.
         tokio::spawn(async move {
-            if let Err(why) = store.put_task(&route).await {
-                tracing::debug!(component = "redis", event = "task_not_shared", error = %why, "a task's route was not written for the other replicas");
+            match store.put_task(&route).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(
+                        component = "redis",
+                        event = "task_not_shared",
+                        "a task's id is another person's task on another replica: it stays this replica's alone"
+                    )
+                }
+                Err(why) => {
+                    tracing::debug!(component = "redis", event = "task_not_shared", error = %why, "a task's route was not written for the other replicas")
+                }
             }
         });
     }
