@@ -111,13 +111,19 @@ impl Router {
     /// delivery rule. With several people on the connection it is no one's: kept back, in the
     /// service's log and metrics.
     pub fn unnamed(&self, msg: &mut Value) -> Unnamed {
-        let said = Said::of(jsonrpc::method(msg).unwrap_or_default());
+        // Ids made the hosts' way first (that changes no method).
+        let named = self.task_out(msg);
+        let method = jsonrpc::method(msg).unwrap_or_default();
+        let said = Said::of(method);
         let kind = if said == Said::Log { "log" } else { "notification" };
         let kept = |reason| {
             self.metrics.kept_back(&self.server, kind, reason).inc();
+            // The service's own log says what went to no one, never what it held.
+            let method: String = method.chars().take(64).collect();
+            tracing::debug!(component = "upstream", event = "kept_back", server = %self.server, method = %method, kind, reason, "a server's message with no owner went to no one");
             Unnamed::KeptBack { kind, reason }
         };
-        match self.task_out(msg) {
+        match named {
             Named::Task(route) => return Unnamed::Task(*route),
             Named::UnknownTask => return kept("unknown_task"),
             Named::Nothing => {}

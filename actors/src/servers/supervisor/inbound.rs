@@ -117,8 +117,8 @@ impl ServerSupervisor {
             "notifications/subscriptions/acknowledged" => {
                 tracing::debug!(component = "upstream", event = "listen_acknowledged", "the upstream acknowledged subscriptions/listen")
             }
-            // Anything on a request's stream is that request's host's (the only way a 2026 host
-            // hears logs); if that request has ended, it is no one's.
+            // What a request's stream carried was placed on the reader (`to_router`); one that
+            // still comes here is handled alike.
             _ if stream_of.is_some() => {
                 let mut msg = if method == "notifications/message" { self.with_logger(msg) } else { msg };
                 self.router.task_out(&mut msg);
@@ -210,10 +210,10 @@ pub(super) async fn dispatch(
 }
 
 /// What the router takes on the reader's own task, in the order the upstream wrote it:
-/// answers, progress, and a notification naming no request (`on_stream`: false), which goes
-/// to its owner (`Router::unnamed`) before an answer read after it can end the call it
-/// belongs to. Anything else is given back, for the supervisor.
-pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, on_stream: bool) -> Option<Value> {
+/// answers, progress, and a notification, which goes to its owner (the request whose stream
+/// carried it, `stream_of`, or `Router::unnamed`) before an answer read after it can end the
+/// call it belongs to. Anything else is given back, for the supervisor.
+pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, stream_of: Option<&Value>) -> Option<Value> {
     let mut msg = match msg {
         Relayed::Raw(raw) => {
             router.on_raw_response(raw);
@@ -230,7 +230,20 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, on_
             router.on_progress(&msg);
             None
         }
-        Kind::Notification if !on_stream => match router.unnamed(&mut msg) {
+        // Anything on a request's stream is that request's host's (the only way a 2026 host
+        // hears logs); if that request has ended, it is no one's. A withdrawn request, a list
+        // change and the service's own listen are the supervisor's.
+        Kind::Notification if stream_of.is_some() => match jsonrpc::method(&msg) {
+            Some("notifications/cancelled" | "notifications/tools/list_changed" | "notifications/subscriptions/acknowledged") => Some(msg),
+            _ => {
+                router.task_out(&mut msg);
+                if let Some(up) = stream_of {
+                    router.notify_host_of(up, &with_logger(naming, msg));
+                }
+                None
+            }
+        },
+        Kind::Notification => match router.unnamed(&mut msg) {
             Unnamed::ServerWide => Some(msg),
             Unnamed::KeptBack { .. } => None,
             Unnamed::Session(session, related) => {
@@ -262,7 +275,7 @@ fn route(msg: Value, stream_of: Option<Value>, router: &Arc<Router>, naming: &Na
             }
         }
         msg => {
-            let Some(msg) = to_router(router, naming, Relayed::Tree(msg), stream_of.is_some()) else { return };
+            let Some(msg) = to_router(router, naming, Relayed::Tree(msg), stream_of.as_ref()) else { return };
             let ev = match stream_of {
                 Some(request) => LinkEvent::OnStream { msg, request },
                 None => LinkEvent::Message(msg),

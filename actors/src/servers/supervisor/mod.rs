@@ -224,7 +224,7 @@ impl ServerSupervisor {
         // Answers and progress are routed on the link's reader task itself (no hop).
         let router = self.router.clone();
         let naming = self.naming.clone();
-        let fast: upstream::FastPath = Arc::new(move |msg| inbound::to_router(&router, &naming, msg, false));
+        let fast: upstream::FastPath = Arc::new(move |msg| inbound::to_router(&router, &naming, msg, None));
         let fut = async move { upstream::connect(&spec, limits, Some(fast)).await };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             if gen != act.generation || act.state == State::Stopped {
