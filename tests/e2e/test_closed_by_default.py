@@ -1,14 +1,16 @@
 """Issue 51: what the service does not know never crosses people. One shared stdio server
 (chatty_upstream.py) passed through as it is, alice and bob side by side with canaries (the
 people and channels of test_isolation.py): methods the service has never heard of are a use of
-the server under the rules and in the trail; a server's request or log line that names no call
-goes to a person only when every call that could have caused it (in flight, or ended within
-`upstream.callerWindowMs`) is theirs; notifications of kinds the service does not know reach
-only such an owner, else no one. Each test first checks that what must arrive did."""
+the server under the rules and in the trail. Whose a server's message is, is known by
+construction (issue 60), never guessed from timing: a stdio server shared by several people
+cannot say whose its requests, log lines and notifications are, so it is not offered sampling,
+elicitation or roots, and what it says that names no call goes to no one (kept back, counted);
+on a service for one person (one token) all of it is that person's, whether a call is in flight
+or not. Each test first checks that what must arrive did."""
 
 import json
-import os
 import sys
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -18,13 +20,12 @@ import pytest
 
 from conftest import free_port, metric, proxy_http, wait_for
 from test_auth import request
-from test_isolation import ALL_CAPS, Session, Stateless, finish, pair, text
+from test_isolation import ALL_CAPS, Session, Stateless, finish, pair, refused_as_unknown, text
 from test_protocol_2026 import meta
 from test_protocol_2026 import post as post_2026
 
 CHATTY = Path(__file__).parent / "chatty_upstream.py"
 TOKENS = {"alice": "alice-token-41-8f3c2e1d9a", "bob": "bob-token-41-5b7e0c4a1f6d"}
-WINDOW_MS = 1500
 # bob may use nothing of the server: the rule names no kind, so it is every kind.
 BOB_DENIED = {"default": "allow", "rules": [{"name": "bob uses nothing", "effect": "deny", "when": "principal.name == 'bob'"}]}
 
@@ -44,15 +45,16 @@ class Svc:
         return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
-def start(tmp_path, policy=None, timeout_ms=None):
-    config = {"audit": {"file": str(tmp_path / "audit.jsonl")}, "upstream": {"callerWindowMs": WINDOW_MS}, "server": {"sseKeepaliveSecs": 1}}
+def start(tmp_path, policy=None, timeout_ms=None, people=tuple(TOKENS)):
+    """The service in front of one chatty stdio server, with a token for each of `people`."""
+    config = {"audit": {"file": str(tmp_path / "audit.jsonl")}, "upstream": {}, "server": {"sseKeepaliveSecs": 1}}
     if policy:
         config["policy"] = policy
     if timeout_ms:
         config["upstream"]["requestTimeoutMs"] = timeout_ms
     (tmp_path / "config.json").write_text(json.dumps(config))
     metrics_port = free_port()
-    tokens = [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
+    tokens = [a for p in people for a in ("--auth-token", f"{p}:{TOKENS[p]}")]
     argv = ["--upstream", f"{sys.executable} {CHATTY}", "--config", str(tmp_path / "config.json"),
             "--metrics-listen", f"127.0.0.1:{metrics_port}", *tokens]
     return proxy_http(argv, name=f"proxy-closed-{tmp_path.name}"), f"http://127.0.0.1:{metrics_port}"
@@ -169,91 +171,120 @@ def test_a_server_request_after_its_call_ended_never_reaches_the_only_other_call
         finish(alice, bob)
 
 
-# --- 3, 4: notifications and log lines naming no call ---------------------------------------------------
+# --- 3, 4: notifications and log lines naming no call (issue 60) ----------------------------------------
 
 
-def test_notifications_the_service_does_not_know_reach_only_their_callers(tmp_path, people):
-    alice, bob = people
-    ctx, metrics_base = start(tmp_path)  # bob may use the server too: only ownership keeps them apart
+@pytest.fixture
+def solo(tmp_path):
+    """The service for one person (alice's token only): whatever the server says is hers."""
+    ctx, metrics_base = start(tmp_path, people=("alice",))
     with ctx as (base, _):
-        svc = Svc(base, metrics_base, tmp_path)
-        try:
-            b = Session(svc, bob, "B", level="debug")
-            time.sleep(WINDOW_MS / 1000 + 0.2)  # his setLevel is a request too: past it, hers is the only call
-            a = Session(svc, alice, "A", caps={"tasks": {}})  # a task's status is only for hosts that speak tasks
-            assert text(a.call("notify", text=f"{alice.tag} status of my tax return")) == "notified"
-            for method in ("notifications/tasks/status", "notifications/elicitation/complete", "notifications/x-chatty/said"):
-                a.wait(lambda m: m.get("method") == method and alice.tag in json.dumps(m), f"{method} of her call")
-            assert not b.got(lambda m: "method" in m), f"bob's stream heard {b.got(lambda m: True)}"
-        finally:
-            finish(alice, bob)
+        yield Svc(base, metrics_base, tmp_path)
 
 
-def test_notifications_and_log_lines_with_several_callers_are_kept_back(tmp_path, people):
+def test_on_a_service_for_one_person_what_the_server_says_is_hers_in_a_call_or_not(solo, people):
     alice, bob = people
-    ctx, metrics_base = start(tmp_path)
-    with ctx as (base, _):
-        svc = Svc(base, metrics_base, tmp_path)
-        a, b = Session(svc, alice, "A"), Session(svc, bob, "B", level="debug")
-        b_quiet = Session(svc, bob, "B-quiet")
-        before = (kept_back(svc, "notification", "owner_unknown"), kept_back(svc, "log", "owner_unknown"))
-        # During alice's call, with bob's in flight too: nobody can tell whose they are.
-        with ThreadPoolExecutor(2) as pool:
-            held = pool.submit(b_quiet.call, "hold", ms=2000)
-            time.sleep(0.3)
-            assert text(a.call("notify", text=f"{alice.tag} status of my tax return")) == "notified"
-            # Just after her answer, while bob's call is the only one in flight (issue 51, item 4).
-            assert text(a.call("log", text=f"{alice.tag} opened salary.xlsx", after_ms=200)) == "logged"
-            assert text(held.result(30)) == "held"
-        wait_for(lambda: kept_back(svc, "notification", "owner_unknown") >= before[0] + 3, 5, "the three notifications kept back")
-        wait_for(lambda: kept_back(svc, "log", "owner_unknown") >= before[1] + 1, 5, "the log line kept back")
-        # Alone, a line that no call could have caused goes to whoever asked for logs.
-        time.sleep(WINDOW_MS / 1000 + 0.2)
-        fence = f"FENCE-{os.getpid()}-{time.monotonic_ns()}"
-        assert text(b_quiet.call("log", text=fence, after_ms=WINDOW_MS + 300)) == "logged"
-        b.wait(lambda m: m.get("method") == "notifications/message" and fence in json.dumps(m), "a line of no call, to bob who asked")
-        finish(alice, bob)
-
-
-# --- issue 52, item 1: a server request raised while no call is in flight -----------------------------------
-
-
-def test_a_request_raised_after_every_call_ended_goes_to_its_one_caller_or_to_no_one(tmp_path, people):
-    alice, bob = people
-    ctx, metrics_base = start(tmp_path)
-    with ctx as (base, _):
-        svc = Svc(base, metrics_base, tmp_path)
-        a = Session(svc, alice, "A", caps=ALL_CAPS)
-        b = Session(svc, bob, "B", caps=ALL_CAPS)  # connected, able to answer, calling nothing
-        # Within the window her call is the only one that could have caused it: hers.
-        assert text(a.call("ask_later", text=f"{alice.tag} soon", delay_ms=300)) == "will ask"
-        got = wait_for(lambda: later_answers(a), 10, "the later ask answered")
-        assert got[-1]["result"]["content"]["text"] == f"{alice.tag} answers [{alice.tag} soon]", got
-        # Past the window nothing could have caused it; with bob connected it is no one's.
-        before = refused(svc, "no_host")
-        assert text(a.call("ask_later", text=f"{alice.tag} much later", delay_ms=WINDOW_MS + 800)) == "will ask"
-        wait_for(lambda: refused(svc, "no_host") >= before + 1, 10, "refused: no_host")
-        assert len(wait_for(lambda: (lambda x: x if len(x) == 2 else None)(later_answers(a)), 5, "its answer")) == 2
-        assert "error" in later_answers(a)[-1], later_answers(a)
-        assert not b.asked and not bob.asked, f"bob was asked: {bob.asked}"
-        # With alice alone connected, it is hers.
-        b.stop()
-        assert text(a.call("ask_later", text=f"{alice.tag} alone", delay_ms=WINDOW_MS + 800)) == "will ask"
-        got = wait_for(lambda: (lambda x: x if len(x) == 3 else None)(later_answers(a)), 10, "the third later ask answered")
-        assert got[-1].get("result", {}).get("content", {}).get("text") == f"{alice.tag} answers [{alice.tag} alone]", got
-        finish(alice, bob)
-
-
-# --- issue 52, item 2: 2026 stateless requests get their log lines ------------------------------------------
-
-
-def test_a_stateless_request_that_asks_for_logs_gets_its_calls_line(svc, people):
-    alice, bob = people
-    s = Stateless(svc, alice, "S-A")
-    answer = s.call("log", log_level="debug", text=f"{alice.tag} a line for my request")
-    assert text(answer) == "logged"
+    status, _, _ = request(solo.base + "/mcp", "POST", {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                           headers={"Authorization": f"Bearer {bob.token}"})
+    assert status == 401, "bob has no token here"
+    a = Session(solo, alice, "A", caps={"tasks": {}, **ALL_CAPS}, level="debug")  # a task's status is only for hosts that speak tasks
+    # During her call: notifications of kinds the service does not know too. A status of a task
+    # the service never made is no one's, even here (it names a task, not her).
+    unknown_task = kept_back(solo, "notification", "unknown_task")
+    assert text(a.call("notify", text=f"{alice.tag} status of my tax return")) == "notified"
+    for method in ("notifications/elicitation/complete", "notifications/x-chatty/said"):
+        a.wait(lambda m: m.get("method") == method and alice.tag in json.dumps(m), f"{method} of her call")
+    wait_for(lambda: kept_back(solo, "notification", "unknown_task") >= unknown_task + 1, 5, "the unknown task's status kept back")
+    assert not a.got(lambda m: m.get("method") == "notifications/tasks/status"), "a status of a task she does not have"
+    # Long after every call ended: still hers, with no call to carry it.
+    assert text(a.call("notify", text=f"{alice.tag} much later", after_ms=1500)) == "notified"
+    a.wait(lambda m: m.get("method") == "notifications/x-chatty/said" and f"{alice.tag} much later" in json.dumps(m), "a later notification")
+    assert text(a.call("log", text=f"{alice.tag} a late line", after_ms=1500)) == "logged"
+    a.wait(lambda m: m.get("method") == "notifications/message" and f"{alice.tag} a late line" in json.dumps(m), "a later log line")
+    # A request the server raises when no call is in flight goes to her idle session, once.
+    assert text(a.call("ask_later", text=f"{alice.tag} when idle", delay_ms=1500)) == "will ask"
+    got = wait_for(lambda: later_answers(a), 10, "the later ask answered")
+    assert got[-1]["result"]["content"]["text"] == f"{alice.tag} answers [{alice.tag} when idle]", got
+    assert [r["method"] for _, r in a.asked].count("sampling/createMessage") == 1, a.asked
+    # A 2026 request that asks for logs gets its call's line, and its call's line only.
+    s = Stateless(solo, alice, "S-A")
+    assert text(s.call("log", log_level="debug", text=f"{alice.tag} a line for my request")) == "logged"
     lines = s.logs(alice.tag)
     assert lines and lines[0]["params"]["data"].startswith(f"{alice.tag} a line for my request"), s.got(lambda m: True)
+    finish(alice, bob)
+
+
+def test_with_several_people_what_a_shared_stdio_server_says_naming_no_call_goes_to_no_one(svc, people):
+    """BOB_DENIED: bob may use nothing, yet he is connected, asked for every log line and pings
+    all the while; alice calls alone. Whose the server's words are cannot be known on its pipe,
+    so neither hears them (the review found bob reading hers, or silencing hers by pinging)."""
+    alice, bob = people
+    a = Session(svc, alice, "A", caps={"tasks": {}, **ALL_CAPS}, level="debug")
+    b = Session(svc, bob, "B", caps={"tasks": {}, **ALL_CAPS}, level="debug")
+    s = Stateless(svc, alice, "S-A")
+    assert a.call("capabilities")["result"]["structuredContent"]["declared"] == {}, "not offered sampling, elicitation or roots"
+    before = {k: kept_back(svc, k, "owner_unknown") for k in ("notification", "log")}
+    before_refused = refused(svc, "owner_unknown")
+    stop = threading.Event()
+    pinger = threading.Thread(target=lambda: [b.rpc("ping", {}) for _ in iter(lambda: stop.wait(0.2), True)], daemon=True)
+    pinger.start()
+    try:
+        assert text(a.call("notify", text=f"{alice.tag} status of my tax return")) == "notified"
+        assert text(a.call("log", text=f"{alice.tag} opened salary.xlsx")) == "logged"
+        assert text(a.call("log", text=f"{alice.tag} later", after_ms=300)) == "logged"
+        assert text(s.call("log", log_level="debug", text=f"{alice.tag} a line for my request")) == "logged"
+        asked = a.call("ask", text=f"{alice.tag} summarise my medical file")
+    finally:
+        stop.set()
+        pinger.join(5)
+    assert refused_as_unknown(asked), asked
+    # The status names a task the service never made: kept back as that; the other two as no one's.
+    wait_for(lambda: kept_back(svc, "notification", "owner_unknown") >= before["notification"] + 2, 5, "the two notifications kept back")
+    assert kept_back(svc, "notification", "unknown_task") >= 1
+    wait_for(lambda: kept_back(svc, "log", "owner_unknown") >= before["log"] + 3, 5, "the three log lines kept back")
+    wait_for(lambda: refused(svc, "owner_unknown") >= before_refused + 1, 5, "the request refused")
+    assert not a.got(lambda m: "method" in m and m.get("method") != "sampling/createMessage"), a.got(lambda m: True)
+    assert not a.asked and not b.asked, (a.asked, b.asked)
+    assert not s.logs(), s.got(lambda m: True)
+    finish(alice, bob)
+
+
+def test_a_request_raised_after_every_call_ended_goes_to_no_one_with_several_people(svc, people):
+    alice, bob = people
+    a = Session(svc, alice, "A", caps=ALL_CAPS)
+    b = Session(svc, bob, "B", caps=ALL_CAPS)  # connected, able to answer, calling nothing
+    before = refused(svc, "owner_unknown")
+    assert text(a.call("ask_later", text=f"{alice.tag} soon", delay_ms=300)) == "will ask"
+    wait_for(lambda: refused(svc, "owner_unknown") >= before + 1, 10, "refused: owner_unknown")
+    got = wait_for(lambda: later_answers(a), 5, "its answer")
+    assert "error" in got[-1], got
+    assert not a.asked and not b.asked and not bob.asked, f"someone was asked: {a.asked} {bob.asked}"
+    finish(alice, bob)
+
+
+# --- issue 60: a method that looks like a known one, and an answer that is two answers --------------------
+
+
+def test_a_method_that_looks_like_a_known_one_is_refused_not_passed_on(svc, people):
+    alice, bob = people
+    a, b = Session(svc, alice, "A"), Session(svc, bob, "B")
+    for method in ("Tools/Call", "tools/call ", "TOOLS/LIST", " tasks/get"):
+        for who in (a, b):
+            answer = who.rpc(method, {"name": "whoami", "arguments": {}})
+            assert answer.get("error", {}).get("code") == -32600, (method, answer)
+            assert "tools/call" in answer["error"]["message"] or "/" in answer["error"]["message"], answer
+    # Never in front of the server as a method of its own: nothing of the kind was used.
+    time.sleep(0.3)
+    assert not [x for x in svc.audit_lines() if x["event"] == "method"], svc.audit_lines()
+    finish(alice, bob)
+
+
+def test_an_answer_with_both_a_result_and_an_error_is_an_error(svc, people):
+    alice, bob = people
+    a = Session(svc, alice, "A")
+    answer = a.call("both")
+    assert "result" not in answer and answer.get("error", {}).get("message"), answer
+    assert text(a.call("log", text="still working")) == "logged", "the server's link is still up"
     finish(alice, bob)
 
 

@@ -2,8 +2,10 @@
 one endpoint, alice and bob (whom the rules deny the server `secret` and alice's note), side by
 side on Streamable HTTP, legacy SSE and 2026 stateless requests, in front of servers that ask
 their callers things (sampling, elicitation, roots), log, and say resources changed during
-their calls (chatty_upstream.py): one shared, one per person (`mine`, started with each person's
-own token), one bob may not use (`secret`).
+their calls (chatty_upstream.py): one shared over stdio (`shared`: its pipe cannot say whose
+anything is, so it is not offered asking and what it says naming no call goes to no one), the
+same over Streamable HTTP (`web`: what a call says on its own stream is that call's), one per
+person (`mine`, started with each person's own token), one bob may not use (`secret`).
 
 Every string of alice's carries "ALICE-CANARY" (and her token "tok-ALICE-canary-7d1"), every one
 of bob's "BOB-CANARY". Everything each person receives (each POST's whole answer with its SSE
@@ -25,7 +27,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import METRICS_TOKEN, metric, proxy_http, wait_for
+from conftest import METRICS_TOKEN, Proc, free_port, metric, proxy_http, wait_for, wait_port
 from test_auth import open_sse, request
 from test_protocol_2026 import VERSION, meta
 from test_protocol_2026 import post as post_2026
@@ -50,9 +52,7 @@ SESSION_VERSION = "2025-06-18"
 REFUSED_METRIC = "mcp_gen_ui_server_requests_refused_total"
 IDS = itertools.count(100)
 GRACE_S = 0.5  # after the last thing that must arrive: what must not would have come by now
-# How long after a call ends its server may still speak of it (upstream.callerWindowMs): a log
-# line sent LATER_MS after its call was answered belongs to no call.
-WINDOW_MS = 300
+# A log line sent LATER_MS after its call was answered belongs to no call.
 LATER_MS = 800
 
 
@@ -81,7 +81,10 @@ class Service:
 @pytest.fixture(scope="module")
 def svc(tmp_path_factory):
     folder = tmp_path_factory.mktemp("isolation")
+    web_port = free_port()
+    web = Proc(f"chatty-web-{web_port}", [sys.executable, str(CHATTY), "--http", str(web_port)])
     servers = {"shared": chatty(),
+               "web": {"type": "http", "url": f"http://127.0.0.1:{web_port}/mcp"},
                "mine": chatty(perPrincipal=True, env={"SECRET_TOKEN": "${principal:SECRET_TOKEN}"}),
                "secret": chatty()}
     (folder / "servers.json").write_text(json.dumps({"mcpServers": servers}))
@@ -89,19 +92,23 @@ def svc(tmp_path_factory):
     secrets.write_text(json.dumps({p: {"SECRET_TOKEN": t} for p, t in SECRETS.items()}))
     os.chmod(secrets, 0o600)
     config = {"logging": {"file": str(folder / "service.log")}, "audit": {"file": str(folder / "audit.jsonl")},
-              "server": {"sseKeepaliveSecs": 1}, "policy": POLICY, "upstream": {"callerWindowMs": WINDOW_MS}}
+              "server": {"sseKeepaliveSecs": 1}, "policy": POLICY}
     (folder / "config.json").write_text(json.dumps(config))
     tokens = [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
     argv = ["--servers-file", str(folder / "servers.json"), "--config", str(folder / "config.json"),
             "--principal-secrets", str(secrets), "--log-format", "json", *tokens]
-    with proxy_http(argv, name="proxy-isolation") as (base, proc):
-        service = Service(base, proc, folder)
-        # `mine` runs on demand: listing starts alice's process, which teaches the service its tools.
-        first = Person("alice")
-        s = Session(service, first, "learn")
-        wait_for(lambda: "mine__whoami" in {t["name"] for t in s.rpc("tools/list", {})["result"]["tools"]}, 20, "mine's tools learned")
-        first.stop()
-        yield service
+    try:
+        wait_port(web_port)
+        with proxy_http(argv, name="proxy-isolation") as (base, proc):
+            service = Service(base, proc, folder)
+            # `mine` runs on demand: listing starts alice's process, which teaches the service its tools.
+            first = Person("alice")
+            s = Session(service, first, "learn")
+            wait_for(lambda: "mine__whoami" in {t["name"] for t in s.rpc("tools/list", {})["result"]["tools"]}, 20, "mine's tools learned")
+            first.stop()
+            yield service
+    finally:
+        web.stop()
 
 
 def pair(kind=None):
@@ -528,20 +535,21 @@ def test_a_server_request_reaches_the_caller_on_its_calls_stream_and_its_answer_
     a, a2 = Session(svc, alice, "A", caps=ALL_CAPS), Session(svc, alice, "A2", caps=ALL_CAPS)
     b = Session(svc, bob, "B", caps=ALL_CAPS)  # connected, able to answer, calling nothing
     question = f"{alice.tag} what is in my diary?"
-    assert text(a.call("shared__ask", rid="ask-1", text=question)) == f"sampled: {alice.tag} answers [{question}]"
+    assert text(a.call("web__ask", rid="ask-1", text=question)) == f"sampled: {alice.tag} answers [{question}]"
     assert [w for w, r in a.asked if r["method"] == "sampling/createMessage"] == ["POST#ask-1"], "on the stream of the call that caused it"
-    confirmed = text(a.call("shared__confirm", rid="confirm-1", text=f"{alice.tag} delete my files?"))
+    confirmed = text(a.call("web__confirm", rid="confirm-1", text=f"{alice.tag} delete my files?"))
     assert confirmed.startswith("elicited: ") and json.loads(confirmed[len("elicited: "):]) == {"ok": True, "by": alice.tag}, confirmed
-    roots = text(a.call("shared__roots", rid="roots-1"))
+    roots = text(a.call("web__roots", rid="roots-1"))
     assert roots.startswith("roots: ") and json.loads(roots[len("roots: "):]) == [{"uri": f"file:///home/{alice.tag}", "name": alice.tag}], roots
     # Her own process (`mine`) asks her too.
     assert text(a.call("mine__ask", text=f"{alice.tag} mine")) == f"sampled: {alice.tag} answers [{alice.tag} mine]"
-    # Two calls in flight on `shared`, both hers (in two sessions): still hers, not refused.
+    # Two calls in flight on `web`, both hers (in two sessions): still the asking call's.
     with ThreadPoolExecutor(2) as pool:
-        held = pool.submit(a2.call, "shared__hold", ms=2000)
-        again = text(a.call("shared__ask", text=f"{alice.tag} second", wait_hold=True))
+        held = pool.submit(a2.call, "web__hold", ms=2000)
+        again = text(a.call("web__ask", text=f"{alice.tag} second", wait_hold=True))
         assert text(held.result(30)) == "held"
     assert again == f"sampled: {alice.tag} answers [{alice.tag} second]", again
+    assert not a2.asked, "the session whose call was asked, not another of hers"
     assert not b.asked and not bob.asked, f"bob was asked: {bob.asked}"
     finish(alice, bob)
 
@@ -551,8 +559,8 @@ def test_a_host_that_did_not_declare_the_capability_is_never_sent_the_request(sv
     plain = Session(svc, alice, "plain", caps={})
     able = Session(svc, alice, "able", caps=ALL_CAPS)  # another session of hers, which could answer
     b = Session(svc, bob, "B", caps=ALL_CAPS)
-    for tool in ("shared__ask", "shared__confirm", "shared__roots"):
-        args = {} if tool == "shared__roots" else {"text": f"{alice.tag} via {tool}"}
+    for tool in ("web__ask", "web__confirm", "web__roots"):
+        args = {} if tool == "web__roots" else {"text": f"{alice.tag} via {tool}"}
         answer = plain.call(tool, **args)
         res = answer["result"]
         assert res.get("isError") and res["content"][0]["text"].startswith("refused: "), (tool, answer)
@@ -561,29 +569,66 @@ def test_a_host_that_did_not_declare_the_capability_is_never_sent_the_request(sv
     finish(alice, bob)
 
 
-def test_with_both_people_calling_a_shared_server_its_request_is_refused_not_guessed(svc, people):
+def declared(s, server: str) -> dict:
+    """What the service offered `server` when it connected (chatty says what it was declared)."""
+    return s.call(f"{server}__capabilities")["result"]["structuredContent"]["declared"]
+
+
+def test_a_shared_stdio_server_is_not_offered_asking_and_what_it_asks_anyway_is_refused(svc, people):
     alice, bob = people
     a, b = Session(svc, alice, "A", caps=ALL_CAPS), Session(svc, bob, "B", caps=ALL_CAPS)
+    assert declared(a, "shared") == {}, "its pipe cannot say whose a request is: it is not invited to ask"
+    assert set(declared(a, "web")) >= {"sampling", "elicitation", "roots"}, declared(a, "web")
     before = {m: svc.refused(m) for m in ("sampling/createMessage", "elicitation/create")}
+    # Alone in flight, her call's request is still no one's: the pipe says nothing of whose.
+    alone = a.call("shared__ask", text=f"{alice.tag} alone on the pipe")
+    assert refused_as_unknown(alone), alone
     with ThreadPoolExecutor(3) as pool:
-        # Her call first; the server asks once bob's (newer) call is in flight...
         ask = pool.submit(a.call, "shared__ask", text=f"{alice.tag} my private request", wait_hold=True)
         time.sleep(0.3)
         hold = pool.submit(b.call, "shared__hold", ms=3000)
         time.sleep(0.5)
-        # ...and one started after bob's, so that hers is the newest.
         confirm = pool.submit(a.call, "shared__confirm", text=f"{alice.tag} the password for the vault?", wait_hold=True)
         asked, confirmed, held = ask.result(30), confirm.result(30), hold.result(30)
     assert not bob.asked, f"alice's server request was sent to bob: {bob.asked}"
     assert text(held) == "held"
     for what, answer in (("sampling", asked), ("elicitation", confirmed)):
-        assert refused_as_unknown(answer), f"{what} with both people in flight must be refused, not sent to someone: {answer}"
+        assert refused_as_unknown(answer), f"{what} on a shared pipe must be refused, not sent to someone: {answer}"
     assert not a.asked, "nor to alice: whose it is cannot be known"
     for method, n in before.items():
         wait_for(lambda: svc.refused(method) >= n + 1, 5, f"{REFUSED_METRIC}{{server=shared,method={method},reason=owner_unknown}} counted")
         wait_for(lambda: [x for x in svc.log_lines() if x.get("event") == "server_request_refused" and x.get("level") == "warn"
                           and (x.get("server"), x.get("method"), x.get("reason")) == ("shared", method, "owner_unknown")],
                  5, f"the refusal of {method} logged at warn with the server and method")
+    finish(alice, bob)
+
+
+def test_with_both_people_calling_the_http_server_each_request_goes_to_the_call_that_raised_it(svc, people):
+    """On Streamable HTTP the request comes on the raising call's own stream: whose it is, is
+    known by construction, whatever else is in flight (bob holding a call, or pinging)."""
+    alice, bob = people
+    a, b = Session(svc, alice, "A", caps=ALL_CAPS), Session(svc, bob, "B", caps=ALL_CAPS)
+    stop = threading.Event()
+    pinger = threading.Thread(target=lambda: [b.rpc("ping", {}) for _ in iter(lambda: stop.wait(0.2), True)], daemon=True)
+    pinger.start()
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            hers = pool.submit(a.call, "web__ask", text=f"{alice.tag} my private request", wait_hold=True)
+            time.sleep(0.3)
+            held = pool.submit(b.call, "web__hold", ms=2000)  # his, newer, in flight when hers asks
+            assert text(hers.result(30)) == f"sampled: {alice.tag} answers [{alice.tag} my private request]"
+            assert text(held.result(30)) == "held"
+            his = pool.submit(b.call, "web__confirm", text=f"{bob.tag} sign here?", wait_hold=True)
+            time.sleep(0.3)
+            held = pool.submit(a.call, "web__hold", ms=2000)
+            confirmed = text(his.result(30))
+            assert text(held.result(30)) == "held"
+        assert confirmed.startswith("elicited: ") and json.loads(confirmed[len("elicited: "):]) == {"ok": True, "by": bob.tag}, confirmed
+    finally:
+        stop.set()
+        pinger.join(5)
+    assert [r["method"] for _, r in a.asked] == ["sampling/createMessage"], a.asked
+    assert [r["method"] for _, r in b.asked] == ["elicitation/create"], b.asked
     finish(alice, bob)
 
 
@@ -612,15 +657,16 @@ def test_a_persons_own_process_speaks_only_to_that_persons_sessions_that_asked(s
 
 
 def test_a_log_line_sent_during_a_call_reaches_the_caller_every_time(svc, people):
-    """A stdio server logs during a call, then answers it: the line goes to the caller, on the
-    call's stream or the session's, but it is never lost (the answer may not overtake it so
-    that the line finds its call ended or answered already)."""
+    """A server logs during a call, then answers it: her own stdio process (`mine`) on its
+    pipe, the HTTP server on the call's stream. The line goes to the caller, on the call's
+    stream or the session's, and it is never lost (the answer may not overtake it so that
+    the line finds its call ended or answered already)."""
     alice, bob = people
     a = Session(svc, alice, "A-info", level="info")
     Session(svc, bob, "B-debug", level="debug")  # listening for every line: never to hear hers
     lines = [f"{alice.tag} line {n}" for n in range(50)]
-    for line in lines:
-        assert text(a.call("secret__log", text=line)) == "logged"
+    for n, line in enumerate(lines):
+        assert text(a.call(("mine__log", "web__log")[n % 2], text=line)) == "logged"
 
     def missing():
         got = " ".join(json.dumps(m) for m in a.logs(alice.tag))
@@ -635,33 +681,41 @@ def test_a_log_line_sent_during_a_call_reaches_the_caller_every_time(svc, people
     finish(alice, bob)
 
 
-def test_log_lines_reach_only_sessions_that_asked_at_that_level_of_people_who_may_use_the_server(svc, people):
+def kept_back(svc, server: str) -> float:
+    return metric(scrape_with(svc.base, METRICS_TOKEN), "mcp_gen_ui_kept_back_total", server=server, kind="log", reason="owner_unknown")
+
+
+def test_log_lines_reach_only_sessions_that_asked_at_that_level_of_their_owner(svc, people):
     alice, bob = people
     a_info, a_error = Session(svc, alice, "A-info", level="info"), Session(svc, alice, "A-error", level="error")
     a_quiet = Session(svc, alice, "A-quiet")
     b_debug, b_quiet = Session(svc, bob, "B-debug", level="debug"), Session(svc, bob, "B-quiet")
-    debug_line, fence = f"DEBUG-{uuid.uuid4().hex[:8]}", f"FENCE-{uuid.uuid4().hex[:8]}"
-    # A server bob may not use: alice's lines (naming her subscription) are hers alone.
+    debug_line, fence = f"{alice.tag} DEBUG", f"{alice.tag} FENCE"
+    # Her own process's lines that belong to no call (sent after it) reach her sessions that
+    # asked, at their level: debug for none of hers...
+    assert text(a_info.call("mine__log", text=debug_line, level="debug", after_ms=LATER_MS)) == "logged"
+    # ...an error line for both that asked (the fence: what did not come by then never will).
+    assert text(a_info.call("mine__log", text=fence, level="error", after_ms=LATER_MS)) == "logged"
+    for s in (a_info, a_error):
+        got = s.wait(lambda m: m.get("method") == "notifications/message" and fence in json.dumps(m), "mine's error line")[0]
+        assert got["params"]["logger"] == "mine/chatty", got
+    # A line during her call on the HTTP server is that call's: at her call's session's level.
+    assert text(a_info.call("web__log", text=f"{alice.tag} web debug", level="debug")) == "logged"
+    assert text(a_info.call("web__log", text=f"{alice.tag} web info")) == "logged"
+    a_info.wait(lambda m: f"{alice.tag} web info" in json.dumps(m), "web's line of her call")
+    # `secret` is a stdio server many people may be named for: its lines, during her call or
+    # after, go to no one (counted), whatever anyone asked for.
+    before = kept_back(svc, "secret")
     assert text(a_info.call("secret__log", text=f"{alice.tag} during the call")) == "logged"
-    assert text(a_info.call("secret__log", text=f"{alice.tag} subscription 4242", after_ms=LATER_MS)) == "logged"
-    got = a_info.wait(lambda m: m.get("method") == "notifications/message" and "4242" in json.dumps(m), "secret's line")[0]
-    assert got["params"]["logger"] == "secret/chatty" and got["params"]["level"] == "info", got
-    # The shared server's lines that belong to no call (sent after it) reach whoever asked, at
-    # their level: debug for bob only...
-    assert text(a_info.call("shared__log", text=debug_line, level="debug", after_ms=LATER_MS)) == "logged"
-    b_debug.wait(lambda m: debug_line in json.dumps(m), "shared's debug line at debug")
-    # ...an error line for all three that asked (the fence: what did not come by then never will).
-    assert text(a_info.call("shared__log", text=fence, level="error", after_ms=LATER_MS)) == "logged"
-    for s in (a_info, a_error, b_debug):
-        got = s.wait(lambda m: m.get("method") == "notifications/message" and fence in json.dumps(m), "shared's error line")[0]
-        assert got["params"]["logger"] == "shared/chatty", got
+    assert text(a_info.call("secret__log", text=f"{alice.tag} subscription 4242", after_ms=300)) == "logged"
+    wait_for(lambda: kept_back(svc, "secret") >= before + 2, 5, "secret's two lines kept back")
     # Bob is refused `secret` itself; his setLevel debug does not make him hear it.
     denied = b_debug.call("secret__log", text=f"{bob.tag} try")
     assert denied.get("error", {}).get("code") == -32003, denied
     time.sleep(GRACE_S)
-    assert not [m for m in b_debug.logs() if str(m["params"].get("logger", "")).startswith("secret")], "bob heard `secret`"
-    assert not a_info.logs(debug_line), "info is above debug"
-    assert not a_error.logs(alice.tag) and not a_error.logs(debug_line), "error is above info"
+    assert not [m for m in a_info.logs() + b_debug.logs() if str(m["params"].get("logger", "")).startswith("secret")], "someone heard `secret`"
+    assert not a_info.logs(debug_line) and not a_info.logs(f"{alice.tag} web debug"), "info is above debug"
+    assert not a_error.logs(debug_line) and not a_error.logs("web info"), "error is above info, and web's line was her call's"
     assert not a_quiet.logs() and not b_quiet.logs(), f"sessions that never asked got {a_quiet.logs() + b_quiet.logs()}"
     finish(alice, bob)
 
@@ -728,28 +782,26 @@ def test_over_legacy_sse_server_requests_and_log_lines_keep_people_apart(svc, pe
     a, b = Legacy(svc, alice, "SSE-A", caps=ALL_CAPS, level="info"), Legacy(svc, bob, "SSE-B", caps=ALL_CAPS, level="debug")
     b_quiet = Legacy(svc, bob, "SSE-B-quiet", caps=ALL_CAPS)
     question = f"{alice.tag} over sse"
-    assert text(a.call("shared__ask", text=question)) == f"sampled: {alice.tag} answers [{question}]"
+    assert text(a.call("web__ask", text=question)) == f"sampled: {alice.tag} answers [{question}]"
     assert [r["method"] for _, r in a.asked] == ["sampling/createMessage"]
     with ThreadPoolExecutor(2) as pool:
-        ask = pool.submit(a.call, "shared__ask", text=f"{alice.tag} while bob calls", wait_hold=True)
+        ask = pool.submit(a.call, "web__ask", text=f"{alice.tag} while bob calls", wait_hold=True)
         time.sleep(0.3)
-        held = pool.submit(b.call, "shared__hold", ms=3000)
-        asked = ask.result(30)
+        held = pool.submit(b.call, "web__hold", ms=3000)
+        assert text(ask.result(30)) == f"sampled: {alice.tag} answers [{alice.tag} while bob calls]"
         assert text(held.result(30)) == "held"
+    assert refused_as_unknown(a.call("shared__ask", text=f"{alice.tag} on the pipe")), "a shared pipe is not offered asking"
     assert not bob.asked, f"alice's server request was sent to bob: {bob.asked}"
-    assert refused_as_unknown(asked), asked
-    # Logs: her `secret` and `mine` lines reach her; bob hears the shared server's line only.
-    fence = f"FENCE-{uuid.uuid4().hex[:8]}"
-    for tool in ("secret__log", "mine__log"):
+    # Logs: her `web` and `mine` lines reach her; bob hears his own process's line only.
+    for tool in ("web__log", "mine__log"):
         assert text(a.call(tool, text=f"{alice.tag} during {tool}")) == "logged"
-    assert text(a.call("secret__log", text=f"{alice.tag} secret line", after_ms=LATER_MS)) == "logged"
     assert text(a.call("mine__log", text=f"{alice.tag} mine line", after_ms=LATER_MS)) == "logged"
-    a.wait(lambda m: f"{alice.tag} secret line" in json.dumps(m), "secret's line")
+    a.wait(lambda m: f"{alice.tag} during web__log" in json.dumps(m), "web's line of her call")
     a.wait(lambda m: f"{alice.tag} mine line token={alice.secret}" in json.dumps(m), "her process's line")
-    assert text(a.call("shared__log", text=fence, after_ms=LATER_MS)) == "logged"
-    b.wait(lambda m: m.get("method") == "notifications/message" and fence in json.dumps(m), "shared's line")
+    assert text(b.call("mine__log", text=f"{bob.tag} his line", after_ms=LATER_MS)) == "logged"
+    b.wait(lambda m: m.get("method") == "notifications/message" and f"{bob.tag} his line" in json.dumps(m), "his process's line")
     time.sleep(GRACE_S)
-    assert not [m for m in b.logs() if str(m["params"].get("logger", "")).startswith(("secret", "mine"))], b.logs()
+    assert not b.logs(alice.tag), b.logs()
     assert not b_quiet.logs(), f"a session that never asked for logs got {b_quiet.logs()}"
     finish(alice, bob)
 
@@ -758,30 +810,32 @@ def test_over_2026_stateless_requests_input_rounds_and_log_levels_keep_people_ap
     alice, bob = people
     s_a, s_b = Stateless(svc, alice, "S-A"), Stateless(svc, bob, "S-B")
     question = f"{alice.tag} stateless"
-    assert text(s_a.call("shared__ask", text=question)) == f"sampled: {alice.tag} answers [{question}]"
+    assert text(s_a.call("web__ask", text=question)) == f"sampled: {alice.tag} answers [{question}]"
     assert [r["method"] for _, r in s_a.asked] == ["sampling/createMessage"], "asked in an input round"
     assert text(s_a.call("mine__ask", text=question)) == f"sampled: {alice.tag} answers [{question}]"
     with ThreadPoolExecutor(2) as pool:
-        ask = pool.submit(s_a.call, "shared__ask", text=f"{alice.tag} while bob calls", wait_hold=True)
+        ask = pool.submit(s_a.call, "web__ask", text=f"{alice.tag} while bob calls", wait_hold=True)
         time.sleep(0.3)
-        held = pool.submit(s_b.call, "shared__hold", ms=3000)
-        asked = ask.result(30)
+        held = pool.submit(s_b.call, "web__hold", ms=3000)
+        assert text(ask.result(30)) == f"sampled: {alice.tag} answers [{alice.tag} while bob calls]"
         assert text(held.result(30)) == "held"
+    assert refused_as_unknown(s_a.call("shared__ask", text=f"{alice.tag} on the pipe")), "a shared pipe is not offered asking"
     assert not bob.asked, f"alice's server request was put to bob: {bob.asked}"
-    assert refused_as_unknown(asked), asked
-    # Bob's request asks for every log line; alice's own process and `secret` log while it is in
-    # flight (the shared server's lines are everyone's who may use it: no canary in those).
+    # Bob's request asks for every log line; alice's own process and her `web` calls log while
+    # it is in flight: hers only.
     a = Session(svc, alice, "A", level="info")
     with ThreadPoolExecutor(1) as pool:
-        held = pool.submit(s_b.call, "shared__hold", log_level="debug", ms=2000)
+        held = pool.submit(s_b.call, "web__hold", log_level="debug", ms=2000)
         time.sleep(0.3)
-        for tool in ("mine__log", "secret__log"):
+        for tool in ("mine__log", "web__log"):
             assert text(a.call(tool, text=f"{alice.tag} during {tool}")) == "logged"
-            assert text(a.call(tool, text=f"{alice.tag} from {tool}", after_ms=LATER_MS)) == "logged"
-        assert text(a.call("shared__log", text="a line of the shared server")) == "logged"
-        for tool in ("mine__log", "secret__log"):
-            a.wait(lambda m: f"{alice.tag} from {tool}" in json.dumps(m), f"{tool}'s line in her session")
+        assert text(a.call("mine__log", text=f"{alice.tag} from mine__log", after_ms=LATER_MS)) == "logged"
+        for line in ("during mine__log", "during web__log", "from mine__log"):
+            a.wait(lambda m: f"{alice.tag} {line}" in json.dumps(m), f"{line} in her session")
         assert text(held.result(30)) == "held"
+    # His own request's line is his.
+    assert text(s_b.call("web__log", log_level="debug", text=f"{bob.tag} for my request")) == "logged"
+    assert s_b.logs(bob.tag), s_b.got(lambda m: True)
     finish(alice, bob)
 
 
@@ -796,7 +850,7 @@ def test_a_burst_of_calls_from_both_people_crosses_nothing(svc, people):
         http_s = Session(svc, p, "H", caps=ALL_CAPS, level="info")
         assert http_s.rpc("resources/subscribe", {"uri": own_note[p.name][1]}).get("result") == {}
         chans[p.name] = [http_s, Legacy(svc, p, "L", caps=ALL_CAPS, level="info"), Stateless(svc, p, "S")]
-    kinds = ["mine__ask", "shared__ask", "mine__log", "shared__touch", "mine__whoami"]
+    kinds = ["mine__ask", "web__ask", "mine__log", "shared__touch", "mine__whoami"]
     jobs = [(p, n) for n in range(20) for p in (alice, bob)]
 
     def run(job):
@@ -814,11 +868,11 @@ def test_a_burst_of_calls_from_both_people_crosses_nothing(svc, people):
         if tool == "mine__whoami":
             assert answer["result"]["structuredContent"]["secret"] == p.secret, (p.name, n, answer)
         elif tool.endswith("__ask"):
-            # Answered by its own person (on whichever of their connections was asked), or
-            # refused: with both people in flight on `shared`, or when the call of theirs that
+            # `web`: answered by the very call that raised it. `mine`: by its own person, on
+            # whichever of their connections was asked, or refused when the call of theirs that
             # was asked ended before it could carry the request.
             t = text(answer)
-            assert t == f"sampled: {p.tag} answers [{p.tag} #{n}]" or t.startswith("refused: "), (p.name, n, answer)
+            assert t == f"sampled: {p.tag} answers [{p.tag} #{n}]" or (tool == "mine__ask" and t.startswith("refused: ")), (p.name, n, answer)
             if tool == "mine__ask":
                 sampled[p.name] += t.startswith("sampled: ")
         else:

@@ -10,9 +10,20 @@ use tokio::sync::mpsc;
 /// the channel: its first block is 32 slots, taken when the stream opens, and 32 pointers are
 /// 256 bytes where 32 values were 2.3 KB for every open stream, read or not.
 #[derive(Debug, Clone)]
-pub struct Sink(mpsc::Sender<Box<Relayed>>);
+pub struct Sink(mpsc::Sender<Box<Relayed>>, bool);
 
 impl Sink {
+    /// The same stream, which the edge writes as one plain-JSON body: it carries answers only,
+    /// so what else a request's server says goes elsewhere (the session stream), never lost
+    /// in a body that has no room for it.
+    pub fn answers_only(self) -> Sink {
+        Sink(self.0, true)
+    }
+
+    pub fn carries_only_answers(&self) -> bool {
+        self.1
+    }
+
     pub fn try_send(&self, msg: Value) -> Result<(), mpsc::error::TrySendError<Value>> {
         use mpsc::error::TrySendError::{Closed, Full};
         self.try_send_relayed(Relayed::Tree(msg)).map_err(|e| match e {
@@ -65,12 +76,12 @@ pub const STREAM_BOUND: usize = 1024;
 /// A new stream for the edge to write out.
 pub fn sink_channel() -> (Sink, SinkRx) {
     let (tx, rx) = mpsc::channel(STREAM_BOUND);
-    (Sink(tx), SinkRx(rx))
+    (Sink(tx, false), SinkRx(rx))
 }
 
 /// A stream of `bound` messages (tests of a host that reads slowly).
 #[cfg(test)]
 pub(crate) fn sink_channel_of(bound: usize) -> (Sink, SinkRx) {
     let (tx, rx) = mpsc::channel(bound);
-    (Sink(tx), SinkRx(rx))
+    (Sink(tx, false), SinkRx(rx))
 }

@@ -130,6 +130,14 @@ impl HostSession {
             }
             return self.send_session(msg);
         };
+        // A request answered as plain JSON has no room for what its server says meanwhile:
+        // the session stream takes it (a stateless request has none: it asked for no stream).
+        if f.sink.as_ref().is_some_and(Outlet::carries_only_answers) {
+            return match self.call() {
+                Some(_) => tracing::debug!(component = "host_session", event = "not_on_plain_answer", "a message for a plain-JSON stateless request has nowhere to go"),
+                None => self.send_session(msg),
+            };
+        }
         let Some(mut outlet) = f.sink.take() else {
             return self.send_session(msg);
         };

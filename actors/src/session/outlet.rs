@@ -54,6 +54,11 @@ impl Outlet {
         Outlet { sink, overflow: VecDeque::new(), stalled_since: None }
     }
 
+    /// Its edge writes one plain-JSON body: answers only (see [`Sink::answers_only`]).
+    pub fn carries_only_answers(&self) -> bool {
+        self.sink.carries_only_answers()
+    }
+
     pub fn is_closed(&self) -> bool {
         self.sink.is_closed()
     }

@@ -534,6 +534,32 @@ async fn progress_reaches_a_request_in_flight_and_is_dropped_once_it_is_answered
     assert_eq!(f.deps.metrics.dropped_messages.with_label_values(&["late_progress"]).get(), 1);
 }
 
+#[actix::test]
+async fn what_a_server_says_for_a_request_answered_as_plain_json_goes_on_the_session_stream() {
+    let f = Fixture::new(false);
+    let mut link = f.link();
+    let host = f.open("ui");
+    initialize(&host, true).await;
+    let mut session_stream = {
+        let (sink, rx) = sink_channel();
+        host.send(AttachStream { sink }).await.unwrap();
+        rx
+    };
+    let (sink, mut plain) = sink_channel();
+    let msg = jsonrpc::request(7, "tools/call", json!({"name": "echo", "arguments": {}}));
+    host.send(Incoming { msg, sink: Some(sink.answers_only()), request_id: "test".into(), trace: Default::default(), caller: None })
+        .await
+        .unwrap();
+    let upstream_call = next(&mut link).await;
+    // Its server logs on the call's own stream: the plain body has no room, the session stream has.
+    let line = jsonrpc::notification("notifications/message", json!({"level": "info", "data": "during the call"}));
+    host.send(HostEvent::Notify { msg: line, related: Some(json!(7)) }).await.unwrap();
+    assert_eq!(next(&mut session_stream).await["params"]["data"], "during the call");
+    f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": []})));
+    let answer = next(&mut plain).await;
+    assert_eq!(answer["id"], 7, "only the answer in the plain body: {answer}");
+}
+
 async fn next_or_closed(rx: &mut impl Stream) -> Option<Value> {
     tokio::time::timeout(Duration::from_secs(10), rx.recv_msg()).await.expect("a message or the end in time")
 }

@@ -152,6 +152,7 @@ pub async fn post(req: HttpRequest, payload: web::Payload, edge: web::Data<Edge>
         || (!session.flags.streams.load(std::sync::atomic::Ordering::Relaxed) && msgs.iter().all(|m| jsonrpc::progress_token(m).is_none()));
     let single = msgs.len() == 1;
     let (tx, rx) = sink_channel();
+    let tx = if plain { tx.answers_only() } else { tx };
     for (m, k) in msgs.into_iter().zip(kinds.iter()) {
         let sink = expects_answer(k).then(|| tx.clone());
         session.incoming.do_send(super::incoming(&req, m, sink));
@@ -279,6 +280,7 @@ async fn post_stateless(req: &HttpRequest, edge: &Edge, msg: Value) -> HttpRespo
         Err(err) => return reply(StatusCode::BAD_REQUEST, err),
     };
     let (tx, mut rx) = sink_channel();
+    let tx = if wants_stream { tx } else { tx.answers_only() };
     session.incoming.do_send(super::incoming(req, msg, Some(tx)));
     if !wants_stream {
         // Only the answer goes into a plain-JSON body: anything else that reaches the call's
