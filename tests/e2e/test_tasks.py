@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import everything_cmd, proxy_http, wait_for
+from conftest import everything_cmd, everything_http, proxy_http, wait_for
 from test_isolation import Person, Session, finish, pair, text
 
 TOKENS = {"alice": "alice-token-41-8f3c2e1d9a", "bob": "bob-token-41-5b7e0c4a1f6d"}
@@ -39,17 +39,16 @@ def tokens() -> list[str]:
     return [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
 
 
-WINDOW_MS = 500
-
-
 @pytest.fixture(scope="module")
-def one(tmp_path_factory):
-    """server-everything behind --upstream: one server, its own names and task ids."""
-    config = tmp_path_factory.mktemp("tasks-one") / "config.json"
-    config.write_text(json.dumps({"upstream": {"callerWindowMs": WINDOW_MS}}))
-    argv = ["--upstream", " ".join(everything_cmd("stdio")), "--config", str(config), "--log-format", "json", *tokens()]
-    with proxy_http(argv, name="proxy-tasks-one") as (base, proc):
-        yield type("Svc", (), {"base": base, "proc": proc})()
+def one():
+    """server-everything over Streamable HTTP behind --upstream-url: one server, its own names
+    and task ids. On HTTP what it asks during a call comes on that call's stream, and inside a
+    task names the task: whose it is, is known (over a pipe shared by two people it would not
+    be, and the server would not be offered asking at all)."""
+    with everything_http("streamableHttp") as url:
+        argv = ["--upstream-url", url, "--log-format", "json", *tokens()]
+        with proxy_http(argv, name="proxy-tasks-one") as (base, proc):
+            yield type("Svc", (), {"base": base, "proc": proc})()
 
 
 @pytest.fixture(scope="module")
@@ -354,7 +353,6 @@ def test_a_server_asks_a_host_to_run_sampling_as_a_task_and_polls_that_host_only
     assert [m for m, _ in a.polls if m == "tasks/get"] and ("tasks/result", "host-task-1") in a.polls, a.polls
     assert not bob.asked, f"bob was polled about alice's task: {bob.asked}"
     # A host that does not run tasks is asked plainly: the server takes the result at once.
-    time.sleep(WINDOW_MS / 1000 + 0.2)  # bob's call no longer counts among the callers
     plain = Session(one, alice, "A-plain", caps={"sampling": {}})
     got = text(plain.call("trigger-sampling-request-async", prompt=f"{alice.tag} plain"))
     assert got.startswith("[SYNC]") and f"{alice.tag} answers" in got, got
