@@ -15,7 +15,6 @@ Each finding of the hostile review (round 6) is reproduced here: every test firs
 what must arrive did, and each negative check waits longer than what it rules out could take."""
 
 import json
-import os
 import sys
 import threading
 import time

@@ -134,7 +134,11 @@ impl HostSession {
         // the session stream takes it (a stateless request has none: it asked for no stream).
         if f.sink.as_ref().is_some_and(Outlet::carries_only_answers) {
             return match self.call() {
-                Some(_) => tracing::debug!(component = "host_session", event = "not_on_plain_answer", "a message for a plain-JSON stateless request has nowhere to go"),
+                Some(_) => tracing::debug!(
+                    component = "host_session",
+                    event = "not_on_plain_answer",
+                    "a message for a plain-JSON stateless request has nowhere to go"
+                ),
                 None => self.send_session(msg),
             };
         }
