@@ -55,6 +55,7 @@ TOOLS = [
          "later_answers says what came back", {"text": {"type": "string"}, "delay_ms": {"type": "integer"}}, ["text"]),
     tool("later_answers", "What the asks made after their calls were answered got back, oldest first"),
     tool("capabilities", "The capabilities the client declared in initialize"),
+    tool("heard", "The methods of the notifications the client sent, oldest first"),
     tool("inflight", "The JSON-RPC ids of the calls in flight in this process (as a server's own request ids show them)"),
     tool("echo_big", "Echoes its arguments back in structuredContent with `pad` characters of padding, writing the "
          "answer's own id last (as the TypeScript SDK writes answers)", {"pad": {"type": "integer"}}),
@@ -75,6 +76,7 @@ last_text = ""  # the text of the newest call: what a method this server has of 
 later: list = []  # what ask_later's requests got back
 calls_in_flight: set = set()  # the ids of tools/call requests being worked on
 declared: dict = {}  # the capabilities the client declared in initialize
+heard: list = []  # the methods of the notifications the client sent
 # HTTP mode: the stream of the call this thread runs (None: it runs no call), and the GET streams.
 call_stream = threading.local()
 get_streams: list = []
@@ -258,6 +260,8 @@ def run_tool(rid, params: dict) -> None:
         return result(rid, {"content": [{"type": "resource_link", "uri": "note://shared", "name": "the shared note"},
                                         {"type": "text", "text": "shown by the app"}],
                             "_meta": {"ui": {"resourceUri": "ui://chatty/app"}, "ui/resourceUri": "ui://chatty/app"}})
+    if name == "heard":
+        return result(rid, {"content": [{"type": "text", "text": json.dumps(heard)}], "structuredContent": {"methods": heard}})
     if name == "capabilities":
         return result(rid, {"content": [{"type": "text", "text": json.dumps(declared)}], "structuredContent": {"declared": declared}})
     error(rid, -32602, f"Unknown tool: {name}")
@@ -346,6 +350,7 @@ class Http(BaseHTTPRequestHandler):
             take_answer(msg)
             return self._head(202, length=0)
         if msg.get("id") is None:
+            heard.append(str(msg.get("method"))[:100])
             return self._head(202, length=0)
         if msg.get("method") != "tools/call":
             out = []
@@ -409,7 +414,8 @@ def main() -> None:
             take_answer(msg)
             continue
         if msg.get("id") is None:
-            continue  # notifications: nothing to do
+            heard.append(str(msg.get("method"))[:100])  # notifications: only kept, for `heard`
+            continue
         on_request(msg)
 
 

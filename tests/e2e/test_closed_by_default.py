@@ -135,6 +135,9 @@ def test_a_hosts_notification_reaches_only_servers_its_person_may_use(svc, peopl
         assert status == 202
     wait_for(lambda: {(x["principal"], x["outcome"]) for x in svc.audit_lines() if x["event"] == "notification"}
              == {("alice", "sent"), ("bob", "denied")}, 5, "each host's notification in the trail, bob's sent nowhere")
+    # The server itself heard alice's, once, and never bob's.
+    said = lambda: [m for m in a.call("heard")["result"]["structuredContent"]["methods"] if m == "notifications/x-host/said"]
+    assert wait_for(said, 5, "alice's notification at the server") == ["notifications/x-host/said"]
     finish(alice, bob)
 
 
@@ -202,7 +205,9 @@ def test_on_a_service_for_one_person_what_the_server_says_is_hers_in_a_call_or_n
     assert text(a.call("log", text=f"{alice.tag} a late line", after_ms=1500)) == "logged"
     a.wait(lambda m: m.get("method") == "notifications/message" and f"{alice.tag} a late line" in json.dumps(m), "a later log line")
     # A request the server raises when no call is in flight goes to her idle session, once.
+    # Waited for without calling (a poll by call would be a call in flight to carry it).
     assert text(a.call("ask_later", text=f"{alice.tag} when idle", delay_ms=1500)) == "will ask"
+    wait_for(lambda: [r for _, r in a.asked if r["method"] == "sampling/createMessage"], 10, "asked with no call of hers in flight")
     got = wait_for(lambda: later_answers(a), 10, "the later ask answered")
     assert got[-1]["result"]["content"]["text"] == f"{alice.tag} answers [{alice.tag} when idle]", got
     assert [r["method"] for _, r in a.asked].count("sampling/createMessage") == 1, a.asked

@@ -99,6 +99,16 @@ def test_four_servers_from_a_claude_desktop_file_as_it_is(tmp_path):
                     assert theirs and all(namespaced.match(u) for u in theirs), [u for u in theirs if not namespaced.match(u)]
                     read = await s.read_resource(theirs[0])
                     assert str(read.contents[0].uri) == theirs[0], "the answer carries the URI the host asked for"
+                    # A result's resource links and embedded resources name the server too, and
+                    # read back through it (issue 64: the as-read fast path is for bare names only).
+                    for server in ("everything", "everything-http"):
+                        links = await s.call_tool(f"{server}__get-resource-links", {"count": 2})
+                        uris = [str(c.uri) for c in links.content if c.type == "resource_link"]
+                        assert len(uris) == 2 and all(u.startswith(f"demo://{server}+") for u in uris), uris
+                        assert str((await s.read_resource(uris[0])).contents[0].uri) == uris[0]
+                        ref = await s.call_tool(f"{server}__get-resource-reference", {"resourceId": 3})
+                        embedded = [str(c.resource.uri) for c in ref.content if c.type == "resource"]
+                        assert embedded and embedded[0].startswith(f"demo://{server}+"), ref.content
                     templates = (await s.list_resource_templates()).resource_templates
                     assert templates and all("+" in t.uri_template for t in templates)
                     prompts = [p.name for p in (await s.list_prompts()).prompts]

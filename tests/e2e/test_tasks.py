@@ -197,6 +197,9 @@ def test_cancelling_a_bridged_call_cancels_its_task(one, people):
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(a.rpc, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} cancel me"}}, 8, "bridged-1")
         time.sleep(1.0)
+        # While it runs: the task the service made for a host without tasks is never listed.
+        assert not pending.done(), "the bridged call still runs"
+        assert before == {t["taskId"] for t in watcher.rpc("tasks/list", {})["result"]["tasks"]}, "a running bridged task listed"
         from test_closed_by_default import cancel
         cancel(a, "bridged-1")
         try:

@@ -208,11 +208,33 @@ def test_bob_pinging_and_holding_a_task_leave_alice_every_request_and_line_of_he
     finish(alice, bob)
 
 
+def test_what_a_shared_pipe_asks_inside_a_task_goes_to_its_owner_while_bob_calls_across_it(svc, people):
+    """The tasks server is a stdio pipe both share (not offered asking), yet what it asks inside
+    alice's task names the task: hers, though bob's call is in flight from before the task
+    until after the ask, and his is the only call in flight when it comes."""
+    alice, bob = people
+    a = Session(svc, alice, "A", caps=TASKS_CAPS)
+    b = Session(svc, bob, "B", caps={**TASKS_CAPS, **ALL_CAPS})
+    with ThreadPoolExecutor(2) as pool:
+        his = pool.submit(b.call, "tasks__hold", ms=6000)
+        time.sleep(0.3)
+        task = start_task(a, f"{alice.tag} jaguar", 0.5, 100, ambiguous=True)
+        got = a.rpc("tasks/result", {"taskId": task}, timeout=30)
+        assert not his.done(), "bob's call spans the ask"
+        assert text(his.result(30)) == "held"
+    asked = [r for _, r in a.asked if r["method"] == "elicitation/create"]
+    assert len(asked) == 1 and asked[0]["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task, a.asked
+    assert f'"by": "{alice.tag}"' in text(got), f"her answer shaped her report: {got}"
+    assert not bob.asked and not hears(b, alice.tag), (bob.asked, hears(b, alice.tag))
+    finish(alice, bob)
+
+
 # --- finding 1: a task flood ----------------------------------------------------------------------------------
 
 
-def start_task(s: Session, topic: str, seconds: float, every_ms: int = 500) -> str:
-    got = s.rpc("tools/call", {"name": "tasks__research", "arguments": {"topic": topic, "seconds": seconds, "every_ms": every_ms},
+def start_task(s: Session, topic: str, seconds: float, every_ms: int = 500, ambiguous: bool = False) -> str:
+    args = {"topic": topic, "seconds": seconds, "every_ms": every_ms, "ambiguous": ambiguous}
+    got = s.rpc("tools/call", {"name": "tasks__research", "arguments": args,
                                "task": {"ttl": 60000}})
     assert "task" in got.get("result", {}), got
     return got["result"]["task"]["taskId"]

@@ -56,6 +56,11 @@ impl RawResult {
         if !line.trim_start().starts_with('{') || !line.contains("\"result\"") {
             return None;
         }
+        // A CR is whitespace between tokens here (a string cannot hold one), but a host that
+        // reads lines the universal way would cut the answer there: the tree's way drops it.
+        if line.contains('\r') {
+            return None;
+        }
         let env: Envelope = serde_json::from_str(line).ok()?;
         let result = env.result.get();
         if env.jsonrpc != "2.0" || !(env.id.is_string() || env.id.is_number()) || !result.starts_with('{') {
@@ -281,6 +286,14 @@ mod tests {
         ] {
             assert!(RawResult::read(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_result_with_a_carriage_return_between_tokens_goes_the_trees_way_without_it() {
+        let line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],\r\"x\":1}}";
+        assert!(RawResult::read(line).is_none(), "kept as read, its CR would reach the host");
+        let tree: Value = serde_json::from_str(line).unwrap();
+        assert!(!serde_json::to_string(&tree).unwrap().contains('\r'));
     }
 
     #[test]

@@ -343,3 +343,7 @@ pub enum Unnamed {
     /// It names a task: its owner's (see `Router::to_task_owner`).
     Task(TaskRoute),
 }
+
+#[cfg(test)]
+#[path = "to_hosts_tests.rs"]
+mod tests;
