@@ -1,9 +1,15 @@
 //! Prometheus metrics. One registry per process, shared by `Arc`; the families are registered
 //! once here so that names and label sets live in one place.
 
-use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
-};
+use prometheus::{Encoder, Histogram, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Registry, TextEncoder};
+
+mod access;
+mod families;
+mod labels;
+
+pub use access::AccessMetrics;
+use families::Families;
+pub use labels::*;
 
 pub const PREFIX: &str = "mcp_gen_ui";
 
@@ -94,87 +100,6 @@ pub struct Family {
     pub help: String,
     pub labels: Vec<String>,
 }
-
-/// How a wait on another replica's generation ends (label values of `lease_waits`).
-pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavailable"];
-
-/// Why a request was refused (label values of `refusals`).
-/// The Redis operations (`redis_store`), as `mcp_gen_ui_redis_errors_total{op}` labels.
-pub const REDIS_OPS: &[&str] =
-    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping", "tasks"];
-
-pub const REFUSAL_REASONS: &[&str] = &[
-    "max_sessions",
-    "max_in_flight",
-    "llm_calls_per_minute",
-    "unauthorized",
-    "forbidden",
-    "connections_per_client",
-    "body_timeout",
-    "foreign_session",
-    "max_sessions_per_principal",
-    "audit_unavailable",
-    "host_notifications",
-];
-
-/// The singleton actors under a supervisor (label values of `actor_restarts`).
-pub const SUPERVISED_ACTORS: &[&str] = &["generation_queue", "ui_cache", "refinements", "upstream_connection"];
-/// What a server says that can be kept back, and why (label values of `kept_back`).
-pub const KEPT_BACK: [(&str, &str); 5] = [
-    ("log", "owner_unknown"),
-    ("notification", "owner_unknown"),
-    ("notification", "no_owner"),
-    ("log", "unknown_task"),
-    ("notification", "unknown_task"),
-];
-/// Where messages can be dropped (label values of `dropped_messages`).
-pub const DROP_REASONS: &[&str] = &["host_stream_full", "upstream_queue_full", "late_progress"];
-
-/// Every reason a page can be a fallback: provider error codes, rejections, offline, minimal.
-pub const FALLBACK_REASONS: &[&str] = &[
-    "offline",
-    "minimal",
-    "TIMEOUT",
-    "RATE_LIMIT",
-    "INVALID_REQUEST",
-    "SERVER_ERROR",
-    "NETWORK_ERROR",
-    "CONTENT_FILTERED",
-    "ABORTED",
-    "empty",
-    "not_html",
-    "truncated",
-    "too_large",
-    "external_script",
-    "external_stylesheet",
-    "inline_handler",
-    "prompt_injection",
-    "no_app_connection",
-    "unresolved_import",
-    "internal",
-];
-
-/// MCP methods get their own label value; anything else is "other" so labels stay bounded.
-pub fn method_label(method: &str) -> &'static str {
-    KNOWN_METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
-}
-
-const KNOWN_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-    "server/discover",
-];
 
 impl Metrics {
     /// One server behind `--upstream`: the per-server families have no `server` label.
@@ -316,36 +241,16 @@ impl Metrics {
             llm_tokens: r.counters("llm_tokens_total", "LLM tokens by provider, model and direction", &["provider", "model", "direction"]),
             generations_in_flight: r.gauge("generations_in_flight", "Generations holding a concurrency slot"),
             generations_queued: r.gauge("generations_queued", "Generations waiting for a concurrency slot"),
-            upstream_bad_frames: r.counters(
-                "upstream_bad_frames_total",
-                "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC",
-                server,
-            ),
-            upstream_timeouts: r.counters(
-                "upstream_timeouts_total",
-                "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled",
-                server,
-            ),
+            upstream_bad_frames: r.counters("upstream_bad_frames_total", HELP_BAD_FRAMES, server),
+            upstream_timeouts: r.counters("upstream_timeouts_total", HELP_TIMEOUTS, server),
             server_requests_refused: r.counters(
                 "server_requests_refused_total",
-                "Server-to-client requests answered with an error instead of reaching a host: they named no call on a server several people share (owner_unknown), no host could answer (no_host), the request they named had ended (request_gone), or the task they named is not known (unknown_task)",
+                HELP_SERVER_REQUESTS_REFUSED,
                 &[server, &["method", "reason"]].concat(),
             ),
-            tasks: r.counters(
-                "tasks_total",
-                "Tasks (long-running calls) by what happened: created, or a status their server said (working, input_required, completed, failed, cancelled)",
-                &[server, &["event"]].concat(),
-            ),
-            tasks_bridged: r.counters(
-                "tasks_bridged_total",
-                "Calls of task-only tools the service ran as tasks for hosts that do not speak tasks, by how they ended: completed, error, cancelled, timeout",
-                &[server, &["outcome"]].concat(),
-            ),
-            kept_back: r.counters(
-                "kept_back_total",
-                "Server messages toward hosts that went to no one for want of an owner: a log line or notification naming no request on a server several people share (owner_unknown), one naming a task the service does not know (unknown_task), or a notification of no server-wide kind with no one to own it (no_owner)",
-                &[server, &["kind", "reason"]].concat(),
-            ),
+            tasks: r.counters("tasks_total", HELP_TASKS, &[server, &["event"]].concat()),
+            tasks_bridged: r.counters("tasks_bridged_total", HELP_TASKS_BRIDGED, &[server, &["outcome"]].concat()),
+            kept_back: r.counters("kept_back_total", HELP_KEPT_BACK, &[server, &["kind", "reason"]].concat()),
             actor_restarts: r.counters("actor_restarts_total", "Actors restarted by their supervisor, by actor", &["actor"]),
             dropped_messages: r.counters(
                 "dropped_messages_total",
@@ -446,98 +351,13 @@ impl Metrics {
     }
 }
 
-/// The families of rules, the audit trail and per-person connections.
-pub struct AccessMetrics {
-    /// Policy decisions on calls, reads and refinements by rule (its name, or `default`) and
-    /// outcome (allow, deny); lists are filtered by the same rules but not counted.
-    pub policy_decisions: IntCounterVec,
-    /// Rule conditions that failed on a request (a missing key, a wrong type), by rule.
-    pub policy_condition_errors: IntCounterVec,
-    /// Audit trail lines written or dropped.
-    pub audit_lines: IntCounterVec,
-    /// Per-principal connections running, by server and principal (principal values bounded).
-    pub principal_connections: IntGaugeVec,
-    /// Per-principal connections asked for, by server and outcome (started, missing_secret, ...).
-    pub principal_starts: IntCounterVec,
-    /// RFC 8693 token exchanges by server and outcome (ok, cached, refused, error).
-    pub token_exchanges: IntCounterVec,
-    /// A person's connection listed tools other than the server's learned list (reported,
-    /// not mixed in).
-    pub principal_tool_lists_differ: IntCounterVec,
-}
-
-impl AccessMetrics {
-    fn new(r: &Families) -> AccessMetrics {
-        AccessMetrics {
-            policy_decisions: r.counters(
-                "policy_decisions_total",
-                "Calls, reads and refinements decided by the policy, by rule (or default) and outcome",
-                &["rule", "outcome"],
-            ),
-            policy_condition_errors: r.counters(
-                "policy_condition_errors_total",
-                "Rule conditions that could not be evaluated on a request (they never grant), by rule",
-                &["rule"],
-            ),
-            audit_lines: r.counters(
-                "audit_lines_total",
-                "Audit trail lines by outcome: written, or dropped (the sink could not keep up or failed)",
-                &["outcome"],
-            ),
-            principal_connections: r.gauges(
-                "principal_connections",
-                "Per-principal upstream connections running, by server, principal (the first 100 principals by name, the rest _other) and the credential that named them (token, jwt)",
-                &["server", "principal", "source"],
-            ),
-            principal_starts: r.counters(
-                "principal_starts_total",
-                "Per-principal upstream connections asked for, by server and outcome",
-                &["server", "outcome"],
-            ),
-            token_exchanges: r.counters(
-                "token_exchanges_total",
-                "RFC 8693 token exchanges for per-principal connections, by server and outcome",
-                &["server", "outcome"],
-            ),
-            principal_tool_lists_differ: r.counters(
-                "principal_tool_lists_differ_total",
-                "A person's connection listed other tools than the server's learned list (not mixed in)",
-                &["server"],
-            ),
-        }
-    }
-}
-
-/// Makes each family under the prefix and registers it (names are unique: a clash is a bug),
-/// keeping what it registered for `Metrics::families`.
-struct Families(Registry, std::cell::RefCell<Vec<Family>>);
-
-impl Families {
-    fn add<C: prometheus::core::Collector + Clone + 'static>(&self, kind: &'static str, c: C) -> C {
-        for d in c.desc() {
-            let (name, help, labels) = (d.fq_name.clone(), d.help.clone(), d.variable_labels.clone());
-            self.1.borrow_mut().push(Family { name, kind, help, labels });
-        }
-        self.0.register(Box::new(c.clone())).expect("metric names are unique");
-        c
-    }
-    fn counters(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-        self.add("counter", IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
-    }
-    fn gauges(&self, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-        self.add("gauge", IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels).expect("valid metric"))
-    }
-    fn counter(&self, name: &str, help: &str) -> IntCounter {
-        self.add("counter", IntCounter::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
-    }
-    fn gauge(&self, name: &str, help: &str) -> IntGauge {
-        self.add("gauge", IntGauge::new(format!("{PREFIX}_{name}"), help).expect("valid metric"))
-    }
-    fn histograms(&self, name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> HistogramVec {
-        let opts = HistogramOpts::new(format!("{PREFIX}_{name}"), help).buckets(buckets);
-        self.add("histogram", HistogramVec::new(opts, labels).expect("valid metric"))
-    }
-}
+// The longer help texts, kept out of the list of families so it reads as one table.
+const HELP_SERVER_REQUESTS_REFUSED: &str = "Server-to-client requests answered with an error instead of reaching a host: they named no call on a server several people share (owner_unknown), no host could answer (no_host), the request they named had ended (request_gone), or the task they named is not known (unknown_task)";
+const HELP_TASKS: &str = "Tasks (long-running calls) by what happened: created, or a status their server said (working, input_required, completed, failed, cancelled)";
+const HELP_TASKS_BRIDGED: &str = "Calls of task-only tools the service ran as tasks for hosts that do not speak tasks, by how they ended: completed, error, cancelled, timeout";
+const HELP_KEPT_BACK: &str = "Server messages toward hosts that went to no one for want of an owner: a log line or notification naming no request on a server several people share (owner_unknown), one naming a task the service does not know (unknown_task), or a notification of no server-wide kind with no one to own it (no_owner)";
+const HELP_BAD_FRAMES: &str = "Upstream lines or SSE events skipped because they were not UTF-8, JSON or JSON-RPC";
+const HELP_TIMEOUTS: &str = "Upstream requests that ran past upstream.requestTimeoutMs and were cancelled";
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -546,21 +366,4 @@ impl Default for Metrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn renders_families_with_prefix() {
-        let m = Metrics::new();
-        m.requests.with_label_values(&["tools/call", "ok"]).inc();
-        let text = m.render();
-        assert!(text.contains("mcp_gen_ui_requests_total{method=\"tools/call\",outcome=\"ok\"} 1"));
-        assert!(text.contains("mcp_gen_ui_host_sessions{transport=\"stdio\"} 0"));
-    }
-
-    #[test]
-    fn unknown_methods_share_one_label() {
-        assert_eq!(method_label("tools/call"), "tools/call");
-        assert_eq!(method_label("x/y/z"), "other");
-    }
-}
+mod tests;

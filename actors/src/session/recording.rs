@@ -10,6 +10,7 @@ use super::plan::{After, Plan};
 use super::{Era, HostSession};
 use crate::audit::{Entry, Event};
 use crate::mcp::jsonrpc::{self, code, At};
+use crate::servers::fleet::Server;
 
 impl HostSession {
     /// An entry of this session's principal, session and transport.
@@ -83,29 +84,10 @@ impl HostSession {
                 e
             }
             Plan::SubscribePage { uri, on: true } => self.request_entry(Event::Subscribe, &id).tool(uri),
-            // A server's own resources, prompts and completions: what was read or asked, by
-            // the names hosts know (the plan has already named them the server's way).
-            Plan::Forward { server, after } => {
-                let shown = |key: &str| msg.at(key).and_then(Value::as_str).unwrap_or_default();
-                let (event, name) = match (jsonrpc::method(msg).unwrap_or_default(), after) {
-                    ("resources/read", After::ServerUi { uri, .. }) => (Event::ResourceRead, uri.clone()),
-                    ("resources/read", _) => (Event::ResourceRead, server.naming.uri_out(shown("/params/uri"))),
-                    ("prompts/get", _) => (Event::PromptGet, server.naming.name_out(shown("/params/name"))),
-                    ("completion/complete", _) => {
-                        let what = if shown("/params/ref/type") == "ref/prompt" {
-                            server.naming.name_out(shown("/params/ref/name"))
-                        } else {
-                            server.naming.uri_out(shown("/params/ref/uri"))
-                        };
-                        (Event::Completion, what)
-                    }
-                    (m, _) if super::plan::Method::of(m) == super::plan::Method::Other => (Event::Method, m.to_string()),
-                    _ => return Ok(()),
-                };
-                let mut e = self.request_entry(event, &id).tool(&name);
-                e.server = Some(server.name.clone());
-                e
-            }
+            Plan::Forward { server, after } => match self.forwarded_entry(msg, &id, server, after) {
+                Some(e) => e,
+                None => return Ok(()),
+            },
             Plan::TasksList => self.request_entry(Event::Task, &id).detail("tasks/list"),
             // A task request for no task of the caller's: recorded as refused.
             Plan::Refuse(_) if jsonrpc::method(msg).is_some_and(|m| m.starts_with("tasks/")) => {
@@ -136,6 +118,31 @@ impl HostSession {
                 Err(jsonrpc::error(id, code::LIMITED, unavailable.to_string()))
             }
         }
+    }
+
+    /// A server's own resources, prompts and completions (and methods the service does not
+    /// know): what was read or asked, by the names hosts know (the plan has already named them
+    /// the server's way). None: nothing to record.
+    fn forwarded_entry(&self, msg: &Value, id: &Value, server: &Server, after: &After) -> Option<Entry> {
+        let shown = |key: &str| msg.at(key).and_then(Value::as_str).unwrap_or_default();
+        let (event, name) = match (jsonrpc::method(msg).unwrap_or_default(), after) {
+            ("resources/read", After::ServerUi { uri, .. }) => (Event::ResourceRead, uri.clone()),
+            ("resources/read", _) => (Event::ResourceRead, server.naming.uri_out(shown("/params/uri"))),
+            ("prompts/get", _) => (Event::PromptGet, server.naming.name_out(shown("/params/name"))),
+            ("completion/complete", _) => {
+                let what = if shown("/params/ref/type") == "ref/prompt" {
+                    server.naming.name_out(shown("/params/ref/name"))
+                } else {
+                    server.naming.uri_out(shown("/params/ref/uri"))
+                };
+                (Event::Completion, what)
+            }
+            (m, _) if super::plan::Method::of(m) == super::plan::Method::Other => (Event::Method, m.to_string()),
+            _ => return None,
+        };
+        let mut e = self.request_entry(event, id).tool(&name);
+        e.server = Some(server.name.clone());
+        Some(e)
     }
 
     /// A request the rules refused: one line, written now.

@@ -1,7 +1,8 @@
 //! The upstream -> host half of the router: answers to whoever waits, notifications tied to a
 //! request, and where a server-to-client request (or a log line naming no request) goes: the
 //! one place that decides whose it is, from what the message names and whose the connection
-//! is, never from the clock (see ARCHITECTURE.md, "Whose a message is").
+//! is, never from the clock (see ARCHITECTURE.md, the invariant "What a server sends toward
+//! hosts has one owner").
 
 use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
