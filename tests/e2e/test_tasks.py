@@ -270,9 +270,56 @@ def test_a_2026_host_gets_the_tasks_extension_and_its_task_is_its_own(one, peopl
     assert post26(one, alice, "tasks/result", {"taskId": task})["error"]["code"] == -32601
     assert post26(one, alice, "tasks/list", {})["error"]["code"] == -32601
     assert post26(one, alice, "tasks/get", {"taskId": task}, declared=False)["error"]["code"] == -32021
-    plain = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": "x"}}, declared=False)
-    assert plain["error"]["code"] == -32021 and EXT in plain["error"]["data"]["requiredCapabilities"]["extensions"], plain
+    # Without the extension the call is the service's to run as a task: a plain call, its result.
+    plain = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} bridged"}}, declared=False)
+    assert plain["result"]["resultType"] == "complete" and f"{alice.tag} bridged" in plain["result"]["content"][0]["text"], plain
     finish(alice, bob)
+
+
+# --- issue 63: a 2026 host without the extension (the Python SDK's default) gets the bridge --------------------
+
+
+def test_the_python_sdk_in_its_default_mode_calls_a_task_only_tool_and_can_cancel_it():
+    """The official Python SDK (2.3, `mode="auto"`: MCP 2026-07-28, no tasks extension) calls
+    server-everything's task-only tool through the service as a plain call: the service runs it
+    as a task, passes its statuses on as progress, answers with the result, and cancels the
+    task on the server when the client gives up on the call (aborting its POST)."""
+    import anyio
+    from mcp import Client
+
+    with everything_http("streamableHttp") as url:
+        with proxy_http(["--upstream-url", url, "--log-format", "json"], name="proxy-tasks-py26") as (base, proc):
+            async def run():
+                async with Client(base + "/mcp", mode="auto") as c:
+                    assert c.protocol_version == "2026-07-28"
+                    listed = {t.name: t for t in (await c.list_tools()).tools}
+                    assert RESEARCH in listed
+                    said = []
+
+                    async def on_progress(progress, total, message):
+                        said.append(message)
+
+                    got = await c.call_tool(RESEARCH, {"topic": "py26-topic-5c1"}, progress_callback=on_progress)
+                    assert not got.is_error and "py26-topic-5c1" in got.content[0].text, got
+                    assert {"Analyzing content...", "Generating report..."} <= set(said), f"the task's statuses as progress: {said}"
+                    # Given up on once it runs: the POST goes, and the task with it.
+                    started = anyio.Event()
+
+                    async def on_slow(progress, total, message):
+                        started.set()
+
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(lambda: c.call_tool(RESEARCH, {"topic": "py26-cancel-me"}, progress_callback=on_slow))
+                        with anyio.fail_after(20):
+                            await started.wait()
+                        tg.cancel_scope.cancel()
+
+            anyio.run(run)
+
+            def cancelled():
+                lines = [json.loads(x) for x in proc.log_path.read_text().splitlines() if x.startswith("{")]
+                return [x for x in lines if x.get("event") == "bridged_task_cancelled" and x.get("status") == "cancelled"]
+            wait_for(cancelled, 15, "the task the call ran as cancelled on server-everything")
 
 
 # --- every edge: legacy SSE and stdio ----------------------------------------------------------------------------

@@ -41,9 +41,10 @@ impl HostSession {
     }
 
     /// Whether a call of `exposed` (`msg`) is one the service runs as a task for this host: the
-    /// tool runs only as one, the host does not speak tasks, and did not ask for one.
+    /// tool runs only as one, and the host does not speak tasks (a 2025 host that did not ask
+    /// for one, or a 2026 host that did not declare the extension, whose `task` is dropped).
     pub(super) fn bridges(&self, msg: &Value, exposed: &str) -> bool {
-        if self.speaks_tasks() || self.call().is_some() || msg.at("/params/task").is_some() {
+        if self.speaks_tasks() || (self.call().is_none() && msg.at("/params/task").is_some()) {
             return false;
         }
         let catalog = self.deps.fleet.catalog();
@@ -51,16 +52,18 @@ impl HostSession {
     }
 
     /// A 2026 host's `tools/call`: no `task` of its own goes on (a hint of another era); the
-    /// service asks for one when the host declared the extension and the tool runs as a task;
-    /// Err (the answer) when the tool runs only as one and the host did not declare it.
-    pub(super) fn task_for_2026(&self, msg: &mut Value, exposed: &str) -> Result<(), Value> {
+    /// service asks for one when the host declared the extension and the tool runs as a task,
+    /// or when it runs the call as one (`bridged`: the tool runs only as a task and the host
+    /// did not declare the extension). Err (the answer) when the tool runs only as a task and
+    /// the service does not run it so.
+    pub(super) fn task_for_2026(&self, msg: &mut Value, exposed: &str, bridged: bool) -> Result<(), Value> {
         if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
             p.remove("task");
         }
         let catalog = self.deps.fleet.catalog();
         let support = catalog.tool(exposed).and_then(|t| tasks::task_support(&t.def).map(str::to_string));
         match support.as_deref() {
-            Some(_) if self.speaks_tasks() => {
+            Some(_) if self.speaks_tasks() || bridged => {
                 msg["params"]["task"] = json!({"ttl": BRIDGE_MAX.as_millis() as u64});
                 Ok(())
             }
@@ -76,6 +79,7 @@ impl HostSession {
     /// made the hosts' way in `answer`. None when it made none (or one that cannot be kept).
     pub(super) fn task_made(&self, server: &Server, tool: &str, answer: &mut Value, bridge: Option<Bridge>) -> Option<TaskRoute> {
         let task = tasks::created_task(answer)?;
+        let bridged = bridge.is_some();
         let upstream = task.get("taskId").and_then(Value::as_str)?.to_string();
         let ttl_ms = task.get("ttl").and_then(Value::as_u64);
         let made = self.deps.fleet.hosts().tasks().created(NewTask {
@@ -108,8 +112,9 @@ impl HostSession {
         answer["result"]["task"]["taskId"] = json!(exposed);
         self.metrics.task(&server.name, "created").inc();
         let task = self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)?;
-        // A 2026 host never holds the task's result open: its watch does (`task_watch`).
-        if self.call().is_some() {
+        // A 2026 host never holds the task's result open: its watch does (`task_watch`); a
+        // call the service runs as a task waits on it itself (`wait_on_task`).
+        if self.call().is_some() && !bridged {
             if let Some(router) = self.router_of(&server.name) {
                 super::task_watch::TaskWatch::watch(task.clone(), router, self.deps.fleet.clone(), ttl_ms);
             }
