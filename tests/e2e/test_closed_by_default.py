@@ -293,6 +293,26 @@ def test_an_answer_with_both_a_result_and_an_error_is_an_error(svc, people):
     finish(alice, bob)
 
 
+def test_a_tool_error_kept_as_read_counts_and_is_recorded_as_the_tree_would_be(svc, people):
+    """One stdio server with bare names, a host without the UI extension: results go out as
+    the server wrote them (the as-read path). A tool's own failure (`isError`) is still an
+    answered request in `requests_total` and a `tool_error` in the trail; a plain one `ok`."""
+    alice, bob = people
+    a = Session(svc, alice, "A")
+    samples = svc.samples()
+    before = metric(samples, "mcp_gen_ui_requests_total", method="tools/call", outcome="ok")
+    errors = metric(samples, "mcp_gen_ui_requests_total", method="tools/call", outcome="error")
+    failed = a.call("ask", text=f"{alice.tag} asked of a pipe")  # refused: an isError result
+    assert failed["result"].get("isError") is True, failed
+    assert text(a.call("log", text="fine")) == "logged"
+    samples = svc.samples()
+    assert metric(samples, "mcp_gen_ui_requests_total", method="tools/call", outcome="ok") == before + 2
+    assert metric(samples, "mcp_gen_ui_requests_total", method="tools/call", outcome="error") == errors
+    calls = lambda: [(x["tool"], x["outcome"]) for x in svc.audit_lines() if x["event"] == "tool_call" and x["principal"] == "alice"]
+    wait_for(lambda: calls() == [("ask", "tool_error"), ("log", "ok")], 5, f"both calls in the trail as they ended: {calls()}")
+    finish(alice, bob)
+
+
 # --- issue 54, item 4: a page read for a tool the person may not see ---------------------------------------
 
 

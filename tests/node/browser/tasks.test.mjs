@@ -69,6 +69,10 @@ test("a task-only tool's template page shows the task's status while it runs, th
     const stages = STAGES.filter((t) => during.some((s) => s.includes(t)));
     assert.ok(stages.length >= 2, `the statuses followed the task: ${JSON.stringify(during)}`);
     const forwarded = await page.evaluate(() => window.__hostLog.progress);
+    // What the host forwarded is what the service sent it for the call (the task's statuses),
+    // and there was some: an empty list would pass any check of each item.
+    assert.ok(forwarded.length >= 2, `the service's progress reached the View: ${JSON.stringify(forwarded)}`);
+    assert.ok(forwarded.every((p) => STAGES.includes(p.message)), `each is a status of the task: ${JSON.stringify(forwarded)}`);
     assert.ok(forwarded.every((p) => p.progressToken === call._meta.progressToken), "progress went to the View under its own token");
     console.log(`# ${TOOL}: ${took} ms; statuses shown while it ran: ${JSON.stringify([...new Set(during)])}`);
     assertCleanConsole(errors, "task page");
