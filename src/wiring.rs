@@ -17,6 +17,7 @@ use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
 use mcp_gen_ui_actors::mcp::ui_meta::AppsSdk;
 use mcp_gen_ui_actors::messages::ToolsUpdated;
 use mcp_gen_ui_actors::metrics::Metrics;
+use mcp_gen_ui_actors::policy::ToolFacts;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
 use mcp_gen_ui_actors::servers::registry::Registry;
@@ -100,6 +101,10 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let stores = stores(settings, &metrics, &shared);
     let registry = Registry::new(stores.pages.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    // Rules that read what a tool says of itself (its annotations, its title) learn it from
+    // the catalog as it is now.
+    let catalog_of = fleet.clone();
+    gov.policies.learn_tools_from(Arc::new(move |name: &str| catalog_of.catalog().tool(name).map(|t| ToolFacts::of(&t.def))));
     let limits = &settings.config.limits;
     fleet.hosts().tasks().set_limits(mcp_gen_ui_actors::proxy::tasks::TaskLimits {
         per_person: limits.tasks_per_person,

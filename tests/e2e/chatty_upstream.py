@@ -63,7 +63,10 @@ TOOLS = [
     tool("shout_big", "after_ms after answering, logs its arguments with `pad` characters of padding (a line naming no "
          "request, whatever ids its data holds)", {"pad": {"type": "integer"}, "after_ms": {"type": "integer"}}),
     tool("app_result", "Answers a result that names the app showing it (_meta.ui.resourceUri) and links a resource"),
+    {**tool("grow", "Adds the tool `erase` (which says nothing of itself, as a server's next version might) and "
+            "says its tools changed (notifications/tools/list_changed)"), "annotations": {"readOnlyHint": True}},
 ]
+ERASE = tool("erase", "Erases everything (added by `grow`)")
 RESOURCES = [{"uri": f"note://{n}", "name": f"note of {n}", "mimeType": "text/plain"} for n in NOTES]
 
 out_lock = threading.Lock()
@@ -260,6 +263,13 @@ def run_tool(rid, params: dict) -> None:
         return result(rid, {"content": [{"type": "resource_link", "uri": "note://shared", "name": "the shared note"},
                                         {"type": "text", "text": "shown by the app"}],
                             "_meta": {"ui": {"resourceUri": "ui://chatty/app"}, "ui/resourceUri": "ui://chatty/app"}})
+    if name == "grow":
+        if ERASE not in TOOLS:
+            TOOLS.append(ERASE)
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return text_result(rid, "grown")
+    if name == "erase":
+        return text_result(rid, "erased")
     if name == "heard":
         return result(rid, {"content": [{"type": "text", "text": json.dumps(heard)}], "structuredContent": {"methods": heard}})
     if name == "capabilities":

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use prometheus::IntCounter;
 
-use super::rules::{Effect, EvalFailure, Policy, Prefix, Subject, Verdict};
+use super::rules::{Effect, EvalFailure, FactsSource, Policy, Prefix, Subject, ToolFacts, Verdict};
 use crate::metrics::Metrics;
 
 /// Decisions remembered per policy version (a principal's view of 5,000 tools of each kind fits
@@ -36,6 +36,8 @@ struct Known {
 
 struct Live {
     policy: Arc<Policy>,
+    /// Some condition reads what a tool says of itself (looked up for each decision made).
+    reads_tool: bool,
     cache: moka::sync::Cache<u128, Known>,
     /// Per rule, then the default: the decision counters, resolved once.
     allow: Vec<IntCounter>,
@@ -52,6 +54,7 @@ impl Live {
         let counter = |outcome: &str| names.iter().map(|n| metrics.access.policy_decisions.with_label_values(&[n, outcome])).collect();
         let errors = policy.rules().iter().map(|r| metrics.access.policy_condition_errors.with_label_values(&[&r.name])).collect();
         Live {
+            reads_tool: policy.reads_tool(),
             cache: moka::sync::Cache::new(CACHED_DECISIONS),
             allow: counter("allow"),
             deny: counter("deny"),
@@ -115,7 +118,7 @@ fn key(s: &Subject) -> u128 {
     static HASHERS: LazyLock<(std::collections::hash_map::RandomState, std::collections::hash_map::RandomState)> =
         LazyLock::new(|| (Default::default(), Default::default()));
     let half = |b: &std::collections::hash_map::RandomState| {
-        b.hash_one((&*s.who.key, &*s.who.name, s.who.claims_digest, s.who.admin, s.kind, s.name, s.server, s.transport))
+        b.hash_one((&*s.who.key, &*s.who.name, s.who.claims_digest, s.who.admin, s.kind, s.name, s.server, s.transport, s.tool))
     };
     (u128::from(half(&HASHERS.0)) << 64) | u128::from(half(&HASHERS.1))
 }
@@ -124,12 +127,14 @@ fn key(s: &Subject) -> u128 {
 pub struct Policies {
     live: RwLock<Option<Arc<Live>>>,
     metrics: Arc<Metrics>,
+    /// Where a tool's annotations and title are learnt (the catalog), once wired.
+    facts: std::sync::OnceLock<FactsSource>,
 }
 
 impl Policies {
     pub fn new(policy: Option<Arc<Policy>>, metrics: Arc<Metrics>) -> Policies {
         let live = policy.map(|p| Arc::new(Live::new(p, &metrics)));
-        Policies { live: RwLock::new(live), metrics }
+        Policies { live: RwLock::new(live), metrics, facts: std::sync::OnceLock::new() }
     }
 
     /// No rules: everything is allowed.
@@ -143,6 +148,22 @@ impl Policies {
         *self.live.write().unwrap_or_else(|e| e.into_inner()) = live;
     }
 
+    /// Where the rules learn what a tool says of itself (set once, by the wiring).
+    pub fn learn_tools_from(&self, source: FactsSource) {
+        let _ = self.facts.set(source);
+    }
+
+    /// `s` with what its tool says of itself, when a condition reads it: the tool as it is
+    /// listed now (a changed annotation is a new decision: the facts are in its cache key), and
+    /// a name no server has is a silent tool.
+    fn with_facts<R>(&self, live: &Live, s: &Subject, then: impl FnOnce(&Subject) -> R) -> R {
+        if !live.reads_tool || !s.kind.is_tool() || s.tool.is_some() {
+            return then(s);
+        }
+        let facts = self.facts.get().and_then(|source| source(s.name)).unwrap_or_else(ToolFacts::unknown);
+        then(&Subject { tool: Some(&facts), ..*s })
+    }
+
     fn current(&self) -> Option<Arc<Live>> {
         self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
@@ -154,7 +175,7 @@ impl Policies {
     /// A call, a read or a refinement: allowed or not, and by which rule (counted).
     pub fn check(&self, s: &Subject) -> Decision {
         let Some(live) = self.current() else { return Decision { allowed: true, rule: Arc::from("default") } };
-        let verdict = match live.known(s).prefix {
+        let verdict = self.with_facts(&live, s, |s| match live.known(s).prefix {
             Prefix::Decided(v) => v,
             Prefix::From(i) => {
                 let mut failures = Vec::new();
@@ -162,13 +183,13 @@ impl Policies {
                 live.failed(&failures, s);
                 v
             }
-        };
+        });
         live.count(verdict)
     }
 
     /// Whether a list shows it to this principal: some call of it could be allowed.
     pub fn visible(&self, s: &Subject) -> bool {
-        self.current().is_none_or(|live| live.known(s).visible)
+        self.current().is_none_or(|live| self.with_facts(&live, s, |s| live.known(s).visible))
     }
 
     /// Whether the rules deny this principal every tool of `s.server` (see
@@ -204,7 +225,7 @@ mod tests {
     }
 
     fn subject<'a>(w: &'a Who, args: Option<&'a serde_json::Value>) -> Subject<'a> {
-        Subject { kind: Kind::Tools, name: "t", server: "s", who: w, transport: "stdio", args }
+        Subject { kind: Kind::Tools, name: "t", server: "s", who: w, transport: "stdio", args, tool: None }
     }
 
     #[test]
@@ -253,5 +274,25 @@ mod tests {
         let w = Who::new(Arc::from("a"), Arc::from("a"), Arc::new(json!({})), false);
         assert!(!p.check(&subject(&w, None)).allowed);
         assert!(metrics.render().contains(r#"mcp_gen_ui_policy_condition_errors_total{rule="ops only"} 1"#));
+    }
+
+    #[test]
+    fn a_rule_over_annotations_follows_the_tool_as_it_is_listed_now() {
+        use std::sync::Mutex;
+        // `t` is read-only until its server says otherwise; the list is the catalog's.
+        let listed: Arc<Mutex<serde_json::Value>> = Arc::new(Mutex::new(json!({"name": "t", "annotations": {"readOnlyHint": true}})));
+        let (p, _) = policies("annotations.readOnlyHint && title != 'Forbidden'");
+        let source = listed.clone();
+        p.learn_tools_from(Arc::new(move |name: &str| (name == "t").then(|| ToolFacts::of(&source.lock().unwrap()))));
+        let w = Who::new(Arc::from("a"), Arc::from("a"), Arc::new(json!({})), false);
+        assert!(p.check(&subject(&w, None)).allowed && p.visible(&subject(&w, None)), "a read-only tool");
+        *listed.lock().unwrap() = json!({"name": "t", "annotations": {"readOnlyHint": false}});
+        assert!(!p.check(&subject(&w, None)).allowed && !p.visible(&subject(&w, None)), "changed: a new decision, not the cached one");
+        *listed.lock().unwrap() = json!({"name": "t"});
+        assert!(!p.check(&subject(&w, None)).allowed, "a silent tool may write (the specification's default)");
+        *listed.lock().unwrap() = json!({"name": "t", "title": "Forbidden", "annotations": {"readOnlyHint": true}});
+        assert!(!p.check(&subject(&w, None)).allowed, "its title is read too");
+        let unknown = Subject { name: "nobody-has-it", ..subject(&w, None) };
+        assert!(!p.check(&unknown).allowed, "a name no server has is a silent tool");
     }
 }

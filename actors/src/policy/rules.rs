@@ -14,8 +14,10 @@ use serde_json::Value;
 use crate::servers::glob::{Glob, GlobError};
 
 mod subject;
+mod tool_facts;
 mod types;
 pub use subject::Subject;
+pub use tool_facts::{FactsSource, ToolFacts};
 
 /// What kind of thing a request touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,6 +51,11 @@ impl Kind {
     }
 
     /// Which of a rule's name lists names things of this kind.
+    /// It is named by a tool (a call, its page, its refinements).
+    pub fn is_tool(self) -> bool {
+        self.names() == Names::Tools
+    }
+
     fn names(self) -> Names {
         match self {
             Kind::Tools | Kind::Pages | Kind::Refinements => Names::Tools,
@@ -99,7 +106,8 @@ pub struct RuleSpec {
     pub servers: Option<Vec<String>>,
     pub kinds: Option<Vec<Kind>>,
     pub effect: Option<Effect>,
-    /// A CEL expression over `principal`, `server`, `tool`, `name`, `kind`, `transport`, `args`.
+    /// A CEL expression over `principal`, `server`, `tool`, `name`, `kind`, `transport`, `args`,
+    /// `annotations`, `title`.
     pub when: Option<String>,
 }
 
@@ -119,6 +127,8 @@ pub struct Condition {
     text: String,
     program: cel::Program,
     reads_args: bool,
+    /// It reads `annotations` or `title`: what the tool says of itself.
+    reads_tool: bool,
 }
 
 impl fmt::Debug for Condition {
@@ -142,7 +152,7 @@ impl fmt::Display for ConditionError {
 }
 
 /// The variables a condition may name.
-const VARIABLES: [&str; 7] = ["principal", "server", "tool", "name", "kind", "transport", "args"];
+const VARIABLES: [&str; 9] = ["principal", "server", "tool", "name", "kind", "transport", "args", "annotations", "title"];
 
 impl Condition {
     pub fn compile(text: &str) -> Result<Condition, ConditionError> {
@@ -166,11 +176,16 @@ impl Condition {
             return Err(ConditionError { line, column, message });
         }
         let reads_args = refs.has_variable("args");
-        Ok(Condition { text: text.to_string(), program, reads_args })
+        let reads_tool = refs.has_variable("annotations") || refs.has_variable("title");
+        Ok(Condition { text: text.to_string(), program, reads_args, reads_tool })
     }
 
     pub fn reads_args(&self) -> bool {
         self.reads_args
+    }
+
+    pub fn reads_tool(&self) -> bool {
+        self.reads_tool
     }
 
     /// Whether it holds for the request (an error: see the module's note).
@@ -191,6 +206,17 @@ impl Condition {
         ];
         for (k, v) in values {
             cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+        }
+        if self.reads_tool {
+            // Not a tool (a prompt, a resource), or not looked up: what a silent tool is.
+            let unknown = ToolFacts::unknown();
+            let facts = match s.kind.names() {
+                Names::Tools => s.tool.unwrap_or(&unknown),
+                _ => &unknown,
+            };
+            for (k, v) in [("annotations", facts.annotations()), ("title", Value::from(&*facts.title))] {
+                cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+            }
         }
         if let Some(what) = types::mismatch(self.program.expression(), &cx) {
             return Err(EvalError::TypeMismatch(what));
@@ -295,6 +321,10 @@ impl Rule {
     fn reads_args(&self) -> bool {
         self.when.as_ref().is_some_and(Condition::reads_args)
     }
+
+    fn reads_tool(&self) -> bool {
+        self.when.as_ref().is_some_and(Condition::reads_tool)
+    }
 }
 
 /// What decided a request: a rule (its index) or the default.
@@ -384,6 +414,11 @@ impl Policy {
         self.default
     }
 
+    /// Some condition reads what a tool says of itself: decisions depend on it.
+    pub fn reads_tool(&self) -> bool {
+        self.rules.iter().any(Rule::reads_tool)
+    }
+
     /// Decides a request whose arguments are known (`s.args`), from rule `from` on.
     pub fn decide_from(&self, from: usize, s: &Subject, failures: &mut Vec<EvalFailure>) -> Verdict {
         for (i, rule) in self.rules.iter().enumerate().skip(from) {
@@ -449,7 +484,7 @@ impl Policy {
                 continue;
             }
             let every_name = rule.tools.as_deref().is_none_or(|g| g.iter().any(|g| g.as_str() == "*"));
-            if !every_name || rule.reads_args() {
+            if !every_name || rule.reads_args() || rule.reads_tool() {
                 // It may decide some tool, or some call, otherwise: not denied as a whole.
                 if rule.effect == Effect::Allow {
                     return false;

@@ -24,11 +24,11 @@ pub struct Access {
 
 impl Access {
     pub fn check(&self, kind: Kind, name: &str, server: &str, args: Option<&Value>) -> Decision {
-        self.policies.check(&Subject { kind, name, server, who: &self.who, transport: self.transport, args })
+        self.policies.check(&Subject { kind, name, server, who: &self.who, transport: self.transport, args, tool: None })
     }
 
     pub fn visible(&self, kind: Kind, name: &str, server: &str) -> bool {
-        self.policies.visible(&Subject { kind, name, server, who: &self.who, transport: self.transport, args: None })
+        self.policies.visible(&Subject { kind, name, server, who: &self.who, transport: self.transport, args: None, tool: None })
     }
 
     /// Whether the rules deny this principal every tool of `server`, known yet or not.
@@ -40,6 +40,7 @@ impl Access {
             who: &self.who,
             transport: self.transport,
             args: None,
+            tool: None,
         })
     }
 

@@ -59,9 +59,11 @@ pub struct RuleConfig {
     /// allow or deny.
     pub effect: Option<EffectConfig>,
     /// A CEL condition over `principal` (name, claims, admin), `server`, `tool`, `name`,
-    /// `kind`, `transport` and `args` (a call's arguments). One that cannot be evaluated
-    /// never grants: an allow does not apply, a deny does; test a key that may be absent with
-    /// `has(args.city)`.
+    /// `kind`, `transport`, `args` (a call's arguments), and what the tool says of itself:
+    /// `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`,
+    /// with the MCP defaults false, true, false, true where the server is silent) and `title`.
+    /// One that cannot be evaluated never grants: an allow does not apply, a deny does; test a
+    /// key that may be absent with `has(args.city)`.
     pub when: Option<String>,
 }
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::Kind;
+use super::{Kind, ToolFacts};
 use crate::who::Who;
 
 /// One request as the rules see it.
@@ -18,6 +18,8 @@ pub struct Subject<'a> {
     pub transport: &'a str,
     /// A call's arguments (None: listing, reading, or a call without arguments).
     pub args: Option<&'a Value>,
+    /// What the tool says of itself (None: not looked up; `Policies` does when a rule reads it).
+    pub tool: Option<&'a ToolFacts>,
 }
 
 impl Subject<'_> {

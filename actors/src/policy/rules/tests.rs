@@ -19,7 +19,7 @@ fn spec(tools: &[&str], effect: Effect, when: Option<&str>) -> RuleSpec {
 }
 
 fn call<'a>(w: &'a Who, tool: &'a str, args: Option<&'a Value>) -> Subject<'a> {
-    Subject { kind: Kind::Tools, name: tool, server: "weather", who: w, transport: "streamable-http", args }
+    Subject { kind: Kind::Tools, name: tool, server: "weather", who: w, transport: "streamable-http", args, tool: None }
 }
 
 fn decide(p: &Policy, s: &Subject) -> Verdict {
@@ -152,7 +152,7 @@ fn a_whole_server_is_denied_only_when_no_tool_of_it_could_be_allowed() {
         ..Default::default()
     };
     fn on<'a>(w: &'a Who, server: &'a str) -> Subject<'a> {
-        Subject { kind: Kind::Tools, name: "", server, who: w, transport: "stdio", args: None }
+        Subject { kind: Kind::Tools, name: "", server, who: w, transport: "stdio", args: None, tool: None }
     }
     let (bob, alice) = (&who("bob", json!({})), &who("alice", json!({})));
     let p = Policy::compile(Effect::Allow, &[server_rule(Effect::Deny, Some("principal.name == 'bob'"))]).unwrap();
@@ -250,6 +250,6 @@ fn a_whole_server_is_asked_about_its_tools() {
         }],
     )
     .unwrap();
-    let s = Subject { kind: Kind::Resources, name: "", server: "secret", who: &bob, transport: "stdio", args: None };
+    let s = Subject { kind: Kind::Resources, name: "", server: "secret", who: &bob, transport: "stdio", args: None, tool: None };
     assert!(p.denies_whole_server(&s, &mut Vec::new()));
 }

@@ -1,0 +1,67 @@
+//! What a tool says of itself, as conditions see it: its `annotations` (with the specification's
+//! defaults where the server is silent) and its `title`. The server's own claims: a rule that
+//! trusts them trusts the server.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+/// A tool's annotations and title (`annotations.readOnlyHint`, ... and `title` in conditions).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolFacts {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+    pub title: Arc<str>,
+}
+
+impl ToolFacts {
+    /// What is assumed of a tool that says nothing (the MCP specification's defaults: it may
+    /// write, destroy, and reach the world), and of a name no server has.
+    pub fn unknown() -> ToolFacts {
+        ToolFacts { read_only: false, destructive: true, idempotent: false, open_world: true, title: Arc::from("") }
+    }
+
+    /// From a tool's definition as listed. A hint that is not a boolean is as if absent.
+    pub fn of(def: &Value) -> ToolFacts {
+        let d = ToolFacts::unknown();
+        let hint = |key: &str, default: bool| def.pointer(&format!("/annotations/{key}")).and_then(Value::as_bool).unwrap_or(default);
+        let title = def.get("title").or_else(|| def.pointer("/annotations/title")).and_then(Value::as_str).unwrap_or_default();
+        ToolFacts {
+            read_only: hint("readOnlyHint", d.read_only),
+            destructive: hint("destructiveHint", d.destructive),
+            idempotent: hint("idempotentHint", d.idempotent),
+            open_world: hint("openWorldHint", d.open_world),
+            title: Arc::from(title.chars().take(256).collect::<String>()),
+        }
+    }
+
+    /// `annotations` as a condition reads it.
+    pub(super) fn annotations(&self) -> Value {
+        json!({
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        })
+    }
+}
+
+/// Where the rules learn a tool's facts by the name hosts call it (the catalog, set by the
+/// wiring; None: no such tool).
+pub type FactsSource = Arc<dyn Fn(&str) -> Option<ToolFacts> + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn silence_is_the_specifications_defaults_and_a_hint_must_be_a_boolean() {
+        assert_eq!(ToolFacts::of(&json!({"name": "t"})), ToolFacts::unknown());
+        let f = ToolFacts::of(&json!({"name": "t", "title": "Read", "annotations": {"readOnlyHint": true, "destructiveHint": "no"}}));
+        assert!(f.read_only && f.destructive && !f.idempotent && f.open_world);
+        assert_eq!(&*f.title, "Read");
+        assert_eq!(&*ToolFacts::of(&json!({"annotations": {"title": "Old place"}})).title, "Old place");
+    }
+}
