@@ -173,6 +173,9 @@ pub fn summary(s: &Settings) -> String {
     for w in &s.warnings {
         let _ = writeln!(out, "  warning:   {w}");
     }
+    for n in &s.upstreams.notes {
+        let _ = writeln!(out, "  note:      {n}");
+    }
     let _ = writeln!(out, "  not checked: {}", crate::unmatched::LEFT_TO_THE_START);
     out
 }

@@ -94,6 +94,9 @@ fn main() -> ExitCode {
     for w in &settings.warnings {
         tracing::warn!(component = "config", event = "warning", "{w}");
     }
+    for n in &settings.upstreams.notes {
+        tracing::info!(component = "config", event = "note", "{n}");
+    }
     if !settings.upstreams.disabled.is_empty() {
         let names = settings.upstreams.disabled.join(", ");
         tracing::info!(component = "servers", event = "disabled", servers = %names, "disabled in the servers file, not started: {names}");

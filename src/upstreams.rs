@@ -276,7 +276,7 @@ pub fn watch(set: Arc<Mutex<ServerSet>>, file: PathBuf, named_by: &'static str, 
         actix_web::rt::spawn(async move {
             let env = |k: &str| std::env::var(k).ok();
             match servers::read_file(&file, named_by, &env, defaults) {
-                Ok(servers::Read { servers: list, warnings, disabled }) if !list.is_empty() => {
+                Ok(servers::Read { servers: list, warnings, disabled, .. }) if !list.is_empty() => {
                     for w in warnings {
                         tracing::warn!(component = "config", event = "warning", "{w}");
                     }

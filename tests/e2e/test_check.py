@@ -198,3 +198,19 @@ def test_a_bad_glob_is_refused_naming_its_place(tmp_path, globs, at, says):
     (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"fs": {"command": "x", "tools": {"allow": globs}}}}))
     code, _, err = check("check", "--servers-file", str(tmp_path / "servers.json"))
     assert code == 2 and f"mcpServers.fs.{at}: " in err and says in err, err
+
+
+def test_a_claude_desktop_file_as_it_is_passes_strict_and_its_keys_are_named_once(tmp_path):
+    """Issue 61, item 3: keys other clients write into their own server files (`alwaysAllow`,
+    `autoApprove`) are a note, not a warning; a key whose loss would serve what the file
+    disabled (`disabledTools`) stays a warning, so strict still refuses that."""
+    entry = {"command": "x", "alwaysAllow": ["read_graph"], "autoApprove": []}
+    (tmp_path / "claude.json").write_text(json.dumps({"mcpServers": {"memory": entry}}))
+    code, out, err = check("check", "--strict", "--servers-file", str(tmp_path / "claude.json"))
+    assert code == 0, err
+    notes = [line for line in out.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "alwaysAllow (memory)" in notes[0] and "autoApprove (memory)" in notes[0], out
+    assert "warning:" not in out, out
+    (tmp_path / "cline.json").write_text(json.dumps({"mcpServers": {"memory": {**entry, "disabledTools": ["delete_entities"]}}}))
+    code, _, err = check("check", "--strict", "--servers-file", str(tmp_path / "cline.json"))
+    assert code == 2 and "disabledTools" in err, err

@@ -125,7 +125,7 @@ def test_four_servers_from_a_claude_desktop_file_as_it_is(tmp_path):
             assert metric(samples, "mcp_gen_ui_upstream_connected", server="time") == 1
             assert metric(samples, "mcp_gen_ui_upstream_call_duration_seconds_count", server="memory", method="tools/call") >= 3
             log = proc.log_path.read_text()
-            assert "alwaysAllow" in log and "ignored" in log, "Claude's own keys are named once in a warning"
+            assert "alwaysAllow" in log and "ignored" in log, "Claude's own keys are named once, as a note"
 
 
 def test_elicitation_reaches_the_host_whose_call_asked(tmp_path):

@@ -40,6 +40,8 @@ pub struct Upstreams {
     pub file_named_by: &'static str,
     /// Entries marked `disabled`: kept in the file, not started.
     pub disabled: Vec<String>,
+    /// What is said once at start and by `check`, never a warning (other clients' keys).
+    pub notes: Vec<String>,
     /// What every entry of the servers file falls back to.
     pub defaults: servers::Defaults,
 }
@@ -343,9 +345,17 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
             required: true,
             per_principal: None,
         };
-        return Ok(Upstreams { servers: vec![one], bare: true, file: None, file_named_by: field, disabled: Vec::new(), defaults });
+        return Ok(Upstreams {
+            servers: vec![one],
+            bare: true,
+            file: None,
+            file_named_by: field,
+            disabled: Vec::new(),
+            notes: Vec::new(),
+            defaults,
+        });
     }
-    let servers::Read { servers: list, warnings: more, disabled } = match (&cfg.servers_file, &cfg.servers) {
+    let servers::Read { servers: list, warnings: more, disabled, notes } = match (&cfg.servers_file, &cfg.servers) {
         (Some(file), _) => servers::read_file(file, field, env, defaults)?,
         (None, Some(map)) => servers::resolve(map, "servers", env, defaults, None)?,
         (None, None) => unreachable!("many means one of them is set"),
@@ -354,7 +364,7 @@ fn upstreams(args: &Args, env: EnvLookup, cfg: &mut Config, warnings: &mut Vec<S
     if list.is_empty() {
         return Err(ConfigError::new(field, "lists no server that is not disabled: nothing to serve"));
     }
-    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, disabled, defaults })
+    Ok(Upstreams { servers: list, bare: false, file: cfg.servers_file.clone(), file_named_by: field, disabled, notes, defaults })
 }
 
 /// A full http:// or https:// URL, or an error naming `field` (showing the URL without its

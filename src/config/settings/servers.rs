@@ -81,7 +81,15 @@ pub struct Read {
     pub servers: Vec<ServerSettings>,
     pub warnings: Vec<String>,
     pub disabled: Vec<String>,
+    /// Keys other MCP clients write into their own server files, which mean nothing here:
+    /// named once (not a warning: a file used as it is passes `check --strict`).
+    pub notes: Vec<String>,
 }
+
+/// Keys that Claude Desktop, Cline, VS Code, Cursor or Claude Code write into a server entry
+/// and that are safe to ignore here (client-side approval lists, UI hints). Keys whose loss
+/// would change what runs or what is allowed (`disabledTools`, `envFile`) stay warnings.
+const OTHER_CLIENTS_KEYS: &[&str] = &["alwaysAllow", "autoApprove", "networkTimeout", "dev", "gallery", "description", "icon"];
 
 /// What every entry falls back to (the `upstream` section's limits).
 #[derive(Debug, Clone, Copy)]
@@ -130,6 +138,7 @@ pub fn resolve(
     let mut disabled = Vec::new();
     // Keys of other tools, each with the servers that have it.
     let mut ignored: Vec<(String, Vec<String>)> = Vec::new();
+    let mut known: Vec<(String, Vec<String>)> = Vec::new();
     let ours = ServerEntryConfig::keys();
     let mut prefixes: HashMap<String, String> = HashMap::new();
     for (name, raw) in map {
@@ -177,18 +186,24 @@ pub fn resolve(
                 warnings.push(format!("{}: the key `{k}` means nothing to mcp-gen-ui and is ignored: did you mean `{meant}`?", at(k)));
                 continue;
             }
-            match ignored.iter_mut().find(|(key, _)| key == k) {
+            let list = if OTHER_CLIENTS_KEYS.contains(&k.as_str()) { &mut known } else { &mut ignored };
+            match list.iter_mut().find(|(key, _)| key == k) {
                 Some((_, names)) => names.push(name.clone()),
-                None => ignored.push((k.clone(), vec![name.clone()])),
+                None => list.push((k.clone(), vec![name.clone()])),
             }
         }
         servers.push(server(name, prefix, &entry, &at, env, defaults, base)?);
     }
+    let listed =
+        |keys: &[(String, Vec<String>)]| keys.iter().map(|(k, names)| format!("{k} ({})", names.join(", "))).collect::<Vec<_>>().join(", ");
     if !ignored.is_empty() {
-        let keys: Vec<String> = ignored.iter().map(|(k, names)| format!("{k} ({})", names.join(", "))).collect();
-        warnings.push(format!("{field}: the keys {} (of other tools) mean nothing to mcp-gen-ui and are ignored", keys.join(", ")));
+        warnings.push(format!("{field}: the keys {} (of other tools) mean nothing to mcp-gen-ui and are ignored", listed(&ignored)));
     }
-    Ok(Read { servers, warnings, disabled })
+    let mut notes = Vec::new();
+    if !known.is_empty() {
+        notes.push(format!("{field}: the keys {} are other MCP clients' own, and ignored here", listed(&known)));
+    }
+    Ok(Read { servers, warnings, disabled, notes })
 }
 
 fn server(
@@ -409,7 +424,7 @@ mod tests {
                 "old": {"command": "x", "disabled": true}
             }}"#,
         );
-        let Read { servers, warnings, disabled } = read_file(&p, "--servers-file", &env, D).unwrap();
+        let Read { servers, warnings, disabled, notes } = read_file(&p, "--servers-file", &env, D).unwrap();
         assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["memory", "remote"], "in the file's order");
         match &servers[0].spec {
             UpstreamSpec::Stdio { command, args, env, .. } => {
@@ -423,16 +438,23 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(disabled, ["old"], "kept in the file, not started, and not a warning");
-        assert!(warnings.iter().any(|w| w.contains("alwaysAllow (memory)")), "one warning names the ignored keys: {warnings:?}");
+        assert!(warnings.is_empty(), "a file used as it is passes --strict: {warnings:?}");
+        assert!(notes.iter().any(|n| n.contains("alwaysAllow (memory)")), "one note names another client's keys: {notes:?}");
     }
 
     #[test]
     fn a_misspelt_key_of_ours_is_named_with_its_server_and_what_it_meant() {
-        let p = write("slip", r#"{"mcpServers": {"files": {"command": "x", "tols": {"deny": ["write_file"]}, "autoApprove": []}}}"#);
-        let warnings = read_file(&p, "--servers-file", &env, D).unwrap().warnings;
+        let p = write(
+            "slip",
+            r#"{"mcpServers": {"files": {"command": "x", "tols": {"deny": ["write_file"]}, "autoApprove": [], "disabledTools": ["rm"]}}}"#,
+        );
+        let Read { warnings, notes, .. } = read_file(&p, "--servers-file", &env, D).unwrap();
         let slip = warnings.iter().find(|w| w.contains("tols")).expect("a warning for the slip");
         assert!(slip.contains("mcpServers.files.tols") && slip.contains("did you mean `tools`?"), "{slip}");
-        assert!(warnings.iter().any(|w| w.contains("autoApprove (files)") && !w.contains("tols")), "{warnings:?}");
+        // Another client's key whose loss changes nothing here is a note; one that would
+        // (a tool it disabled is served) stays a warning.
+        assert!(notes.iter().any(|n| n.contains("autoApprove (files)")), "{notes:?}");
+        assert!(warnings.iter().any(|w| w.contains("disabledTools") && !w.contains("tols")), "{warnings:?}");
     }
 
     #[test]
