@@ -78,6 +78,8 @@ const ENTRIES: &[(&str, Appears, Option<&str>)] = &[
     ("tasks_total", Appears::Once("a call has made a task"), None),
     ("tasks_bridged_total", Appears::Once("the service has run a task-only tool as a task for a host that does not speak tasks"), None),
     ("server_requests_refused_total", Appears::Once("a server's request has been answered with an error instead of reaching a host"), None),
+    ("tool_calls_total", Appears::Once("a tool of a server's has been called (or refused by the rules)"), None),
+    ("tool_call_duration_seconds", Appears::Once("a tool of a server's has been called (or refused by the rules)"), None),
     ("actor_restarts_total", Appears::Start, None),
     ("dropped_messages_total", Appears::Start, None),
     ("refusals_total", Appears::Start, None),

@@ -6,10 +6,12 @@ use prometheus::{Encoder, Histogram, HistogramVec, IntCounter, IntCounterVec, In
 mod access;
 mod families;
 mod labels;
+mod tools;
 
 pub use access::AccessMetrics;
 use families::Families;
 pub use labels::*;
+pub use tools::{ToolMetrics, ToolSeries, MAX_TOOL_SERIES, TOOL_OUTCOMES};
 
 pub const PREFIX: &str = "mcp_gen_ui";
 
@@ -87,6 +89,8 @@ pub struct Metrics {
     pub trace_spans_dropped: IntCounterVec,
     /// Who may do what and who did: rules, the audit trail, each person's connections.
     pub access: AccessMetrics,
+    /// Calls by tool (bounded).
+    pub tools: ToolMetrics,
     build_info: IntGaugeVec,
     /// Every family as registered, in order: what the metrics reference is made from.
     families: Vec<Family>,
@@ -280,6 +284,7 @@ impl Metrics {
                 &["reason"],
             ),
             access: AccessMetrics::new(&r),
+            tools: ToolMetrics::new(&r),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
             families: r.1.take(),
             registry: r.0,

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NODE, NODE_MODULES, proxy_http, wait_for
+from conftest import METRICS_TOKEN, NODE, NODE_MODULES, proxy_http, wait_for
 from test_isolation import Session, finish, pair, text
+from test_teams import scrape_with
 
 FILESYSTEM = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 CHATTY = Path(__file__).parent / "chatty_upstream.py"
@@ -76,6 +77,14 @@ def test_a_read_only_person_by_what_tools_say_of_themselves(svc, people):
     assert (svc.files / "alice.txt").read_text() == f"{alice.tag} plan"
     # bob reads.
     assert "the team's notes" in text(b.call("fs__read_text_file", path=str(svc.files / "notes.txt")))
+    # Metrics by tool (issue 61, item 5): each tool's calls by how they ended, a denial as one.
+    samples = scrape_with(svc.base, METRICS_TOKEN)
+    calls = lambda tool, outcome: samples.get(("mcp_gen_ui_tool_calls_total", (("outcome", outcome), ("server", "fs"), ("tool", tool))), 0)
+    assert calls("fs__write_file", "denied") >= 1 and calls("fs__create_directory", "denied") >= 1
+    assert calls("fs__write_file", "ok") >= 1 and calls("fs__read_text_file", "ok") >= 1
+    timed = samples.get(("mcp_gen_ui_tool_call_duration_seconds_count", (("server", "fs"), ("tool", "fs__read_text_file"))), 0)
+    assert timed >= 1, "the read's time is in the tool's histogram"
+    assert samples.get(("mcp_gen_ui_requests_total", (("method", "tools/call"), ("outcome", "denied"))), 0) >= 2
     # The trail: bob's refusals, by tool.
     denied = lambda: {x["tool"] for x in svc.audit_lines() if x["event"] == "denied" and x["principal"] == "bob"}
     wait_for(lambda: {"fs__write_file", "fs__create_directory"} <= denied(), 5, f"bob's refusals in the trail: {denied()}")

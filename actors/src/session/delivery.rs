@@ -13,6 +13,7 @@ use super::{Era, HostSession, InFlight};
 use crate::mcp::jsonrpc;
 use crate::mcp::relayed::Relayed;
 use crate::messages::{AttachStream, STREAM_BOUND};
+use crate::session::access::NOT_ALLOWED;
 use crate::session::outlet::{self, Outlet, Pump, Sent};
 
 /// Messages kept for a Streamable HTTP session that has no stream open right now.
@@ -203,7 +204,9 @@ impl HostSession {
             Relayed::Tree(tree) if stateless => Relayed::Tree(self.stateless_answer(tree)),
             other => other,
         };
+        let denied = |tree: &Value| jsonrpc::get(tree, "error").and_then(|e| e.get("code")).and_then(Value::as_i64) == Some(NOT_ALLOWED);
         let (audited, outcome) = match &answer {
+            Relayed::Tree(tree) if denied(tree) => ("error", "denied"),
             Relayed::Tree(tree) => (crate::audit::outcome_of(tree), if jsonrpc::get(tree, "error").is_some() { "error" } else { "ok" }),
             Relayed::Raw(raw) => (if raw.is_error() { "tool_error" } else { "ok" }, "ok"),
         };
@@ -211,6 +214,10 @@ impl HostSession {
             line.finish(audited);
         }
         self.metrics.requests.with_label_values(&[f.method, outcome]).inc();
+        if let Some(tool) = &f.tool {
+            let by_tool = if outcome == "denied" { outcome } else { audited };
+            tool.ended(by_tool, f.started.elapsed().as_secs_f64());
+        }
         super::spans::finish_relayed(&f.span, &answer);
         let trace_id = f.span.cx().trace_id();
         tracing::info!(component = "host_session", event = "request_done", requestId = %f.request_id, trace_id = trace_id.as_deref(), session = %self.log_id, method = f.method, outcome, duration_ms = f.started.elapsed().as_millis() as u64, "request answered");

@@ -80,6 +80,7 @@ impl HostSession {
                 span,
                 audit: None,
                 task: None,
+                tool: None,
             },
         );
 
@@ -155,6 +156,7 @@ impl HostSession {
     /// Does what the plan says; every decision about where a request goes was made in `plan`.
     fn carry_out(&mut self, ctx: &mut Context<Self>, msg: Value, planned: Plan) {
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
+        self.count_by_tool(&id, &planned);
         if let Err(refused) = self.audit_start(&msg, &planned) {
             return self.answer(refused);
         }
@@ -185,6 +187,26 @@ impl HostSession {
                 self.audit_denied(&msg, &denied);
                 self.answer(denied.error(id))
             }
+        }
+    }
+
+    /// A call of a tool the catalog has (forwarded, or refused by the rules) is counted by
+    /// tool when answered.
+    fn count_by_tool(&mut self, id: &Value, planned: &Plan) {
+        let (server, tool) = match planned {
+            Plan::Forward { server, after: super::plan::After::ToolResult { exposed } } => (server.name.clone(), exposed.as_str()),
+            Plan::Denied(d) if d.kind == crate::policy::Kind::Tools && !d.method => match &d.server {
+                Some(server) => (server.clone(), d.name.as_str()),
+                None => return,
+            },
+            _ => return,
+        };
+        if self.deps.fleet.catalog().tool(tool).is_none() {
+            return; // a name a host made up gets no series of its own
+        }
+        let series = self.metrics.tools.of(&server, tool);
+        if let Some(f) = self.in_flight.get_mut(&jsonrpc::id_key(id)) {
+            f.tool = Some(series);
         }
     }
 

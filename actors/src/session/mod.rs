@@ -113,6 +113,8 @@ struct InFlight {
     audit: Option<crate::audit::Pending>,
     /// The task the service runs this call as (the bridge), while it waits on it.
     task: Option<tasks::Running>,
+    /// A tool call's own series (`tool_calls_total`), once planned.
+    tool: Option<crate::metrics::ToolSeries>,
 }
 
 pub struct HostSession {
