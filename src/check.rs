@@ -43,6 +43,19 @@ pub fn run(args: &Args, env: EnvLookup, strict: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `check --connect`, once the configuration itself is valid: the servers started, asked, stopped.
+pub fn connect(args: &Args, strict: bool) -> ExitCode {
+    let Ok(settings) = crate::unmatched::resolve(args, &|k| std::env::var(k).ok()) else { return ExitCode::from(2) };
+    let prompts = match mcp_gen_ui_actors::generation::prompts::Prompts::load(settings.config.generation.prompts_dir.as_deref()) {
+        Ok(p) => std::sync::Arc::new(p),
+        Err(e) => {
+            eprintln!("mcp-gen-ui check: invalid configuration: generation.promptsDir: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    actix_web::rt::System::new().block_on(crate::check_connect::run(settings, prompts, strict))
+}
+
 fn refuse(args: &Args, e: &ConfigError) -> ExitCode {
     let file = e.file.as_ref().map_or_else(|| where_from(&e.field, args), |f| f.display().to_string());
     // A file's own errors already start with its path: said once.

@@ -5,6 +5,7 @@
 
 mod audit;
 mod check;
+mod check_connect;
 mod config;
 mod demo_upstream;
 mod edge;
@@ -66,13 +67,17 @@ fn main() -> ExitCode {
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);
     }
-    if let Some(Command::Check { config, servers_file, principal_secrets, strict }) = &args.command {
-        let strict = *strict;
+    if let Some(Command::Check { config, servers_file, principal_secrets, strict, connect }) = &args.command {
+        let (strict, connect) = (*strict, *connect);
         let mut args = Args { command: None, ..args };
         args.config = config.clone().or(args.config);
         args.servers_file = servers_file.clone().or(args.servers_file);
         args.principal_secrets = principal_secrets.clone().or(args.principal_secrets);
-        return check::run(&args, &|k| std::env::var(k).ok(), strict);
+        let code = check::run(&args, &|k| std::env::var(k).ok(), strict);
+        if !connect || code != ExitCode::SUCCESS {
+            return code;
+        }
+        return check::connect(&args, strict);
     }
     if let Some(Command::DemoUpstream) = args.command {
         return match demo_upstream::run() {

@@ -222,6 +222,11 @@ pub enum Command {
         /// Every warning is an error (exit 2), as `checkStrict` makes it for a start.
         #[arg(long)]
         strict: bool,
+        /// Also start every server as a run would, check every configured tool name against
+        /// what they serve, print their tools and what each configured person may call, and
+        /// stop them (at most 30 s for their lists).
+        #[arg(long)]
+        connect: bool,
     },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {

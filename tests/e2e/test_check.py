@@ -214,3 +214,37 @@ def test_a_claude_desktop_file_as_it_is_passes_strict_and_its_keys_are_named_onc
     (tmp_path / "cline.json").write_text(json.dumps({"mcpServers": {"memory": {**entry, "disabledTools": ["delete_entities"]}}}))
     code, _, err = check("check", "--strict", "--servers-file", str(tmp_path / "cline.json"))
     assert code == 2 and "disabledTools" in err, err
+
+
+def test_check_connect_checks_the_names_against_the_live_servers_and_shows_who_may_call_what(tmp_path):
+    """Issue 61, item 2: a typo in a deny rule (`wirte_file`) passes `check` (it starts no
+    server) but not `check --connect --strict`, which starts server-filesystem, lists its
+    tools with what they say of themselves, shows each configured person's tools, and stops it."""
+    from conftest import NODE, NODE_MODULES
+    fs = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    (tmp_path / "files").mkdir()
+    servers = {"mcpServers": {"fs": {"command": NODE, "args": [str(fs), str(tmp_path / "files")]}}}
+    (tmp_path / "servers.json").write_text(json.dumps(servers))
+    rules = [{"name": "bob no writes", "tools": ["fs__wirte_file"], "effect": "deny", "when": "principal.name == 'bob'"},
+             {"name": "bob reads only", "kinds": ["tools"], "effect": "deny", "when": "principal.name == 'bob' && !annotations.readOnlyHint"}]
+    (tmp_path / "config.json").write_text(json.dumps({"policy": {"default": "allow", "rules": rules}}))
+    people = ["--auth-token", "alice:alice-token-check-0123456789", "--auth-token", "bob:bob-token-check-0123456789"]
+    files = ["--servers-file", str(tmp_path / "servers.json"), "--config", str(tmp_path / "config.json")]
+    code, out, err = check(*people, "check", "--strict", *files)
+    assert code == 0, f"without the servers the typo cannot be seen: {err}"
+    code, out, err = check(*people, "check", "--connect", "--strict", *files)
+    assert code == 2 and "are errors with --strict" in err, (code, err)
+    assert '"fs__wirte_file" matches no tool hosts are shown' in out and 'did you mean "fs__write_file"?' in out, out
+    assert "server fs (listed): 14 tool(s)" in out, out
+    assert any(line.split()[:2] == ["fs__write_file", "may"] for line in (x.strip() for x in out.splitlines())), out
+    bob = next(line for line in out.splitlines() if line.strip().startswith("bob "))
+    assert "10 of 14" in bob and "fs__write_file" not in bob and "fs__read_text_file" in bob, bob
+    alice = next(line for line in out.splitlines() if line.strip().startswith("alice "))
+    assert "14 of 14" in alice, alice
+    # Fixed: clean, and nothing left running.
+    rules[0]["tools"] = ["fs__write_file"]
+    (tmp_path / "config.json").write_text(json.dumps({"policy": {"default": "allow", "rules": rules}}))
+    code, out, err = check(*people, "check", "--connect", "--strict", *files)
+    assert code == 0 and "every configured tool name matches" in out, (out, err)
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "files")], capture_output=True, text=True).stdout.split()
+    assert not left, f"the server was left running: {left}"
