@@ -165,7 +165,7 @@ fn forget_empty_settings() {
 fn healthcheck(url: &str) -> ExitCode {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime builds");
     let ok = rt.block_on(async {
-        let client = reqwest::Client::builder().timeout(Duration::from_secs(3)).build().ok()?;
+        let client = mcp_gen_ui_actors::process::tls::client_builder().timeout(Duration::from_secs(3)).build().ok()?;
         Some(client.get(url).send().await.ok()?.status().is_success())
     });
     if ok == Some(true) {

@@ -46,7 +46,7 @@ impl Otlp {
             }
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-protobuf"));
-        let client = reqwest::Client::builder()
+        let client = mcp_gen_ui_actors::process::tls::client_builder()
             .user_agent(concat!("mcp-gen-ui/", env!("CARGO_PKG_VERSION"), " otlp"))
             .connect_timeout(settings.export_timeout.min(Duration::from_secs(5)))
             .build()

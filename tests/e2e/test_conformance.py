@@ -27,6 +27,12 @@ NOT_PASSABLE_2026 = {
     # (elicitation_1); the same tool's other scenarios (result type, missing or extra answers,
     # tampered state, validation) pass.
     "input-required-result-basic-elicitation",
+    # A deliberate difference (issue 63): the scenario calls a task-only tool from a client that
+    # did not declare the tasks extension and wants -32021. The extension's MUST is for a server
+    # "unable to service" such a request without a CreateTaskResult; the proxy is able: it runs
+    # the call as a task itself and answers with the result (the bridge), which is what lets the
+    # official Python SDK in its default mode call such tools at all (test_tasks.py).
+    "tasks-required-task-error",
 }
 
 
@@ -143,4 +149,6 @@ def test_tasks_scenarios_through_the_proxy():
     failing = sorted(name for name, (_, failed) in results.items() if failed)
     checks = sum(p for p, _ in results.values())
     print(f"conformance tasks scenarios through the proxy: {len(results) - len(failing)} of {len(results)} pass, {checks} checks; {results}")
-    assert not failing, f"tasks scenarios failing through the proxy: {failing} ({results})"
+    unexpected = [name for name in failing if name not in NOT_PASSABLE_2026]
+    assert not unexpected, f"tasks scenarios failing through the proxy: {unexpected} ({results})"
+    assert checks >= 42, f"the scenarios' checks passed through the proxy: {checks} ({results})"

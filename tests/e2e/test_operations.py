@@ -67,12 +67,17 @@ def test_metrics_after_a_scripted_session(fake, tmp_path):
     assert v(m, "mcp_gen_ui_generations_in_flight") == 0 and v(m, "mcp_gen_ui_generations_queued") == 0
     assert v(m, "mcp_gen_ui_ui_reads_total", kind="template") == 1
     assert any(k[0] == "mcp_gen_ui_build_info" for k in m)
-    assert all(dict(k[1]).get("tool") in (None, "get_forecast", "set_units") for k in m), "tool labels only for the upstream's tools"
+    assert all(dict(k[1]).get("tool") in (None, "get_forecast", "set_units", "get_current_weather") for k in m), "tool labels only for the upstream's tools"
+    # By tool (issue 61): the weather calls ok, the forecast's tool error as one, each timed.
+    assert v(m, "mcp_gen_ui_tool_calls_total", server="default", tool="get_current_weather", outcome="ok") >= 3
+    assert v(m, "mcp_gen_ui_tool_calls_total", server="default", tool="get_forecast", outcome="tool_error") == 1
+    assert v(m, "mcp_gen_ui_tool_call_duration_seconds_count", server="default", tool="get_forecast") == 1
 
 
 async def _one_read(base):
     async with session("mcp", base) as s:
         await s.read_resource("ui://get_forecast")
+        await s.call_tool("get_current_weather", {"city": "Oslo"})  # the tool series appear with a call
 
 
 def exported_names(base) -> set:

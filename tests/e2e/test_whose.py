@@ -9,7 +9,7 @@ canaries (the people and channels of test_isolation.py) in front of:
 - `web`: the same server over Streamable HTTP: what a call says on the call's own stream is
   that call's;
 - `tasks`: a stdio server with tasks (tasks_upstream.py) whose statuses name their task;
-- `big`: the stdio server with a 4 KB message limit.
+- `big`: the stdio server with an 8 KB message limit.
 
 Each finding of the hostile review (round 6) is reproduced here: every test first checks that
 what must arrive did, and each negative check waits longer than what it rules out could take."""
@@ -70,7 +70,7 @@ def svc(tmp_path_factory):
         "mine": {**chatty, "perPrincipal": True},
         "web": {"type": "http", "url": f"http://127.0.0.1:{web_port}/mcp", "maxMessageBytes": 65536},
         "tasks": {"command": sys.executable, "args": [str(TASKS)]},
-        "big": {**chatty, "maxMessageBytes": 4096},
+        "big": {**chatty, "maxMessageBytes": 8192},
     }
     (folder / "servers.json").write_text(json.dumps({"mcpServers": servers}))
     config = {"logging": {"file": str(folder / "service.log"), "level": "debug"},

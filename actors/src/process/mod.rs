@@ -8,3 +8,4 @@ pub mod faults;
 pub mod homes;
 pub mod locks;
 pub mod memory;
+pub mod tls;

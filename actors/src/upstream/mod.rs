@@ -289,7 +289,7 @@ pub(crate) fn header_map(headers: &[(String, String)]) -> Result<reqwest::header
 }
 
 pub(crate) fn http_client(headers: &[(String, String)]) -> Result<reqwest::Client, ConnectError> {
-    reqwest::Client::builder()
+    crate::process::tls::client_builder()
         .default_headers(header_map(headers)?)
         .connect_timeout(std::time::Duration::from_secs(10))
         .build()

@@ -80,7 +80,7 @@ pub struct Exchanged {
 
 impl Exchanged {
     pub fn new(cfg: Arc<ExchangeConfig>, subject: SubjectToken, server: Arc<str>, outcomes: IntCounterVec) -> Exchanged {
-        let client = reqwest::Client::builder()
+        let client = crate::process::tls::client_builder()
             .user_agent(concat!("mcp-gen-ui/", env!("CARGO_PKG_VERSION"), " token-exchange"))
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())

@@ -188,7 +188,7 @@ fn describe_url(u: &url::Url) -> String {
 
 impl OAuth {
     pub fn new(settings: OAuthSettings) -> OAuth {
-        let client = reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default();
+        let client = mcp_gen_ui_actors::process::tls::client_builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default();
         OAuth { settings, client, state: RwLock::new(KeyState::default()), fetching: tokio::sync::Mutex::new(()) }
     }
 

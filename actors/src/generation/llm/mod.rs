@@ -238,5 +238,5 @@ async fn read_bounded(resp: reqwest::Response, max: usize, stall: Duration) -> R
 
 /// The HTTP client all providers use: no overall timeout (the budget cancels), a connect timeout.
 pub(crate) fn http() -> reqwest::Client {
-    reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().expect("a default reqwest client builds")
+    crate::process::tls::client_builder().connect_timeout(Duration::from_secs(10)).build().expect("a default reqwest client builds")
 }
