@@ -6,7 +6,7 @@
 //! server), or `stdio:CMD ARGS...` to spawn a stdio server and talk to it directly (the baseline
 //! the proxy's added latency is measured against).
 //!
-//!     cargo run --release -p mcp-gen-ui-actors --example mcp_load -- TARGET [calls] [concurrency] [tool] [args-json]
+//!     cargo run --profile dist -p mcp-gen-ui-actors --example mcp_load -- TARGET [calls] [concurrency] [tool] [args-json]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

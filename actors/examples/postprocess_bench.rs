@@ -1,7 +1,7 @@
 //! Benchmark (prints figures, asserts nothing): post-processing time for an ~80 KB generated
 //! page, against a baseline of only parsing the same page with scraper, in one process.
 //!
-//!     cargo run --release -p mcp-gen-ui-actors --example postprocess_bench
+//!     cargo run --profile dist -p mcp-gen-ui-actors --example postprocess_bench
 
 use std::time::Instant;
 

@@ -7,7 +7,7 @@
 //! plain one, then the hostile ones in order, and `pages.json` naming them), for the bench's
 //! run through the service.
 //!
-//!     cargo run --release -p mcp-gen-ui-actors --example preview_bench [-- --dump DIR]
+//!     cargo run --profile dist -p mcp-gen-ui-actors --example preview_bench [-- --dump DIR]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

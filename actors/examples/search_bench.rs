@@ -4,7 +4,7 @@
 //! queries: p50, p99 and max, and the index build; baseline: a linear scan that only lowercases
 //! each tool's text and checks one word, in the same process.
 //!
-//!     cargo run --release -p mcp-gen-ui-actors --example search_bench [tools]
+//!     cargo run --profile dist -p mcp-gen-ui-actors --example search_bench [tools]
 
 use std::sync::Arc;
 use std::time::Instant;

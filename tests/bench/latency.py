@@ -135,7 +135,7 @@ def main() -> None:
         subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "mcp_load"], cwd=ROOT, check=True)
     rmcp = LOAD.exists()
     if not rmcp:
-        print(f"note: {LOAD} is missing (cargo build --release -p mcp-gen-ui-actors --example mcp_load): the rmcp client rows are skipped")
+        print(f"note: {LOAD} is missing (cargo build --profile dist -p mcp-gen-ui-actors --example mcp_load): the rmcp client rows are skipped")
     w = Wrk()
     print(f"{binary}; {os.cpu_count()} CPUs; tools/call echo on server-everything (stdio); 1 connection", flush=True)
     try:

@@ -42,8 +42,8 @@ def example(args: list[str], build: bool) -> str:
     """Runs the in-process bench (built first, in release, unless --no-build)."""
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     if build:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "mcp-gen-ui-actors", "--example", "preview_bench"], cwd=ROOT, check=True)
-    return subprocess.run([str(target / "release" / "examples" / "preview_bench"), *args], capture_output=True, text=True, check=True).stdout
+        subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "mcp-gen-ui-actors", "--example", "preview_bench"], cwd=ROOT, check=True)
+    return subprocess.run([str(target / "dist" / "examples" / "preview_bench"), *args], capture_output=True, text=True, check=True).stdout
 
 
 def hwm_kb(pid: int) -> int:
