@@ -4,21 +4,26 @@ room from his own oldest; meanwhile alice calls a plain tool of the same server 
 running task of her own. Rounds alternate quiet and flooded in one run, so drift hits both alike;
 alice's p50 and p99 are compared with the quiet rounds of the same run.
 
-The upstream is tests/e2e/tasks_upstream.py over stdio (a thread per task, cheap to make).
-Issue 60's target: alice's p50 during the flood within 2x of quiet; her task still hers and
-running after it.
+Two servers of tests/e2e/tasks_upstream.py over stdio (a thread per task, cheap to make): bob
+floods `tasks`, where alice's own task runs; alice's calls go to `other`, so what is measured is
+what the service shares between them (its task table, its threads, the machine's two cores with
+bob's server), not the capacity of one upstream process both saturate (no gateway can lend a
+saturated server more; limiting each person's calls is issue 62's quotas). Issue 60's target:
+alice's p50 during the flood within 2x of quiet; her task still hers and running after it.
 
     tests/.venv/bin/python tests/bench/task_flood.py [--seconds 5] [--rounds 3] [--no-build]
 """
 
 import argparse
 import json
+import tempfile
 import secrets
 import statistics
 import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 from benchlib import ROOT, HttpMcp, conftest, pct, summary, use_release
 
@@ -32,7 +37,7 @@ def flood(url: str, token: str, stop: threading.Event, made: list) -> None:
     n = 0
     while not stop.is_set():
         msgs = [{"jsonrpc": "2.0", "id": f"f{n}-{i}", "method": "tools/call",
-                 "params": {"name": "research", "arguments": {"topic": "flood", "seconds": 0.3, "every_ms": 100}, "task": {"ttl": 60000}}}
+                 "params": {"name": "tasks__research", "arguments": {"topic": "flood", "seconds": 0.3, "every_ms": 100}, "task": {"ttl": 60000}}}
                 for i in range(10)]
         n += 1
         status, body = s.post(msgs)
@@ -46,7 +51,7 @@ def alice_calls(s: HttpMcp, seconds: float) -> list[float]:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         t = time.perf_counter()
-        a = s.request("tools/call", {"name": "echo", "arguments": {"text": "alice"}})
+        a = s.request("tools/call", {"name": "other__echo", "arguments": {"text": "alice"}})
         took.append((time.perf_counter() - t) * 1000)
         assert "result" in a, a
     return took
@@ -60,11 +65,14 @@ def main() -> None:
     args = ap.parse_args()
     use_release(not args.no_build)
     tokens = {p: f"{p}-{secrets.token_hex(12)}" for p in ("alice", "bob")}
-    argv = ["--upstream", f"{sys.executable} {TASKS}", *[a for p, t in tokens.items() for a in ("--auth-token", f"{p}:{t}")]]
+    folder = Path(tempfile.mkdtemp(prefix="bench-task-flood-"))
+    server = {"command": sys.executable, "args": [str(TASKS)]}
+    (folder / "servers.json").write_text(json.dumps({"mcpServers": {"tasks": server, "other": server}}))
+    argv = ["--servers-file", str(folder / "servers.json"), *[a for p, t in tokens.items() for a in ("--auth-token", f"{p}:{t}")]]
     with conftest.proxy_http(argv, name="bench-task-flood") as (base, proc):
         url = base + "/mcp"
         alice = HttpMcp(url, CAPS, token=tokens["alice"])
-        made = alice.request("tools/call", {"name": "research", "arguments": {"topic": f"alice-{uuid.uuid4().hex[:6]}", "seconds": 600,
+        made = alice.request("tools/call", {"name": "tasks__research", "arguments": {"topic": f"alice-{uuid.uuid4().hex[:6]}", "seconds": 600,
                                                                             "every_ms": 2000}, "task": {"ttl": 3600000}})
         hers = made["result"]["task"]["taskId"]
         quiet, flooded, tasks = [], [], []
