@@ -1,0 +1,124 @@
+//! A rule's condition: CEL compiled once, evaluated over what a request is (`Subject`), with the
+//! variables it may name checked at compile time and what it reads (the arguments, the tool's
+//! own facts) known, so that what can be decided without them is cached.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{types, EvalError, Names, Subject, ToolFacts};
+
+/// A compiled CEL condition.
+pub struct Condition {
+    text: String,
+    program: cel::Program,
+    reads_args: bool,
+    /// It reads `annotations` or `title`: what the tool says of itself.
+    reads_tool: bool,
+}
+
+impl fmt::Debug for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Condition({:?})", self.text)
+    }
+}
+
+/// Why a condition did not compile: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionError {
+    pub line: isize,
+    pub column: isize,
+    pub message: String,
+}
+
+impl fmt::Display for ConditionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+    }
+}
+
+/// The variables a condition may name.
+const VARIABLES: [&str; 9] = ["principal", "server", "tool", "name", "kind", "transport", "args", "annotations", "title"];
+
+impl Condition {
+    pub fn compile(text: &str) -> Result<Condition, ConditionError> {
+        const MAX: usize = 4096;
+        if text.len() > MAX {
+            return Err(ConditionError {
+                line: 1,
+                column: 1,
+                message: format!("is {} bytes long; a condition may have at most {MAX}", text.len()),
+            });
+        }
+        let program = cel::Program::compile(text).map_err(|e| match e.errors.first() {
+            Some(first) => ConditionError { line: first.pos.0, column: first.pos.1, message: first.msg.clone() },
+            None => ConditionError { line: 1, column: 1, message: e.to_string() },
+        })?;
+        let refs = program.references();
+        if let Some(unknown) = refs.variables().into_iter().find(|v| !VARIABLES.contains(v)) {
+            let at = text.find(unknown).unwrap_or(0);
+            let (line, column) = position(text, at);
+            let message = format!("{unknown:?} is not a variable a condition may use; it may use {}", VARIABLES.join(", "));
+            return Err(ConditionError { line, column, message });
+        }
+        let reads_args = refs.has_variable("args");
+        let reads_tool = refs.has_variable("annotations") || refs.has_variable("title");
+        Ok(Condition { text: text.to_string(), program, reads_args, reads_tool })
+    }
+
+    pub fn reads_args(&self) -> bool {
+        self.reads_args
+    }
+
+    pub fn reads_tool(&self) -> bool {
+        self.reads_tool
+    }
+
+    /// Whether it holds for the request (an error: see the module's note).
+    pub(super) fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, EvalError> {
+        let mut cx = cel::Context::with_env(env.clone());
+        let principal =
+            serde_json::json!({"name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin});
+        let args = s.args.cloned().unwrap_or_else(|| Value::Object(Default::default()));
+        let tool = if s.kind.names() == Names::Tools { s.name } else { "" };
+        let values: [(&str, Value); 7] = [
+            ("principal", principal),
+            ("server", Value::from(s.server)),
+            ("tool", Value::from(tool)),
+            ("name", Value::from(s.name)),
+            ("kind", Value::from(s.kind.as_str())),
+            ("transport", Value::from(s.transport)),
+            ("args", args),
+        ];
+        for (k, v) in values {
+            cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+        }
+        if self.reads_tool {
+            // Not a tool (a prompt, a resource), or not looked up: what a silent tool is.
+            let unknown = ToolFacts::unknown();
+            let facts = match s.kind.names() {
+                Names::Tools => s.tool.unwrap_or(&unknown),
+                _ => &unknown,
+            };
+            for (k, v) in [("annotations", facts.annotations()), ("title", Value::from(&*facts.title))] {
+                cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+            }
+        }
+        if let Some(what) = types::mismatch(self.program.expression(), &cx) {
+            return Err(EvalError::TypeMismatch(what));
+        }
+        match self.program.execute(&cx) {
+            Ok(cel::Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(EvalError::NotBool(format!("{other:?}"))),
+            Err(e) => Err(EvalError::Execution(e.to_string())),
+        }
+    }
+}
+
+fn position(text: &str, byte: usize) -> (isize, isize) {
+    let before = &text[..byte];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line as isize, column as isize)
+}
