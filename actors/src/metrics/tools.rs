@@ -8,7 +8,6 @@ use std::sync::{Arc, RwLock};
 use prometheus::{Histogram, HistogramVec, IntCounter, IntCounterVec};
 
 use super::families::Families;
-use crate::process::locks::RecoverRw;
 
 /// Tools with series of their own; the rest are `other`.
 pub const MAX_TOOL_SERIES: usize = 500;
@@ -66,10 +65,11 @@ impl ToolMetrics {
     /// The series of `server`'s tool `tool` (as hosts name it, and in the catalog: names are
     /// bounded by it): its own while there is room, else the server's `other`.
     pub fn of(&self, server: &str, tool: &str) -> ToolSeries {
-        if let Some(s) = self.known.reading().by_server.get(server).and_then(|t| t.get(tool)) {
+        if let Some(s) = self.known.read().unwrap_or_else(|e| e.into_inner()).by_server.get(server).and_then(|t| t.get(tool)) {
             return s.clone();
         }
-        let mut known = self.known.writing();
+        // Poisoned: the map is whole at every point (see process::locks), and metrics sit below it.
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = known.by_server.get(server).and_then(|t| t.get(tool)) {
             return s.clone(); // made meanwhile
         }
