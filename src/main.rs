@@ -67,17 +67,8 @@ fn main() -> ExitCode {
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);
     }
-    if let Some(Command::Check { config, servers_file, principal_secrets, strict, connect }) = &args.command {
-        let (strict, connect) = (*strict, *connect);
-        let mut args = Args { command: None, ..args };
-        args.config = config.clone().or(args.config);
-        args.servers_file = servers_file.clone().or(args.servers_file);
-        args.principal_secrets = principal_secrets.clone().or(args.principal_secrets);
-        let code = check::run(&args, &|k| std::env::var(k).ok(), strict);
-        if !connect || code != ExitCode::SUCCESS {
-            return code;
-        }
-        return check::connect(&args, strict);
+    if let Some(Command::Check { .. }) = &args.command {
+        return check_command(args);
     }
     if let Some(Command::DemoUpstream) = args.command {
         return match demo_upstream::run() {
@@ -149,6 +140,24 @@ fn main() -> ExitCode {
 
 /// An `MCP_GEN_UI_*` variable set to "" means unset: compose files write `VAR: ${VAR:-}`, and
 /// an empty value must fall back to the default rather than fail flag parsing.
+/// `check` (and `check --connect`): its own flags over the run's.
+fn check_command(args: Args) -> ExitCode {
+    let Some(Command::Check { config, servers_file, principal_secrets, strict, connect }) = &args.command else {
+        return ExitCode::FAILURE;
+    };
+    let (strict, connect) = (*strict, *connect);
+    let (config, servers_file, principal_secrets) = (config.clone(), servers_file.clone(), principal_secrets.clone());
+    let mut args = Args { command: None, ..args };
+    args.config = config.or(args.config);
+    args.servers_file = servers_file.or(args.servers_file);
+    args.principal_secrets = principal_secrets.or(args.principal_secrets);
+    let code = check::run(&args, &|k| std::env::var(k).ok(), strict);
+    if !connect || code != ExitCode::SUCCESS {
+        return code;
+    }
+    check::connect(&args, strict)
+}
+
 fn forget_empty_settings() {
     let empty: Vec<std::ffi::OsString> = std::env::vars_os()
         .filter(|(k, v)| k.to_str().is_some_and(|k| k.starts_with("MCP_GEN_UI_")) && v.is_empty())
