@@ -889,3 +889,18 @@ def test_a_burst_of_calls_from_both_people_crosses_nothing(svc, people):
     # Nor do anyone's canaries or secrets reach the service's log or its audit trail.
     for name in ("service.log", "audit.jsonl"):
         assert "canary" not in (svc.folder / name).read_text().lower(), f"a canary reached {name}"
+
+
+def test_a_results_app_and_resource_links_name_their_server(svc, people):
+    """Issue 60, item 9: with several servers, a result's `_meta.ui.resourceUri` (and the older
+    `ui/resourceUri`) names its server as its resource links do, so the host reads the page from
+    the server that made it."""
+    alice, bob = people
+    a = Session(svc, alice, "A")
+    for server in ("web", "shared"):
+        res = a.call(f"{server}__app_result")["result"]
+        assert res["_meta"]["ui"]["resourceUri"] == f"ui://{server}+chatty/app", res
+        assert res["_meta"]["ui/resourceUri"] == f"ui://{server}+chatty/app", res
+        link = next(c for c in res["content"] if c["type"] == "resource_link")
+        assert link["uri"] == f"note://{server}+shared", link
+    finish(alice, bob, grace=0)
