@@ -101,14 +101,18 @@ def svc(tmp_path_factory):
         wait_port(web_port)
         with proxy_http(argv, name="proxy-isolation") as (base, proc):
             service = Service(base, proc, folder)
-            # `mine` runs on demand: listing starts alice's process, which teaches the service its tools.
-            first = Person("alice")
-            s = Session(service, first, "learn")
-            wait_for(lambda: "mine__whoami" in {t["name"] for t in s.rpc("tools/list", {})["result"]["tools"]}, 20, "mine's tools learned")
-            first.stop()
+            learn_mine(service)
             yield service
     finally:
         web.stop()
+
+
+def learn_mine(service) -> None:
+    """`mine` runs on demand: a first list starts alice's process, which teaches the service its tools."""
+    first = Person("alice")
+    s = Session(service, first, "learn")
+    wait_for(lambda: "mine__whoami" in {t["name"] for t in s.rpc("tools/list", {})["result"]["tools"]}, 20, "mine's tools learned")
+    first.stop()
 
 
 def pair(kind=None):

@@ -26,7 +26,7 @@ import pytest
 
 from conftest import Proc, free_port, proxy_http, wait_for, wait_port
 from test_auth import request
-from test_isolation import ALL_CAPS, METRICS_TOKEN, Listen, Person, Session, Stateless, finish, pair, text
+from test_isolation import ALL_CAPS, METRICS_TOKEN, Listen, Session, Stateless, finish, learn_mine, pair, text
 from test_teams import scrape_with
 
 HERE = Path(__file__).parent
@@ -85,11 +85,7 @@ def svc(tmp_path_factory):
         argv = ["--servers-file", str(folder / "servers.json"), "--config", str(folder / "config.json"), "--log-format", "json", *tokens]
         with proxy_http(argv, name="proxy-whose") as (base, proc):
             service = Svc(base, proc, folder, web_port)
-            # `mine` runs on demand: a first list starts alice's process, which teaches its tools.
-            first = Person("alice")
-            s = Session(service, first, "learn")
-            wait_for(lambda: "mine__whoami" in {t["name"] for t in s.rpc("tools/list", {})["result"]["tools"]}, 20, "mine's tools")
-            first.stop()
+            learn_mine(service)
             yield service
     finally:
         web.stop()

@@ -504,11 +504,7 @@ async fn progress_reaches_a_request_in_flight_and_is_dropped_once_it_is_answered
     let mut link = f.link();
     let host = f.open("ui");
     initialize(&host, true).await;
-    let mut session_stream = {
-        let (sink, rx) = sink_channel();
-        host.send(AttachStream { sink }).await.unwrap();
-        rx
-    };
+    let mut session_stream = attach(&host).await;
     let params = json!({"name": "echo", "arguments": {}, "_meta": {"progressToken": "mine"}});
     let mut stream = post(&host, jsonrpc::request(7, "tools/call", params)).await;
     let upstream_call = next(&mut link).await;
@@ -540,11 +536,7 @@ async fn what_a_server_says_for_a_request_answered_as_plain_json_goes_on_the_ses
     let mut link = f.link();
     let host = f.open("ui");
     initialize(&host, true).await;
-    let mut session_stream = {
-        let (sink, rx) = sink_channel();
-        host.send(AttachStream { sink }).await.unwrap();
-        rx
-    };
+    let mut session_stream = attach(&host).await;
     let (sink, mut plain) = sink_channel();
     let msg = jsonrpc::request(7, "tools/call", json!({"name": "echo", "arguments": {}}));
     host.send(Incoming { msg, sink: Some(sink.answers_only()), request_id: "test".into(), trace: Default::default(), caller: None })
@@ -558,6 +550,13 @@ async fn what_a_server_says_for_a_request_answered_as_plain_json_goes_on_the_ses
     f.router.on_response(jsonrpc::result(upstream_call["id"].clone(), json!({"content": []})));
     let answer = next(&mut plain).await;
     assert_eq!(answer["id"], 7, "only the answer in the plain body: {answer}");
+}
+
+/// The host's session stream (a GET stream), opened.
+async fn attach(host: &Addr<HostSession>) -> crate::messages::SinkRx {
+    let (sink, rx) = sink_channel();
+    host.send(AttachStream { sink }).await.unwrap();
+    rx
 }
 
 async fn next_or_closed(rx: &mut impl Stream) -> Option<Value> {

@@ -33,7 +33,9 @@ impl ToolFacts {
             destructive: hint("destructiveHint", d.destructive),
             idempotent: hint("idempotentHint", d.idempotent),
             open_world: hint("openWorldHint", d.open_world),
-            title: Arc::from(title.chars().take(256).collect::<String>()),
+            // A server's words, printed by `check --connect` and read by rules: bounded, and no
+            // control characters (no terminal escapes, no line breaks).
+            title: Arc::from(title.chars().filter(|c| !c.is_control()).take(256).collect::<String>()),
         }
     }
 
@@ -63,5 +65,6 @@ mod tests {
         assert!(f.read_only && f.destructive && !f.idempotent && f.open_world);
         assert_eq!(&*f.title, "Read");
         assert_eq!(&*ToolFacts::of(&json!({"annotations": {"title": "Old place"}})).title, "Old place");
+        assert_eq!(&*ToolFacts::of(&json!({"title": "A\u{1b}[31mB\nC"})).title, "A[31mBC", "no escapes, no line breaks");
     }
 }
