@@ -23,7 +23,7 @@ pub const WAIT: Duration = Duration::from_secs(30);
 
 pub async fn run(settings: Settings, prompts: Arc<mcp_gen_ui_actors::generation::prompts::Prompts>, strict: bool) -> ExitCode {
     let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
-    let gov = governance::Governance::start(&settings, &metrics, None);
+    let gov = governance::Governance::start(&settings, &metrics, None, Vec::new());
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics, &gov);
     let found = unmatched::at_start::check(deps.fleet.clone(), unmatched::Scope::of(&settings), WAIT).await;
     let people = people(&settings);

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use mcp_gen_ui_actors::audit::{Audit, Entry, Event};
 use mcp_gen_ui_actors::metrics::Metrics;
 use mcp_gen_ui_actors::policy::{Policies, Policy};
+use mcp_gen_ui_actors::servers::pins::{Pins, Record};
 use mcp_gen_ui_actors::servers::profiles::Profiles;
 
 use crate::audit::Trail;
@@ -21,10 +22,13 @@ pub struct Governance {
     pub policies: Arc<Policies>,
     pub trail: Trail,
     pub profiles: Arc<Profiles>,
+    /// Each tool's accepted definition (`policy.onToolChange`, `policy.onNewTool`).
+    pub pins: Arc<Pins>,
 }
 
 impl Governance {
-    pub fn start(settings: &Settings, metrics: &Arc<Metrics>, traces: Option<&Tracing>) -> Arc<Governance> {
+    /// `kept`: the pins kept from the last run.
+    pub fn start(settings: &Settings, metrics: &Arc<Metrics>, traces: Option<&Tracing>, kept: Vec<Record>) -> Arc<Governance> {
         let policies = Arc::new(Policies::new(settings.policy.clone(), metrics.clone()));
         if let Some(p) = &settings.policy {
             tracing::info!(
@@ -45,7 +49,8 @@ impl Governance {
             trail.handle().share_per_person();
         }
         let profiles = Arc::new(Profiles::new(settings.profiles.clone()));
-        Arc::new(Governance { policies, trail, profiles })
+        let pins = Pins::new(settings.pins, kept);
+        Arc::new(Governance { policies, trail, profiles, pins })
     }
 
     pub fn audit(&self) -> Audit {
@@ -56,6 +61,7 @@ impl Governance {
         let said = live.policy.as_deref().map_or_else(|| "no rules (everything allowed)".to_string(), describe);
         let profiles = live.profiles.len();
         self.policies.replace(live.policy);
+        self.pins.set_modes(live.pins);
         self.trail.reconfigure(&live.audit);
         self.profiles.replace(live.profiles.into_iter().map(Arc::new).collect());
         let audit = if live.audit.on() { "on" } else { "off" };

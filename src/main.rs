@@ -13,6 +13,8 @@ mod export;
 mod governance;
 mod logging;
 mod metrics_reference;
+mod pins;
+mod pins_cli;
 mod principals;
 mod reload;
 mod telemetry;
@@ -66,6 +68,9 @@ fn main() -> ExitCode {
     }
     if let Some(Command::Healthcheck { url }) = &args.command {
         return healthcheck(url);
+    }
+    if let Some(Command::Pins { url, accept, fingerprint }) = &args.command {
+        return pins_cli::run(url, accept.as_deref(), fingerprint.as_deref());
     }
     if let Some(Command::Check { .. }) = &args.command {
         return check_command(args);
@@ -191,7 +196,14 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     let metrics = Arc::new(if settings.upstreams.bare { Metrics::new() } else { Metrics::per_server() });
     // Before any actor starts, so every span has the tracer.
     let traces = settings.tracing.as_ref().map(|t| telemetry::start(t, metrics.trace_spans_dropped.clone()));
-    let gov = governance::Governance::start(&settings, &metrics, traces.as_ref());
+    let kept = match pins::load(&settings) {
+        Ok(k) => k,
+        Err(why) => {
+            eprintln!("mcp-gen-ui: invalid configuration: {why}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let gov = governance::Governance::start(&settings, &metrics, traces.as_ref(), kept);
     let (deps, upstream) = wiring::start_actors(&settings, prompts, metrics.clone(), &gov);
     // What the configured names match once the servers have listed their tools.
     let scope = unmatched::Scope::of(&settings);
@@ -215,7 +227,11 @@ async fn run(settings: Settings, prompts: Arc<Prompts>, export: Option<std::path
     if let Some(file) = settings.config_file.clone() {
         // What each principal may see can change with the rules: hosts list again.
         let fleet = deps.fleet.clone();
-        governance::watch(file, gov.clone(), move || fleet.broadcast(mcp_gen_ui_actors::messages::HostEvent::ToolsChanged(None)))?;
+        governance::watch(file, gov.clone(), move || {
+            // The pins' modes may have changed: every list judged again.
+            fleet.registry().rejudge();
+            fleet.broadcast(mcp_gen_ui_actors::messages::HostEvent::ToolsChanged(None))
+        })?;
     }
     let (queue, abandon) = (deps.queue.pending.clone(), deps.queue.abandon.clone());
     tracing::info!(component = "main", event = "provider", provider = settings.provider.name(), reason = %settings.provider_reason, "LLM provider: {} ({})", settings.provider.name(), settings.provider_reason);

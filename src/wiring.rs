@@ -100,7 +100,10 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let shared = shared_store(settings, &metrics);
     let stores = stores(settings, &metrics, &shared);
     let registry = Registry::new(stores.pages.clone());
+    // Before any server lists: every list is judged against the pins.
+    registry.pin_with(gov.pins.clone());
     let fleet = Fleet::new(Arc::new(Hosts::default()), registry);
+    crate::pins::start(settings, &gov.pins, gov.audit(), metrics.clone(), shared.clone(), &fleet);
     // Rules that read what a tool says of itself (its annotations, its title) learn it from
     // the catalog as it is now.
     let catalog_of = fleet.clone();
@@ -142,7 +145,12 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     let servers = start_servers(settings, &fleet, &metrics, listeners);
     if let Some(s) = &shared {
         // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
-        let targets = replica_sync::Targets { pages: stores.pages.clone(), forget: stores.cache.clone().recipient(), page_changed };
+        let targets = replica_sync::Targets {
+            pages: stores.pages.clone(),
+            forget: stores.cache.clone().recipient(),
+            page_changed,
+            pin_accepted: crate::pins::accepted_elsewhere(&gov.pins, &fleet),
+        };
         replica_sync::start(s, targets);
     }
     let deps = SessionDeps {

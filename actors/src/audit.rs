@@ -55,6 +55,10 @@ pub enum Event {
     /// A notification from a host that is not the protocol's own housekeeping, passed to the
     /// servers its person may use (`tool` names it).
     Notification,
+    /// A server's tool changed since it was pinned, or a new tool was held (`outcome`: passed,
+    /// held; `detail`: both fingerprints and what changed); an admin's acceptance is an
+    /// `admin_action`.
+    ToolChanged,
     SessionOpen,
     SessionClose,
     ConfigReload,

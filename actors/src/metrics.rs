@@ -91,6 +91,8 @@ pub struct Metrics {
     pub access: AccessMetrics,
     /// Calls by tool (bounded).
     pub tools: ToolMetrics,
+    /// Tools whose definition changed since it was pinned, or new, by server and outcome.
+    pub tool_changes: IntCounterVec,
     build_info: IntGaugeVec,
     /// Every family as registered, in order: what the metrics reference is made from.
     families: Vec<Family>,
@@ -285,6 +287,11 @@ impl Metrics {
             ),
             access: AccessMetrics::new(&r),
             tools: ToolMetrics::new(&r),
+            tool_changes: r.counters(
+                "tool_changes_total",
+                "Tools whose definition changed since it was first accepted (passed: policy.onToolChange warn; held: hold), new tools held (new_held: policy.onNewTool hold), and held tools an admin accepted (accepted), by server",
+                &["server", "outcome"],
+            ),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
             families: r.1.take(),
             registry: r.0,

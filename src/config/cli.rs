@@ -228,6 +228,20 @@ pub enum Command {
         #[arg(long)]
         connect: bool,
     },
+    /// Shows the tools a running service holds because they changed or are new (with what
+    /// changed), or accepts one (`--accept SERVER/TOOL`). Asks the service at URL as an admin,
+    /// with the token in MCP_GEN_UI_TOKEN.
+    Pins {
+        /// The running service's MCP endpoint.
+        #[arg(long, default_value = "http://127.0.0.1:8080/mcp")]
+        url: String,
+        /// Accept this held tool (its server and its own name, as `_ui_tool_changes` shows them).
+        #[arg(long, value_name = "SERVER/TOOL")]
+        accept: Option<String>,
+        /// The fingerprint shown, so that a later change is not accepted unseen.
+        #[arg(long, requires = "accept")]
+        fingerprint: Option<String>,
+    },
     /// Make every tool's UI, write them to DIR/<tool>.html (or --export-dir), and exit.
     Export {
         /// Where to write the pages.

@@ -156,6 +156,16 @@ pub struct ExposedTool {
     pub ui: bool,
 }
 
+/// A tool its server lists that is held (see `pins`): named as hosts would call it.
+#[derive(Debug, Clone)]
+pub struct HeldTool {
+    pub server: Arc<str>,
+    /// The server's own name for it.
+    pub bare: String,
+    /// A new tool (else a changed one).
+    pub new: bool,
+}
+
 /// Where a call by name goes.
 #[derive(Debug)]
 pub enum Route<'a> {
@@ -164,6 +174,8 @@ pub enum Route<'a> {
     Ambiguous(Vec<String>),
     /// Configured away: the server that has it.
     Hidden(Arc<str>),
+    /// Held by its pin (it changed, or is new) until an admin accepts it.
+    Held(&'a HeldTool),
     Unknown,
 }
 
@@ -174,6 +186,7 @@ pub struct Catalog {
     by_page: HashMap<String, usize>,
     by_bare: HashMap<String, Vec<usize>>,
     hidden: HashMap<String, Arc<str>>,
+    held: HashMap<String, HeldTool>,
     /// Names two tools would have shared, settled with a suffix (for the log).
     pub collisions: Vec<String>,
 }
@@ -270,6 +283,13 @@ impl Catalog {
         c
     }
 
+    /// Tools held by their pins: a call to one (by the name hosts would use, or its own) is
+    /// refused saying why, never forwarded (a bare server would otherwise be asked).
+    pub fn hold(&mut self, naming: &Naming, held: HeldTool) {
+        self.held.insert(naming.name_out(&held.bare), held.clone());
+        self.held.insert(held.bare.clone(), held);
+    }
+
     pub fn tools(&self) -> &[ExposedTool] {
         &self.tools
     }
@@ -297,9 +317,10 @@ impl Catalog {
         match self.by_bare.get(name).map(Vec::as_slice) {
             Some([only]) => Route::Tool(&self.tools[*only]),
             Some(many) if !many.is_empty() => Route::Ambiguous(many.iter().map(|&i| self.tools[i].name.clone()).collect()),
-            _ => match self.hidden.get(name) {
-                Some(server) => Route::Hidden(server.clone()),
-                None => Route::Unknown,
+            _ => match (self.held.get(name), self.hidden.get(name)) {
+                (Some(h), _) => Route::Held(h),
+                (None, Some(server)) => Route::Hidden(server.clone()),
+                (None, None) => Route::Unknown,
             },
         }
     }

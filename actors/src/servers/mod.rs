@@ -6,6 +6,7 @@ pub mod fleet;
 pub mod glob;
 pub mod listing;
 pub mod names;
+pub mod pins;
 pub mod principals;
 pub mod profiles;
 pub mod registry;

@@ -4,9 +4,10 @@
 //! server's list. A changed or removed tool's ready page goes before the new catalog is in
 //! place, so no read of the new list is answered with the old page.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use super::catalog::{Catalog, Curation, Naming, ServerTools};
+use super::catalog::{Catalog, Curation, HeldTool, Naming, ServerTools};
+use super::pins::Pins;
 use crate::messages::{ToolList, ToolsDiff};
 use crate::process::locks::{Recover, RecoverRw};
 use crate::store::ready_pages::ReadyPages;
@@ -19,11 +20,28 @@ pub struct Registry {
     servers: Mutex<Vec<ServerTools>>,
     current: RwLock<Arc<Catalog>>,
     pages: Option<Arc<ReadyPages>>,
+    /// Each tool's accepted definition: a changed or new tool may be held out of the catalog.
+    pins: OnceLock<Arc<Pins>>,
 }
 
 impl Registry {
     pub fn new(pages: Option<Arc<ReadyPages>>) -> Arc<Self> {
-        Arc::new(Registry { servers: Mutex::new(Vec::new()), current: RwLock::new(Arc::default()), pages })
+        Arc::new(Registry { servers: Mutex::new(Vec::new()), current: RwLock::new(Arc::default()), pages, pins: OnceLock::new() })
+    }
+
+    /// Judges every list against `pins` from now on (set once, at start).
+    pub fn pin_with(&self, pins: Arc<Pins>) {
+        let _ = self.pins.set(pins);
+    }
+
+    pub fn pins(&self) -> Option<&Arc<Pins>> {
+        self.pins.get()
+    }
+
+    /// Every list judged again (a pin accepted or adopted, the modes reloaded).
+    pub fn rejudge(&self) -> ToolsDiff {
+        let servers = self.servers.guard();
+        self.rebuild(&servers)
     }
 
     /// The tools hosts see now.
@@ -75,7 +93,10 @@ impl Registry {
     }
 
     fn rebuild(&self, servers: &[ServerTools]) -> ToolsDiff {
-        let new = Catalog::build(servers);
+        let new = match self.pins.get() {
+            None => Catalog::build(servers),
+            Some(pins) => pinned_catalog(pins, servers),
+        };
         if new.tools().len() >= LARGE_CATALOG {
             // The upstream's answer and the old catalog are freed by now, but glibc keeps their
             // pages: given back once the rebuilding is over.
@@ -94,6 +115,24 @@ impl Registry {
         *self.current.writing() = Arc::new(new);
         diff
     }
+}
+
+/// The catalog of what each server's pins let through, with what they hold.
+fn pinned_catalog(pins: &Pins, servers: &[ServerTools]) -> Catalog {
+    let mut held = Vec::new();
+    let judged: Vec<ServerTools> = servers
+        .iter()
+        .map(|s| {
+            let (tools, h) = pins.judge(&s.server, &s.tools);
+            held.extend(h.into_iter().map(|h| (s.naming.clone(), h)));
+            ServerTools { tools, ..s.clone() }
+        })
+        .collect();
+    let mut c = Catalog::build(&judged);
+    for (naming, h) in held {
+        c.hold(&naming, HeldTool { server: h.server, bare: h.tool, new: h.from.is_none() });
+    }
+    c
 }
 
 #[cfg(test)]

@@ -57,6 +57,9 @@ impl HostSession {
             };
             if dialect.is_some() {
                 extra.extend(ui_tools::definitions());
+                if act.deps.fleet.registry().pins().is_some_and(|p| p.modes().holds()) {
+                    extra.extend(ui_tools::pin_definitions());
+                }
             }
             let listed = catalog.tools();
             let total = listed.len() + extra.len();

@@ -327,6 +327,19 @@ fn tool_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog) -> Pl
             let why = format!("the tool {name:?} of server {server} is hidden by this service's configuration (tools.allow / tools.deny)");
             Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why))
         }
+        Route::Held(h) => {
+            let what = if h.new { "is new" } else { "changed since it was accepted" };
+            let why = format!(
+                "the tool {name:?} of server {} {what}, and is held until an admin accepts it (policy.onToolChange / policy.onNewTool): _ui_tool_changes shows what changed, _ui_accept_tool_change accepts it",
+                h.server
+            );
+            Plan::Refuse(jsonrpc::error_with_data(
+                id,
+                crate::session::access::NOT_ALLOWED,
+                why,
+                json!({"server": &*h.server, "tool": h.bare, "held": true}),
+            ))
+        }
         // A server with bare names decides for itself what it has; prefixed ones do not have it.
         Route::Unknown => match fleet.bare() {
             Some(server) => Plan::Forward { server, after: After::ToolResult { exposed: name } },

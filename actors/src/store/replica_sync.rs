@@ -8,6 +8,7 @@
 //!   away) and so does the ready result; a `forced` store (regenerate, refine) also tells the
 //!   hosts here, as `_ui_refine` tells its own: `resources/updated` to subscribers of
 //!   `ui://<tool>`, `resources/list_changed` to UI hosts;
+//! - `pinAccepted`: an admin accepted a held tool there; it is let through here too;
 //! - the subscription re-opened (events may have been missed): every ready result goes.
 
 use std::sync::Arc;
@@ -18,12 +19,17 @@ use crate::messages::ForgetLocal;
 use crate::store::ready_pages::ReadyPages;
 use crate::store::redis::{Event, RedisStore};
 
+/// Called with (server, tool, pin) when another replica's admin accepted a held tool.
+pub type PinAccepted = Arc<dyn Fn(&str, &str, serde_json::Value) + Send + Sync>;
+
 /// Where remote changes land.
 pub struct Targets {
     pub pages: Option<Arc<ReadyPages>>,
     pub forget: actix::Recipient<ForgetLocal>,
     /// Tells every connected host that the page of the tool it names changed.
     pub page_changed: Arc<dyn Fn(&str) + Send + Sync>,
+    /// Another replica's admin accepted a held tool (server, tool, pin).
+    pub pin_accepted: PinAccepted,
 }
 
 /// Starts applying other replicas' events (needs a Tokio runtime).
@@ -63,6 +69,7 @@ fn apply(me: &str, t: &Targets, ev: Event) {
                 (t.page_changed)(&tool);
             }
         }
+        Event::PinAccepted { server, tool, pin, .. } => (t.pin_accepted)(&server, &tool, pin),
         Event::Resubscribed => {
             if let Some(p) = &t.pages {
                 p.invalidate_all();

@@ -37,6 +37,33 @@ pub struct PolicyConfig {
     pub default: EffectConfig,
     /// Tried in order; the first whose names match and whose `when` holds decides.
     pub rules: Vec<RuleConfig>,
+    /// What a tool whose definition (title, description, schemas, annotations) changed since
+    /// it was first accepted does: `warn` (passes; logged, counted, in the trail) or `hold`
+    /// (listed nowhere, calls refused, until an admin accepts it with `_ui_accept_tool_change`
+    /// or `mcp-gen-ui pins accept`).
+    pub on_tool_change: OnToolChangeConfig,
+    /// What a tool never seen before does: `allow` (pinned as it is) or `hold` (as a change).
+    pub on_new_tool: OnNewToolConfig,
+    /// Where accepted tool definitions are kept across restarts (default: `tool-pins.json` in
+    /// the cache folder's state folder with `cache.type: filesystem`; with `redis`, the shared
+    /// store keeps them too; otherwise in memory only).
+    pub pins_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnToolChangeConfig {
+    #[default]
+    Warn,
+    Hold,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnNewToolConfig {
+    #[default]
+    Allow,
+    Hold,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]

@@ -108,6 +108,8 @@ pub struct Settings {
     pub sandbox_origin: Option<url::Url>,
     /// `policy`: the rules, compiled (None: everything is allowed).
     pub policy: Option<std::sync::Arc<mcp_gen_ui_actors::policy::Policy>>,
+    /// `policy.onToolChange` and `policy.onNewTool`.
+    pub pins: mcp_gen_ui_actors::servers::pins::PinModes,
     /// `audit`: the trail's settings.
     pub audit: policy::AuditSettings,
     /// `principalSecrets`: each person's credentials for `perPrincipal` servers.
@@ -232,7 +234,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
     logging::resolve(args, &mut cfg)?;
     generation::resolve(args, &mut cfg)?;
     let tracing = traces::resolve(env, &cfg)?;
-    let policy::Live { policy, audit, profiles } = policy::resolve(&cfg)?;
+    let policy::Live { policy, pins, audit, profiles } = policy::resolve(&cfg)?;
     let principal_secrets = principals(args, &cfg, &upstreams, &auth)?;
     let profile = match &args.profile {
         None => None,
@@ -288,6 +290,7 @@ pub fn resolve(args: &Args, env: EnvLookup) -> Result<Settings, ConfigError> {
         sandbox_listen,
         sandbox_origin,
         policy,
+        pins,
         audit,
         principal_secrets,
         profiles: profiles.into_iter().map(std::sync::Arc::new).collect(),

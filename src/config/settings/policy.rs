@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mcp_gen_ui_actors::policy::{Effect, Kind, Policy, RuleSpec};
+use mcp_gen_ui_actors::servers::pins::{OnChange, OnNew, PinModes};
 use mcp_gen_ui_actors::servers::profiles::{Discovery, Override, Profile, ProfileSpec};
 
 use crate::config::file::{
-    self as config, AuditConfig, Config, ConfigError, DiscoveryConfig, EffectConfig, HostTransport, KindConfig, PolicyConfig, ProfileConfig,
+    self as config, AuditConfig, Config, ConfigError, DiscoveryConfig, EffectConfig, HostTransport, KindConfig, OnNewToolConfig,
+    OnToolChangeConfig, PolicyConfig, ProfileConfig,
 };
 
 /// The audit trail's settings (off: neither a file nor stdout).
@@ -45,6 +47,19 @@ fn kind(k: KindConfig) -> Kind {
         KindConfig::Refinements => Kind::Refinements,
         KindConfig::Resources => Kind::Resources,
         KindConfig::Prompts => Kind::Prompts,
+    }
+}
+
+pub fn pin_modes(cfg: &PolicyConfig) -> PinModes {
+    PinModes {
+        on_change: match cfg.on_tool_change {
+            OnToolChangeConfig::Warn => OnChange::Warn,
+            OnToolChangeConfig::Hold => OnChange::Hold,
+        },
+        on_new: match cfg.on_new_tool {
+            OnNewToolConfig::Allow => OnNew::Allow,
+            OnNewToolConfig::Hold => OnNew::Hold,
+        },
     }
 }
 
@@ -169,13 +184,20 @@ pub fn profiles(list: &std::collections::BTreeMap<String, ProfileConfig>) -> Res
 /// What the config file changes while the service runs, checked.
 pub struct Live {
     pub policy: Option<Arc<Policy>>,
+    /// `policy.onToolChange` and `policy.onNewTool`.
+    pub pins: PinModes,
     pub audit: AuditSettings,
     pub profiles: Vec<Profile>,
 }
 
 /// The sections of a config read again on a reload, checked.
 pub fn resolve(cfg: &Config) -> Result<Live, ConfigError> {
-    Ok(Live { policy: policy(&cfg.policy)?, audit: audit(&cfg.audit, cfg.server.transport)?, profiles: profiles(&cfg.profiles)? })
+    Ok(Live {
+        policy: policy(&cfg.policy)?,
+        pins: pin_modes(&cfg.policy),
+        audit: audit(&cfg.audit, cfg.server.transport)?,
+        profiles: profiles(&cfg.profiles)?,
+    })
 }
 
 /// The config file read again for a reload: its `policy`, `audit` and `profiles` only (the

@@ -95,10 +95,15 @@ impl HostSession {
             UiCall::Refine { tool, .. } | UiCall::Regenerate { tool, .. } => (Kind::Refinements, tool),
             UiCall::List => return None,
             // It lists every server's tools again, hidden ones included: admins only.
-            UiCall::RefreshTools if self.who.admin => return None,
-            UiCall::RefreshTools => {
-                let rule = std::sync::Arc::from("_ui_refresh_tools is for admins (server.auth.admins)");
-                return Some(Denied { kind: Kind::Tools, name: "_ui_refresh_tools".into(), server: None, rule, method: false });
+            UiCall::RefreshTools | UiCall::ToolChanges | UiCall::AcceptToolChange { .. } if self.who.admin => return None,
+            UiCall::RefreshTools | UiCall::ToolChanges | UiCall::AcceptToolChange { .. } => {
+                let name = match call {
+                    UiCall::RefreshTools => "_ui_refresh_tools",
+                    UiCall::ToolChanges => "_ui_tool_changes",
+                    _ => "_ui_accept_tool_change",
+                };
+                let rule = std::sync::Arc::from(format!("{name} is for admins (server.auth.admins)"));
+                return Some(Denied { kind: Kind::Tools, name: name.into(), server: None, rule, method: false });
             }
         };
         let server = catalog.tool(tool).map(|t| t.server.to_string()).unwrap_or_default();

@@ -36,6 +36,14 @@ pub enum UiCall {
         /// The page as it is being written is wanted (inert), the answer sooner.
         preview: bool,
     },
+    /// The tools held by their pins, with what changed (admins).
+    ToolChanges,
+    /// An admin accepts a held tool, at the fingerprint shown when given.
+    AcceptToolChange {
+        server: String,
+        tool: String,
+        fingerprint: Option<String>,
+    },
 }
 
 pub fn definitions() -> Vec<Value> {
@@ -61,6 +69,19 @@ pub fn definitions() -> Vec<Value> {
                 "make": {"type": "boolean", "default": false, "description": "Start the page when it is not made or being made"},
                 "preview": {"type": "boolean", "default": false, "description": "Include the page as it is being written, made inert (no scripts, styles, links or images)"}}, "required": ["toolName"]},
             "annotations": {"readOnlyHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
+    ]
+}
+
+/// The admin tools of pinned tools, listed where something can be held.
+pub fn pin_definitions() -> Vec<Value> {
+    let meta = json!({"ui": {"visibility": ["model"]}});
+    vec![
+        json!({"name": "_ui_tool_changes", "title": "Held tool changes", "description": "Lists the tools held because their definition changed since it was accepted, or because they are new (policy.onToolChange / policy.onNewTool): each with its server, both fingerprints and every changed part, old and new. For admins.",
+            "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
+        json!({"name": "_ui_accept_tool_change", "title": "Accept a tool change", "description": "Accepts a held tool's definition as it is now, so it is listed and callable again. Give the fingerprint _ui_tool_changes showed, so that a later change is not accepted unseen. For admins.",
+            "inputSchema": {"type": "object", "properties": {"server": {"type": "string", "description": "The tool's server"}, "toolName": {"type": "string", "description": "The server's own name for the tool"},
+                "fingerprint": {"type": "string", "description": "The fingerprint shown by _ui_tool_changes"}}, "required": ["server", "toolName"]},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}, "_meta": meta}),
     ]
 }
 
@@ -91,6 +112,14 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
     match name {
         "_ui_list" => Ok(UiCall::List),
         "_ui_refresh_tools" => Ok(UiCall::RefreshTools),
+        "_ui_tool_changes" => Ok(UiCall::ToolChanges),
+        "_ui_accept_tool_change" => {
+            let fingerprint = match args.get("fingerprint") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(string_arg(args, "fingerprint")?),
+            };
+            Ok(UiCall::AcceptToolChange { server: string_arg(args, "server")?, tool: string_arg(args, "toolName")?, fingerprint })
+        }
         "_ui_inspect" => Ok(UiCall::Inspect { tool: tool()? }),
         "_ui_regenerate" => {
             let clear = match args.get("clearRefinements") {
@@ -124,7 +153,7 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
             Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")?, preview: flag("preview")? })
         }
         other => Err(BadArguments(format!(
-            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine and {PAGE_STATUS_TOOL}"
+            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine, {PAGE_STATUS_TOOL}, and with pinned tools _ui_tool_changes and _ui_accept_tool_change"
         ))),
     }
 }

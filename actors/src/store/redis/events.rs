@@ -21,6 +21,9 @@ pub enum Event {
     Refined { origin: String, tool: String },
     /// Every page of a tool was dropped (regenerate, refine, the tool changed or went away).
     ToolInvalidated { origin: String, tool: String },
+    /// An admin accepted a held tool's definition (`pin`, opaque here): every replica lets it
+    /// through.
+    PinAccepted { origin: String, server: String, tool: String, pin: serde_json::Value },
     /// Local only: the subscription was (re)opened; events may have been missed before it.
     #[serde(skip)]
     Resubscribed,
@@ -30,7 +33,10 @@ impl Event {
     /// The replica that sent it (None for local events).
     pub fn origin(&self) -> Option<&str> {
         match self {
-            Event::Stored { origin, .. } | Event::Refined { origin, .. } | Event::ToolInvalidated { origin, .. } => Some(origin),
+            Event::Stored { origin, .. }
+            | Event::Refined { origin, .. }
+            | Event::ToolInvalidated { origin, .. }
+            | Event::PinAccepted { origin, .. } => Some(origin),
             Event::Resubscribed => None,
         }
     }

@@ -31,6 +31,7 @@ mod events;
 mod history;
 mod leases;
 mod pages;
+mod pins;
 mod tasks;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ mod refine;
 mod refresh_tools;
 mod regenerate;
 mod remake;
+mod tool_changes;
 
 use std::sync::Arc;
 
@@ -76,5 +77,7 @@ pub async fn run(call: UiCall, cx: Ctx) -> Value {
         UiCall::Regenerate { tool, clear_refinements } => regenerate::run(cx, &tool, clear_refinements).await,
         UiCall::Refine { tool, feedback } => refine::run(cx, &tool, feedback).await,
         UiCall::PageStatus { tool, wait_ms, html, make, preview } => page_status::run(&cx, &tool, wait_ms, html, make, preview).await,
+        UiCall::ToolChanges => tool_changes::list(&cx).await,
+        UiCall::AcceptToolChange { server, tool, fingerprint } => tool_changes::accept(&cx, &server, &tool, fingerprint.as_deref()).await,
     }
 }
