@@ -172,6 +172,17 @@ pub fn summary(s: &Settings) -> String {
             let rules: Vec<String> =
                 p.rules().iter().map(|r| format!("{} ({})", r.name, if r.effect == Effect::Deny { "deny" } else { "allow" })).collect();
             let _ = writeln!(out, "  rules:     {} rule(s), default {default}: {}", rules.len(), rules.join(", "));
+            let quotas: Vec<String> = p
+                .quotas()
+                .map(|(name, l)| {
+                    let by: Vec<&str> = l.by.iter().map(|b| b.as_str()).collect();
+                    let by = if by.is_empty() { "everyone together".to_string() } else { format!("per {}", by.join(" and ")) };
+                    format!("{name} ({} a {}, {by})", l.calls, l.per_label)
+                })
+                .collect();
+            if !quotas.is_empty() {
+                let _ = writeln!(out, "  quotas:    {}", quotas.join(", "));
+            }
         }
         None => {
             let _ = writeln!(out, "  rules:     none (everyone who signs in may use every tool)");

@@ -175,6 +175,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         policies: gov.policies.clone(),
         audit: gov.audit(),
         profiles: gov.profiles.clone(),
+        quotas: quotas(&shared),
         warm: warm.map(|(_, progress)| progress),
         // Several people: a person who is not an admin shapes only their own pages, so that no one
         // can make a page someone else sees do what they may not (issue 42).
@@ -188,6 +189,15 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// Where `limit` rules count calls: Redis when replicas share one, else here.
+fn quotas(shared: &Option<RedisStore>) -> Arc<mcp_gen_ui_actors::policy::quotas::Quotas> {
+    let q = mcp_gen_ui_actors::policy::quotas::Quotas::new();
+    if let Some(s) = shared {
+        q.share(s.clone());
+    }
+    q
 }
 
 /// Where pages and what shapes them are kept.

@@ -6,8 +6,20 @@ pub const LEASE_WAIT_OUTCOMES: &[&str] = &["page", "takeover", "budget", "unavai
 
 /// Why a request was refused (label values of `refusals`).
 /// The Redis operations (`redis_store`), as `mcp_gen_ui_redis_errors_total{op}` labels.
-pub const REDIS_OPS: &[&str] =
-    &["page_get", "page_put", "page_delete", "refinements", "classifications", "lease", "publish", "subscribe", "ping", "tasks"];
+pub const REDIS_OPS: &[&str] = &[
+    "page_get",
+    "page_put",
+    "page_delete",
+    "refinements",
+    "classifications",
+    "lease",
+    "publish",
+    "subscribe",
+    "ping",
+    "tasks",
+    "pins",
+    "quota",
+];
 
 pub const REFUSAL_REASONS: &[&str] = &[
     "max_sessions",
@@ -21,6 +33,7 @@ pub const REFUSAL_REASONS: &[&str] = &[
     "max_sessions_per_principal",
     "audit_unavailable",
     "host_notifications",
+    "quota",
 ];
 
 /// The singleton actors under a supervisor (label values of `actor_restarts`).

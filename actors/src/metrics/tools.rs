@@ -12,12 +12,12 @@ use super::families::Families;
 /// Tools with series of their own; the rest are `other`.
 pub const MAX_TOOL_SERIES: usize = 500;
 /// How a tool call ended (label values of `tool_calls_total`).
-pub const TOOL_OUTCOMES: [&str; 4] = ["ok", "tool_error", "error", "denied"];
+pub const TOOL_OUTCOMES: [&str; 5] = ["ok", "tool_error", "error", "denied", "limited"];
 
 /// One tool's series, resolved once and cloned into each call in flight.
 #[derive(Clone)]
 pub struct ToolSeries {
-    outcomes: [IntCounter; 4],
+    outcomes: [IntCounter; 5],
     duration: Histogram,
 }
 
@@ -49,7 +49,7 @@ impl ToolMetrics {
         ToolMetrics {
             calls: r.counters(
                 "tool_calls_total",
-                "Tool calls by server, tool (the first 500 of the catalog's; later ones as other) and how they ended: ok, tool_error (isError), error (a JSON-RPC error), denied (by the rules)",
+                "Tool calls by server, tool (the first 500 of the catalog's; later ones as other) and how they ended: ok, tool_error (isError), error (a JSON-RPC error), denied (by the rules), limited (by a quota)",
                 &["server", "tool", "outcome"],
             ),
             duration: r.histograms(

@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use prometheus::IntCounter;
 
+use super::quota::Quota;
 use super::rules::{Effect, EvalFailure, FactsSource, Policy, Prefix, Subject, ToolFacts, Verdict};
 use crate::metrics::Metrics;
 
@@ -42,6 +43,8 @@ struct Live {
     /// Per rule, then the default: the decision counters, resolved once.
     allow: Vec<IntCounter>,
     deny: Vec<IntCounter>,
+    /// Calls refused by a quota, per rule.
+    limited: Vec<IntCounter>,
     names: Vec<Arc<str>>,
     errors: Vec<IntCounter>,
     last_logged: Vec<AtomicU64>,
@@ -49,17 +52,22 @@ struct Live {
 
 impl Live {
     fn new(policy: Arc<Policy>, metrics: &Metrics) -> Live {
-        let mut names: Vec<Arc<str>> = policy.rules().iter().map(|r| r.name.clone()).collect();
+        // The rules', then the quotas' (as failures index them), then the default.
+        let mut names: Vec<Arc<str>> = policy.all_names().cloned().collect();
         names.push(Arc::from("default"));
-        let counter = |outcome: &str| names.iter().map(|n| metrics.access.policy_decisions.with_label_values(&[n, outcome])).collect();
-        let errors = policy.rules().iter().map(|r| metrics.access.policy_condition_errors.with_label_values(&[&r.name])).collect();
+        let counter =
+            |outcome: &str, of: &[Arc<str>]| of.iter().map(|n| metrics.access.policy_decisions.with_label_values(&[n, outcome])).collect();
+        let (rules, quotas) = names.split_at(policy.rules().len());
+        let decided: Vec<Arc<str>> = rules.iter().chain(names.last()).cloned().collect();
+        let errors = names[..names.len() - 1].iter().map(|n| metrics.access.policy_condition_errors.with_label_values(&[n])).collect();
         Live {
             reads_tool: policy.reads_tool(),
             cache: moka::sync::Cache::new(CACHED_DECISIONS),
-            allow: counter("allow"),
-            deny: counter("deny"),
+            allow: counter("allow", &decided),
+            deny: counter("deny", &decided),
+            limited: counter("limited", &quotas[..quotas.len() - 1]),
             errors,
-            last_logged: policy.rules().iter().map(|_| AtomicU64::new(0)).collect(),
+            last_logged: names[..names.len() - 1].iter().map(|_| AtomicU64::new(0)).collect(),
             names,
             policy,
         }
@@ -105,10 +113,11 @@ impl Live {
     }
 
     fn count(&self, v: Verdict) -> Decision {
-        let i = v.rule.unwrap_or(self.names.len() - 1);
+        let i = v.rule.unwrap_or(self.allow.len() - 1);
         let allowed = v.effect == Effect::Allow;
         if allowed { &self.allow[i] } else { &self.deny[i] }.inc();
-        Decision { allowed, rule: self.names[i].clone() }
+        let name = if v.rule.is_some() { self.names[i].clone() } else { self.names[self.names.len() - 1].clone() };
+        Decision { allowed, rule: name }
     }
 }
 
@@ -185,6 +194,26 @@ impl Policies {
             }
         });
         live.count(verdict)
+    }
+
+    /// The quotas an allowed call counts against (none without `limit` rules: nothing asked).
+    pub fn quotas(&self, s: &Subject) -> Vec<Quota> {
+        let Some(live) = self.current().filter(|l| l.policy.has_limits()) else { return Vec::new() };
+        self.with_facts(&live, s, |s| {
+            let mut failures = Vec::new();
+            let found: Vec<Quota> = live
+                .policy
+                .limits(s, &mut failures)
+                .into_iter()
+                .map(|a| {
+                    let i = live.names.iter().position(|n| n == a.rule).unwrap_or(0);
+                    let q = live.limited.get(i.saturating_sub(live.policy.rules().len())).cloned();
+                    Quota::of(a, s, q)
+                })
+                .collect();
+            live.failed(&failures, s);
+            found
+        })
     }
 
     /// Whether a list shows it to this principal: some call of it could be allowed.

@@ -8,10 +8,12 @@
 //! condition reads the arguments.
 
 mod cache;
+pub mod quota;
+pub mod quotas;
 mod rules;
 
 pub use cache::{Decision, Policies};
 pub use rules::{
-    Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, Policy, Prefix, Rule, RuleError, RuleSpec, Subject,
-    ToolFacts, Verdict,
+    Applies, By, Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, LimitSpec, Policy, Prefix, Rule, RuleError,
+    RuleSpec, Subject, ToolFacts, Verdict,
 };

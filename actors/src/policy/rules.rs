@@ -109,6 +109,43 @@ pub struct RuleSpec {
     /// A CEL expression over `principal`, `server`, `tool`, `name`, `kind`, `transport`, `args`,
     /// `annotations`, `title`.
     pub when: Option<String>,
+    /// A quota (`effect: limit`) instead of a decision: the rule counts the calls it matches.
+    pub limit: Option<LimitSpec>,
+}
+
+/// A quota: at most `calls` calls a window of `per_secs`, counted per what `by` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitSpec {
+    pub calls: u32,
+    pub per_secs: u64,
+    /// How the window is said (`minute`, `10 seconds`).
+    pub per_label: String,
+    pub by: Vec<By>,
+}
+
+/// What a quota is counted per (none: the rule's calls together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    Person,
+    Tool,
+    Server,
+}
+
+impl By {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            By::Person => "person",
+            By::Tool => "tool",
+            By::Server => "server",
+        }
+    }
+}
+
+/// A limit rule whose names match a call and whose condition holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Applies<'a> {
+    pub rule: &'a Arc<str>,
+    pub limit: &'a LimitSpec,
 }
 
 /// Why a rule cannot be compiled: its index, the field (`when`, `tools[2]`, ...) and what to
@@ -271,6 +308,8 @@ pub enum Prefix {
 /// The rules, compiled, in order, and the default.
 pub struct Policy {
     rules: Vec<Rule>,
+    /// Quotas (`effect: limit`), apart: they count calls the rules allow, never decide.
+    limits: Vec<(Rule, LimitSpec)>,
     default: Effect,
     env: Arc<cel::Env>,
 }
@@ -283,13 +322,59 @@ impl fmt::Debug for Policy {
 
 impl Policy {
     pub fn compile(default: Effect, specs: &[RuleSpec]) -> Result<Policy, RuleError> {
-        let rules = specs.iter().enumerate().map(|(i, s)| Rule::compile(i, s)).collect::<Result<Vec<_>, _>>()?;
-        let mut seen = std::collections::HashSet::new();
-        if let Some((i, r)) = rules.iter().enumerate().find(|(_, r)| !seen.insert(r.name.clone())) {
-            let why = format!("{:?} names an earlier rule too; rule names must differ (metrics and the audit trail count by them)", r.name);
-            return Err(RuleError { index: i, name: r.name.to_string(), field: "name".into(), message: why });
+        let (mut rules, mut limits, mut seen) = (Vec::new(), Vec::new(), std::collections::HashSet::new());
+        for (i, spec) in specs.iter().enumerate() {
+            let rule = match &spec.limit {
+                // A condition that cannot be evaluated applies a quota, as it applies a deny.
+                Some(limit) => {
+                    let kinds = Some(spec.kinds.clone().unwrap_or_else(|| vec![Kind::Tools]));
+                    Rule::compile(i, &RuleSpec { effect: Some(Effect::Deny), kinds, ..spec.clone() }).map(|r| (r, Some(limit.clone())))
+                }
+                None => Rule::compile(i, spec).map(|r| (r, None)),
+            }?;
+            if !seen.insert(rule.0.name.clone()) {
+                let why = format!(
+                    "{:?} names an earlier rule too; rule names must differ (metrics and the audit trail count by them)",
+                    rule.0.name
+                );
+                return Err(RuleError { index: i, name: rule.0.name.to_string(), field: "name".into(), message: why });
+            }
+            if rule.1.is_some() && rule.0.kinds != Kind::Tools.bit() {
+                let why = "a quota counts tool calls: its kinds are [\"tools\"] (or leave kinds out)".to_string();
+                return Err(RuleError { index: i, name: rule.0.name.to_string(), field: "kinds".into(), message: why });
+            }
+            match rule {
+                (r, Some(limit)) => limits.push((r, limit)),
+                (r, None) => rules.push(r),
+            }
         }
-        Ok(Policy { rules, default, env: Arc::new(cel::Env::stdlib()) })
+        Ok(Policy { rules, limits, default, env: Arc::new(cel::Env::stdlib()) })
+    }
+
+    pub fn has_limits(&self) -> bool {
+        !self.limits.is_empty()
+    }
+
+    /// The quotas a call counts against: every limit rule whose names match and whose
+    /// condition holds (or cannot be evaluated).
+    pub fn limits(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Vec<Applies<'_>> {
+        let mut out = Vec::new();
+        for (i, (rule, limit)) in self.limits.iter().enumerate() {
+            if rule.matches(s) && self.holds(self.rules.len() + i, rule, s, failures) {
+                out.push(Applies { rule: &rule.name, limit });
+            }
+        }
+        out
+    }
+
+    /// The quotas, in order: each rule's name and its limit.
+    pub fn quotas(&self) -> impl Iterator<Item = (&Arc<str>, &LimitSpec)> {
+        self.limits.iter().map(|(r, l)| (&r.name, l))
+    }
+
+    /// Every rule's name, the quotas' after the others' (as failures index them).
+    pub fn all_names(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.rules.iter().chain(self.limits.iter().map(|(r, _)| r)).map(|r| &r.name)
     }
 
     pub fn rules(&self) -> &[Rule] {

@@ -27,6 +27,11 @@ impl Access {
         self.policies.check(&Subject { kind, name, server, who: &self.who, transport: self.transport, args, tool: None })
     }
 
+    /// The quotas a call of tool `name` counts against (`limit` rules).
+    pub fn quotas(&self, name: &str, server: &str, args: Option<&Value>) -> Vec<crate::policy::quota::Quota> {
+        self.policies.quotas(&Subject { kind: Kind::Tools, name, server, who: &self.who, transport: self.transport, args, tool: None })
+    }
+
     pub fn visible(&self, kind: Kind, name: &str, server: &str) -> bool {
         self.policies.visible(&Subject { kind, name, server, who: &self.who, transport: self.transport, args: None, tool: None })
     }

@@ -206,6 +206,7 @@ impl HostSession {
         };
         let denied = |tree: &Value| jsonrpc::get(tree, "error").and_then(|e| e.get("code")).and_then(Value::as_i64) == Some(NOT_ALLOWED);
         let (audited, outcome) = match &answer {
+            _ if f.limited => ("limited", "ok"),
             Relayed::Tree(tree) if denied(tree) => ("error", "denied"),
             Relayed::Tree(tree) => (crate::audit::outcome_of(tree), if jsonrpc::get(tree, "error").is_some() { "error" } else { "ok" }),
             Relayed::Raw(raw) => (if raw.is_error() { "tool_error" } else { "ok" }, "ok"),

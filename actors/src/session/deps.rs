@@ -55,6 +55,8 @@ pub struct SessionDeps {
     pub audit: crate::audit::Audit,
     /// `profiles`: the named views of the fleet (swapped whole on a reload).
     pub profiles: Arc<crate::servers::profiles::Profiles>,
+    /// Where `limit` rules' calls are counted (Redis with replicas).
+    pub quotas: Arc<crate::policy::quotas::Quotas>,
 }
 
 impl SessionDeps {

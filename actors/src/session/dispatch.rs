@@ -81,6 +81,7 @@ impl HostSession {
                 audit: None,
                 task: None,
                 tool: None,
+                limited: false,
             },
         );
 
@@ -165,7 +166,7 @@ impl HostSession {
             Plan::Keepalive => self.keepalive_or_level(ctx, msg),
             Plan::ToolsList => self.tools_list(ctx, msg),
             Plan::UiTool => self.ui_tool_call(ctx, msg),
-            Plan::Forward { server, after } => self.forward_with(ctx, server, msg, after),
+            Plan::Forward { server, after } => self.forward_within_quotas(ctx, server, msg, after),
             Plan::ResourcesList { from } => self.resources_list(ctx, msg, from),
             Plan::List { method, key, capability, from } => self.gathered_list(ctx, msg, method, key, capability, from),
             Plan::ReadPage(tool) => {

@@ -21,6 +21,7 @@ mod hearing;
 pub mod lists;
 pub mod outlet;
 pub mod plan;
+mod quota_gate;
 mod recording;
 mod results;
 mod routing;
@@ -115,6 +116,8 @@ struct InFlight {
     task: Option<tasks::Running>,
     /// A tool call's own series (`tool_calls_total`), once planned.
     tool: Option<crate::metrics::ToolSeries>,
+    /// Refused by a quota (`limit` rule): its line and its series say `limited`.
+    limited: bool,
 }
 
 pub struct HostSession {

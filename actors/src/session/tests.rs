@@ -308,6 +308,7 @@ impl Fixture {
             policies: Arc::new(crate::policy::Policies::off(Arc::new(Metrics::new()))),
             audit: crate::audit::Audit::off(),
             profiles: Default::default(),
+            quotas: Default::default(),
         };
         Fixture { deps, router, pages, log, gate }
     }

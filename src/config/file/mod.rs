@@ -23,7 +23,9 @@ pub use generation::{
 };
 pub use llm::{LlmConfig, Provider};
 pub use logging::{LogDestination, LogFormat, LoggingConfig};
-pub use policy::{AuditConfig, EffectConfig, KindConfig, OnNewToolConfig, OnToolChangeConfig, PolicyConfig, RuleConfig};
+pub use policy::{
+    AuditConfig, ByConfig, EffectConfig, KindConfig, OnNewToolConfig, OnToolChangeConfig, PerConfig, PerUnit, PolicyConfig, RuleConfig,
+};
 pub use profiles::{DiscoveryConfig, ProfileConfig};
 pub use server::{HostTransport, LimitsConfig, PersonConfig, ServerConfig};
 pub use servers::ServerEntryConfig;

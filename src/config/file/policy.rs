@@ -12,6 +12,34 @@ pub enum EffectConfig {
     #[default]
     Allow,
     Deny,
+    /// A quota: the calls the rule matches are counted (`calls` a `per`, by `by`), never decided.
+    Limit,
+}
+
+/// A quota's window: `second`, `minute`, `hour`, `day`, or a number of seconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum PerConfig {
+    Unit(PerUnit),
+    Seconds(u64),
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PerUnit {
+    Second,
+    Minute,
+    Hour,
+    Day,
+}
+
+/// What a quota is counted per.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ByConfig {
+    Person,
+    Tool,
+    Server,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -83,8 +111,14 @@ pub struct RuleConfig {
     pub servers: Option<Vec<String>>,
     /// Which kinds of request it is about (default: those its names name).
     pub kinds: Option<Vec<KindConfig>>,
-    /// allow or deny.
+    /// allow, deny, or limit (a quota: `calls` a `per`, counted by `by`).
     pub effect: Option<EffectConfig>,
+    /// `limit`: the calls allowed in each window.
+    pub calls: Option<u32>,
+    /// `limit`: the window (`minute`, `hour`, `day`, `second`, or seconds), aligned to the clock.
+    pub per: Option<PerConfig>,
+    /// `limit`: what the calls are counted per (default `["person"]`; `[]`: everyone together).
+    pub by: Option<Vec<ByConfig>>,
     /// A CEL condition over `principal` (name, claims, admin), `server`, `tool`, `name`,
     /// `kind`, `transport`, `args` (a call's arguments), and what the tool says of itself:
     /// `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`,

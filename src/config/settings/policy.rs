@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mcp_gen_ui_actors::policy::{Effect, Kind, Policy, RuleSpec};
+use mcp_gen_ui_actors::policy::{By, Effect, Kind, LimitSpec, Policy, RuleSpec};
 use mcp_gen_ui_actors::servers::pins::{OnChange, OnNew, PinModes};
 use mcp_gen_ui_actors::servers::profiles::{Discovery, Override, Profile, ProfileSpec};
 
 use crate::config::file::{
-    self as config, AuditConfig, Config, ConfigError, DiscoveryConfig, EffectConfig, HostTransport, KindConfig, OnNewToolConfig,
-    OnToolChangeConfig, PolicyConfig, ProfileConfig,
+    self as config, AuditConfig, ByConfig, Config, ConfigError, DiscoveryConfig, EffectConfig, HostTransport, KindConfig, OnNewToolConfig,
+    OnToolChangeConfig, PerConfig, PerUnit, PolicyConfig, ProfileConfig, RuleConfig,
 };
 
 /// The audit trail's settings (off: neither a file nor stdout).
@@ -33,11 +33,54 @@ impl AuditSettings {
     }
 }
 
+/// The default's effect (a quota is no default).
 fn effect(e: EffectConfig) -> Effect {
     match e {
         EffectConfig::Allow => Effect::Allow,
-        EffectConfig::Deny => Effect::Deny,
+        EffectConfig::Deny | EffectConfig::Limit => Effect::Deny,
     }
+}
+
+/// A rule's quota, checked: `calls` and `per` with `effect: limit`, and only with it.
+fn limit(i: usize, r: &RuleConfig) -> Result<Option<LimitSpec>, ConfigError> {
+    let field = |f: &str| format!("policy.rules[{i}].{f}");
+    if r.effect != Some(EffectConfig::Limit) {
+        if let Some(f) = [("calls", r.calls.is_some()), ("per", r.per.is_some()), ("by", r.by.is_some())].iter().find(|f| f.1) {
+            return Err(ConfigError::new(field(f.0), "only a rule with \"effect\": \"limit\" counts calls: set the effect, or remove it"));
+        }
+        return Ok(None);
+    }
+    let calls = match r.calls {
+        Some(n) if n >= 1 => n,
+        Some(_) => return Err(ConfigError::new(field("calls"), "must be 1 or more (to refuse every call, use \"effect\": \"deny\")")),
+        None => return Err(ConfigError::new(field("calls"), "is required with \"effect\": \"limit\": how many calls each window allows")),
+    };
+    let (per_secs, per_label) = match r.per {
+        Some(PerConfig::Unit(PerUnit::Second)) => (1, "second".to_string()),
+        Some(PerConfig::Unit(PerUnit::Minute)) => (60, "minute".to_string()),
+        Some(PerConfig::Unit(PerUnit::Hour)) => (3600, "hour".to_string()),
+        Some(PerConfig::Unit(PerUnit::Day)) => (86_400, "day".to_string()),
+        Some(PerConfig::Seconds(n)) if (1..=31 * 86_400).contains(&n) => (n, format!("{n} seconds")),
+        Some(PerConfig::Seconds(_)) => {
+            return Err(ConfigError::new(field("per"), "a number of seconds must be from 1 to 2678400 (31 days)"))
+        }
+        None => {
+            return Err(ConfigError::new(
+                field("per"),
+                "is required with \"effect\": \"limit\": \"minute\", \"hour\", \"day\" or a number of seconds",
+            ))
+        }
+    };
+    let by = r.by.clone().unwrap_or_else(|| vec![ByConfig::Person]);
+    let by = by
+        .into_iter()
+        .map(|b| match b {
+            ByConfig::Person => By::Person,
+            ByConfig::Tool => By::Tool,
+            ByConfig::Server => By::Server,
+        })
+        .collect();
+    Ok(Some(LimitSpec { calls, per_secs, per_label, by }))
 }
 
 fn kind(k: KindConfig) -> Kind {
@@ -72,20 +115,27 @@ pub fn policy(cfg: &PolicyConfig) -> Result<Option<Arc<Policy>>, ConfigError> {
     if cfg.rules.len() > MAX_RULES {
         return Err(ConfigError::new("policy.rules", format!("has {} rules; at most {MAX_RULES} are accepted", cfg.rules.len())));
     }
+    if cfg.default == EffectConfig::Limit {
+        return Err(ConfigError::new("policy.default", "is allow or deny; a quota is a rule (\"effect\": \"limit\")"));
+    }
     let specs: Vec<RuleSpec> = cfg
         .rules
         .iter()
-        .map(|r| RuleSpec {
-            name: r.name.clone(),
-            tools: r.tools.clone(),
-            prompts: r.prompts.clone(),
-            resources: r.resources.clone(),
-            servers: r.servers.clone(),
-            kinds: r.kinds.as_ref().map(|k| k.iter().copied().map(kind).collect()),
-            effect: r.effect.map(effect),
-            when: r.when.clone(),
+        .enumerate()
+        .map(|(i, r)| {
+            Ok(RuleSpec {
+                name: r.name.clone(),
+                tools: r.tools.clone(),
+                prompts: r.prompts.clone(),
+                resources: r.resources.clone(),
+                servers: r.servers.clone(),
+                kinds: r.kinds.as_ref().map(|k| k.iter().copied().map(kind).collect()),
+                effect: r.effect.map(effect),
+                when: r.when.clone(),
+                limit: limit(i, r)?,
+            })
         })
-        .collect();
+        .collect::<Result<_, ConfigError>>()?;
     Policy::compile(effect(cfg.default), &specs).map(|p| Some(Arc::new(p))).map_err(|e| {
         let meant = (e.field == "when")
             .then(|| cfg.rules.get(e.index).and_then(|r| r.when.as_deref()).and_then(super::cel_hints::hint))

@@ -253,3 +253,43 @@ fn a_whole_server_is_asked_about_its_tools() {
     let s = Subject { kind: Kind::Resources, name: "", server: "secret", who: &bob, transport: "stdio", args: None, tool: None };
     assert!(p.denies_whole_server(&s, &mut Vec::new()));
 }
+
+fn quota(tools: &[&str], when: Option<&str>) -> RuleSpec {
+    let limit = LimitSpec { calls: 3, per_secs: 60, per_label: "minute".into(), by: vec![By::Person] };
+    RuleSpec { name: Some(format!("q {tools:?}")), limit: Some(limit), ..spec(tools, Effect::Allow, when) }
+}
+
+#[test]
+fn quotas_count_what_they_match_and_never_decide() {
+    let p = Policy::compile(
+        Effect::Allow,
+        &[
+            quota(&["weather__*"], Some("!principal.admin")),
+            spec(&["weather__secret"], Effect::Deny, None),
+            quota(&["*"], Some("args.n > 1")),
+        ],
+    )
+    .unwrap();
+    assert_eq!(p.rules().len(), 1, "a quota is not among the rules that decide");
+    let bob = who("bob", json!({}));
+    let admin = Who::new(Arc::from("carol"), Arc::from("carol"), Arc::new(json!({})), true);
+    assert!(decide(&p, &call(&bob, "weather__get", None)).allowed(), "the quota decides nothing");
+    let names = |s: &Subject| p.limits(s, &mut Vec::new()).into_iter().map(|a| a.rule.to_string()).collect::<Vec<_>>();
+    let args = json!({"n": 1});
+    assert_eq!(names(&call(&bob, "weather__get", Some(&args))), ["q [\"weather__*\"]"]);
+    assert!(names(&call(&admin, "weather__get", Some(&args))).is_empty(), "admins exempt by a when");
+    // A condition that cannot be evaluated applies the quota (it never grants).
+    let mut failures = Vec::new();
+    assert_eq!(p.limits(&call(&admin, "x", None), &mut failures).len(), 1);
+    assert_eq!(failures.len(), 1);
+    assert_eq!(p.all_names().count(), 3);
+    // A quota is about tool calls only.
+    let bad = RuleSpec { kinds: Some(vec![Kind::Pages]), ..quota(&["*"], None) };
+    let e = Policy::compile(Effect::Allow, &[bad]).unwrap_err();
+    assert_eq!(e.field, "kinds", "{e}");
+    let dup = Policy::compile(
+        Effect::Allow,
+        &[quota(&["a"], None), RuleSpec { name: Some("q [\"a\"]".into()), ..spec(&["b"], Effect::Deny, None) }],
+    );
+    assert_eq!(dup.unwrap_err().field, "name", "a quota's name is a rule name");
+}

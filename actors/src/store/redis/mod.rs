@@ -32,6 +32,7 @@ mod history;
 mod leases;
 mod pages;
 mod pins;
+mod quota;
 mod tasks;
 #[cfg(test)]
 mod tests;
