@@ -37,9 +37,13 @@ fn main() {
     let page = PAGE_PARTS.iter().map(|p| read(&format!("page/{p}"))).collect::<Vec<_>>().join("\n");
     // The runtime: MCP Apps over postMessage, then the same App API over `window.openai`.
     let runtime = format!("{}\n{}", read("runtime.js"), read("apps_sdk.js"));
-    for (name, source) in
-        [("page.js", page), ("runtime.js", runtime), ("provisional.js", read("provisional.js")), ("call_tool.js", read("call_tool.js"))]
-    {
+    for (name, source) in [
+        ("page.js", page),
+        ("runtime.js", runtime),
+        ("provisional.js", read("provisional.js")),
+        ("call_tool.js", read("call_tool.js")),
+        ("approvals.js", read("approvals.js")),
+    ] {
         let min = minify::minify(&source).unwrap_or_else(|e| panic!("the served {name} (from templates/) does not parse: {e}"));
         // Inlined in a <script> element: nothing in it may end the element or open a comment.
         let lower = min.to_ascii_lowercase();

@@ -183,6 +183,16 @@ pub fn summary(s: &Settings) -> String {
             if !quotas.is_empty() {
                 let _ = writeln!(out, "  quotas:    {}", quotas.join(", "));
             }
+            let approvals: Vec<String> = p
+                .approval_rules()
+                .map(|(name, a)| {
+                    let who = mcp_gen_ui_actors::policy::approval::Approvers::from(a).describe();
+                    format!("{name} (by {who}, within {} s)", a.expires_secs)
+                })
+                .collect();
+            if !approvals.is_empty() {
+                let _ = writeln!(out, "  approvals: {}", approvals.join(", "));
+            }
         }
         None => {
             let _ = writeln!(out, "  rules:     none (everyone who signs in may use every tool)");

@@ -80,6 +80,7 @@ const ENTRIES: &[(&str, Appears, Option<&str>)] = &[
     ("server_requests_refused_total", Appears::Once("a server's request has been answered with an error instead of reaching a host"), None),
     ("tool_calls_total", Appears::Once("a tool of a server's has been called (or refused by the rules)"), None),
     ("tool_call_duration_seconds", Appears::Once("a tool of a server's has been called (or refused by the rules)"), None),
+    ("approvals_total", Appears::Once("a call has been held by an approve rule"), None),
     ("tool_changes_total", Appears::Once("a server's tool has changed since it was pinned, or a new tool was held"), None),
     ("actor_restarts_total", Appears::Start, None),
     ("dropped_messages_total", Appears::Start, None),

@@ -99,6 +99,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     };
     let shared = shared_store(settings, &metrics);
     let stores = stores(settings, &metrics, &shared);
+    let approvals = approvals(&shared);
     let registry = Registry::new(stores.pages.clone());
     // Before any server lists: every list is judged against the pins.
     registry.pin_with(gov.pins.clone());
@@ -150,6 +151,13 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
             forget: stores.cache.clone().recipient(),
             page_changed,
             pin_accepted: crate::pins::accepted_elsewhere(&gov.pins, &fleet),
+            approval_decided: {
+                let (approvals, fleet) = (approvals.clone(), fleet.clone());
+                Arc::new(move || {
+                    approvals.decided_elsewhere();
+                    fleet.announce_page(mcp_gen_ui_actors::session::ui_tools::APPROVALS_PAGE);
+                })
+            },
         };
         replica_sync::start(s, targets);
     }
@@ -176,6 +184,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         audit: gov.audit(),
         profiles: gov.profiles.clone(),
         quotas: quotas(&shared),
+        approvals: approvals.clone(),
         warm: warm.map(|(_, progress)| progress),
         // Several people: a person who is not an admin shapes only their own pages, so that no one
         // can make a page someone else sees do what they may not (issue 42).
@@ -189,6 +198,15 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// Where `approve` rules hold calls: Redis when replicas share one, else here.
+fn approvals(shared: &Option<RedisStore>) -> Arc<mcp_gen_ui_actors::policy::approvals::Approvals> {
+    let a = mcp_gen_ui_actors::policy::approvals::Approvals::new();
+    if let Some(s) = shared {
+        a.share(s.clone());
+    }
+    a
 }
 
 /// Where `limit` rules count calls: Redis when replicas share one, else here.

@@ -59,6 +59,14 @@ pub enum Event {
     /// held; `detail`: both fingerprints and what changed); an admin's acceptance is an
     /// `admin_action`.
     ToolChanged,
+    /// A call held by an `approve` rule (`detail`: the request's id and who may approve).
+    ApprovalRequested,
+    /// A held call approved (`principal`: who approved; `detail`: the request and whose call).
+    Approved,
+    /// A held call declined (`principal`: who declined).
+    Declined,
+    /// A held call no one decided in time.
+    Expired,
     SessionOpen,
     SessionClose,
     ConfigReload,

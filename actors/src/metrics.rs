@@ -93,6 +93,8 @@ pub struct Metrics {
     pub tools: ToolMetrics,
     /// Tools whose definition changed since it was pinned, or new, by server and outcome.
     pub tool_changes: IntCounterVec,
+    /// Calls held for an approval, by what became of them.
+    pub approvals: IntCounterVec,
     build_info: IntGaugeVec,
     /// Every family as registered, in order: what the metrics reference is made from.
     families: Vec<Family>,
@@ -291,6 +293,11 @@ impl Metrics {
                 "tool_changes_total",
                 "Tools whose definition changed since it was first accepted (passed: policy.onToolChange warn; held: hold), new tools held (new_held: policy.onNewTool hold), and held tools an admin accepted (accepted), by server",
                 &["server", "outcome"],
+            ),
+            approvals: r.counters(
+                "approvals_total",
+                "Calls held by an approve rule, by what happened: requested, approved, declined, expired (no one decided in time)",
+                &["rule", "outcome"],
             ),
             build_info: r.gauges("build_info", "Always 1; the labels say which build runs", &["version"]),
             families: r.1.take(),

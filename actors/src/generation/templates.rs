@@ -31,6 +31,20 @@ const EMERGENCY: &str = include_str!("../../../templates/emergency.html");
 /// How long each of the provisional page's status calls waits for the page (ms).
 const PROVISIONAL_WAIT_MS: u64 = 2_500;
 const CALL_TOOL: &str = include_str!("../../../templates/call_tool.html");
+/// The approvals page's script: the held calls an approver may decide, with their buttons.
+pub const APPROVALS_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/min.approvals.js"));
+const APPROVALS: &str = include_str!("../../../templates/approvals.html");
+
+/// The page of `_ui_approvals` (static: made once).
+pub fn approvals_page() -> &'static str {
+    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PAGE.get_or_init(|| {
+        APPROVALS
+            .replace("__TEMPLATE_VERSION__", TEMPLATE_VERSION)
+            .replace("__RUNTIME__", RUNTIME_JS)
+            .replace("__APPROVALS_JS__", APPROVALS_JS)
+    })
+}
 
 /// The scripts as written, assembled by build.rs: what the tests hold the served ones to.
 #[cfg(test)]

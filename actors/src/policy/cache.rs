@@ -216,6 +216,22 @@ impl Policies {
         })
     }
 
+    /// The approval an allowed call waits for (the first `approve` rule it matches), if any.
+    pub fn approval(&self, s: &Subject) -> Option<(Arc<str>, super::rules::ApproveSpec)> {
+        let live = self.current().filter(|l| l.policy.has_approvals())?;
+        self.with_facts(&live, s, |s| {
+            let mut failures = Vec::new();
+            let found = live.policy.approval(s, &mut failures).map(|(r, a)| (r.clone(), a.clone()));
+            live.failed(&failures, s);
+            found
+        })
+    }
+
+    /// Whether some rule holds calls for approval (the approval tools are listed then).
+    pub fn has_approvals(&self) -> bool {
+        self.current().is_some_and(|l| l.policy.has_approvals())
+    }
+
     /// Whether a list shows it to this principal: some call of it could be allowed.
     pub fn visible(&self, s: &Subject) -> bool {
         self.current().is_none_or(|live| self.with_facts(&live, s, |s| live.known(s).visible))

@@ -7,6 +7,8 @@
 //! principal ([`Policies`]), so a call pays a map lookup, not an evaluation, unless a
 //! condition reads the arguments.
 
+pub mod approval;
+pub mod approvals;
 mod cache;
 pub mod quota;
 pub mod quotas;
@@ -14,6 +16,6 @@ mod rules;
 
 pub use cache::{Decision, Policies};
 pub use rules::{
-    Applies, By, Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, LimitSpec, Policy, Prefix, Rule, RuleError,
-    RuleSpec, Subject, ToolFacts, Verdict,
+    Applies, ApproveSpec, By, Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, LimitSpec, Policy, Prefix,
+    Rule, RuleError, RuleSpec, Subject, ToolFacts, Verdict,
 };

@@ -11,10 +11,13 @@ use std::sync::Arc;
 
 use crate::servers::glob::{Glob, GlobError};
 
+mod apart;
 mod condition;
 mod subject;
 mod tool_facts;
 mod types;
+use apart::Apart;
+pub use apart::{Applies, ApproveSpec, By, LimitSpec};
 pub use condition::{Condition, ConditionError};
 pub use subject::Subject;
 pub use tool_facts::{FactsSource, ToolFacts};
@@ -111,41 +114,8 @@ pub struct RuleSpec {
     pub when: Option<String>,
     /// A quota (`effect: limit`) instead of a decision: the rule counts the calls it matches.
     pub limit: Option<LimitSpec>,
-}
-
-/// A quota: at most `calls` calls a window of `per_secs`, counted per what `by` names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LimitSpec {
-    pub calls: u32,
-    pub per_secs: u64,
-    /// How the window is said (`minute`, `10 seconds`).
-    pub per_label: String,
-    pub by: Vec<By>,
-}
-
-/// What a quota is counted per (none: the rule's calls together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
-    Person,
-    Tool,
-    Server,
-}
-
-impl By {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            By::Person => "person",
-            By::Tool => "tool",
-            By::Server => "server",
-        }
-    }
-}
-
-/// A limit rule whose names match a call and whose condition holds.
-#[derive(Debug, Clone, Copy)]
-pub struct Applies<'a> {
-    pub rule: &'a Arc<str>,
-    pub limit: &'a LimitSpec,
+    /// An approval (`effect: approve`) instead of a decision: the calls it matches wait for one.
+    pub approve: Option<ApproveSpec>,
 }
 
 /// Why a rule cannot be compiled: its index, the field (`when`, `tools[2]`, ...) and what to
@@ -308,8 +278,9 @@ pub enum Prefix {
 /// The rules, compiled, in order, and the default.
 pub struct Policy {
     rules: Vec<Rule>,
-    /// Quotas (`effect: limit`), apart: they count calls the rules allow, never decide.
-    limits: Vec<(Rule, LimitSpec)>,
+    /// Quotas (`effect: limit`) and approvals (`approve`), apart: they act on calls the rules
+    /// allow, never decide.
+    limits: Vec<(Rule, Apart)>,
     default: Effect,
     env: Arc<cel::Env>,
 }
@@ -324,11 +295,17 @@ impl Policy {
     pub fn compile(default: Effect, specs: &[RuleSpec]) -> Result<Policy, RuleError> {
         let (mut rules, mut limits, mut seen) = (Vec::new(), Vec::new(), std::collections::HashSet::new());
         for (i, spec) in specs.iter().enumerate() {
-            let rule = match &spec.limit {
-                // A condition that cannot be evaluated applies a quota, as it applies a deny.
-                Some(limit) => {
+            let apart = match (&spec.limit, &spec.approve) {
+                (Some(l), _) => Some(Apart::Limit(l.clone())),
+                (None, Some(a)) => Some(Apart::Approve(a.clone())),
+                (None, None) => None,
+            };
+            let rule = match apart {
+                // A condition that cannot be evaluated applies a quota or an approval, as it
+                // applies a deny.
+                Some(apart) => {
                     let kinds = Some(spec.kinds.clone().unwrap_or_else(|| vec![Kind::Tools]));
-                    Rule::compile(i, &RuleSpec { effect: Some(Effect::Deny), kinds, ..spec.clone() }).map(|r| (r, Some(limit.clone())))
+                    Rule::compile(i, &RuleSpec { effect: Some(Effect::Deny), kinds, ..spec.clone() }).map(|r| (r, Some(apart)))
                 }
                 None => Rule::compile(i, spec).map(|r| (r, None)),
             }?;
@@ -340,7 +317,7 @@ impl Policy {
                 return Err(RuleError { index: i, name: rule.0.name.to_string(), field: "name".into(), message: why });
             }
             if rule.1.is_some() && rule.0.kinds != Kind::Tools.bit() {
-                let why = "a quota counts tool calls: its kinds are [\"tools\"] (or leave kinds out)".to_string();
+                let why = "a quota or an approval is about tool calls: its kinds are [\"tools\"] (or leave kinds out)".to_string();
                 return Err(RuleError { index: i, name: rule.0.name.to_string(), field: "kinds".into(), message: why });
             }
             match rule {
@@ -352,24 +329,50 @@ impl Policy {
     }
 
     pub fn has_limits(&self) -> bool {
-        !self.limits.is_empty()
+        self.limits.iter().any(|(_, a)| matches!(a, Apart::Limit(_)))
     }
 
     /// The quotas a call counts against: every limit rule whose names match and whose
     /// condition holds (or cannot be evaluated).
     pub fn limits(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Vec<Applies<'_>> {
         let mut out = Vec::new();
-        for (i, (rule, limit)) in self.limits.iter().enumerate() {
-            if rule.matches(s) && self.holds(self.rules.len() + i, rule, s, failures) {
-                out.push(Applies { rule: &rule.name, limit });
+        for (i, (rule, apart)) in self.limits.iter().enumerate() {
+            if let Apart::Limit(limit) = apart {
+                if rule.matches(s) && self.holds(self.rules.len() + i, rule, s, failures) {
+                    out.push(Applies { rule: &rule.name, limit });
+                }
             }
         }
         out
     }
 
+    pub fn has_approvals(&self) -> bool {
+        self.limits.iter().any(|(_, a)| matches!(a, Apart::Approve(_)))
+    }
+
+    /// The first approval rule a call matches (its condition holding or failing): the call
+    /// waits for an approval under it.
+    pub fn approval(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Option<(&Arc<str>, &ApproveSpec)> {
+        self.limits.iter().enumerate().find_map(|(i, (rule, apart))| match apart {
+            Apart::Approve(a) if rule.matches(s) && self.holds(self.rules.len() + i, rule, s, failures) => Some((&rule.name, a)),
+            _ => None,
+        })
+    }
+
     /// The quotas, in order: each rule's name and its limit.
     pub fn quotas(&self) -> impl Iterator<Item = (&Arc<str>, &LimitSpec)> {
-        self.limits.iter().map(|(r, l)| (&r.name, l))
+        self.limits.iter().filter_map(|(r, a)| match a {
+            Apart::Limit(l) => Some((&r.name, l)),
+            Apart::Approve(_) => None,
+        })
+    }
+
+    /// The approval rules, in order: each rule's name and who approves.
+    pub fn approval_rules(&self) -> impl Iterator<Item = (&Arc<str>, &ApproveSpec)> {
+        self.limits.iter().filter_map(|(r, a)| match a {
+            Apart::Approve(s) => Some((&r.name, s)),
+            Apart::Limit(_) => None,
+        })
     }
 
     /// Every rule's name, the quotas' after the others' (as failures index them).

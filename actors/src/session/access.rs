@@ -27,6 +27,11 @@ impl Access {
         self.policies.check(&Subject { kind, name, server, who: &self.who, transport: self.transport, args, tool: None })
     }
 
+    /// The approval rule a call of tool `name` waits under (`approve` rules).
+    pub fn approval(&self, name: &str, server: &str, args: Option<&Value>) -> Option<(Arc<str>, crate::policy::ApproveSpec)> {
+        self.policies.approval(&Subject { kind: Kind::Tools, name, server, who: &self.who, transport: self.transport, args, tool: None })
+    }
+
     /// The quotas a call of tool `name` counts against (`limit` rules).
     pub fn quotas(&self, name: &str, server: &str, args: Option<&Value>) -> Vec<crate::policy::quota::Quota> {
         self.policies.quotas(&Subject { kind: Kind::Tools, name, server, who: &self.who, transport: self.transport, args, tool: None })

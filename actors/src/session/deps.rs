@@ -57,6 +57,8 @@ pub struct SessionDeps {
     pub profiles: Arc<crate::servers::profiles::Profiles>,
     /// Where `limit` rules' calls are counted (Redis with replicas).
     pub quotas: Arc<crate::policy::quotas::Quotas>,
+    /// Calls held by `approve` rules (Redis with replicas).
+    pub approvals: Arc<crate::policy::approvals::Approvals>,
 }
 
 impl SessionDeps {

@@ -166,7 +166,7 @@ impl HostSession {
             Plan::Keepalive => self.keepalive_or_level(ctx, msg),
             Plan::ToolsList => self.tools_list(ctx, msg),
             Plan::UiTool => self.ui_tool_call(ctx, msg),
-            Plan::Forward { server, after } => self.forward_within_quotas(ctx, server, msg, after),
+            Plan::Forward { server, after } => self.forward_governed(ctx, server, msg, after),
             Plan::ResourcesList { from } => self.resources_list(ctx, msg, from),
             Plan::List { method, key, capability, from } => self.gathered_list(ctx, msg, method, key, capability, from),
             Plan::ReadPage(tool) => {
@@ -183,6 +183,7 @@ impl HostSession {
             Plan::TasksList => self.tasks_list(ctx, msg),
             Plan::Search(call) => self.search_call(ctx, id, call),
             Plan::ReadCallToolPage => self.read_call_tool_page(id),
+            Plan::ReadApprovalsPage => self.read_approvals_page(id),
             Plan::Refuse(err) => self.answer(err),
             Plan::Denied(denied) => {
                 self.audit_denied(&msg, &denied);

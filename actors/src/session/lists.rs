@@ -60,6 +60,9 @@ impl HostSession {
                 if act.deps.fleet.registry().pins().is_some_and(|p| p.modes().holds()) {
                     extra.extend(ui_tools::pin_definitions());
                 }
+                if act.deps.policies.has_approvals() {
+                    extra.extend(ui_tools::approval_definitions());
+                }
             }
             let listed = catalog.tools();
             let total = listed.len() + extra.len();
@@ -162,6 +165,9 @@ impl HostSession {
             .collect();
         if profile.as_deref().is_some_and(|p| p.discovery == Discovery::Search) {
             out.push(super::discovery_calls::call_tool_resource(domain.as_deref(), dialect));
+        }
+        if self.deps.policies.has_approvals() {
+            out.push(super::approval_gate::approvals_resource(domain.as_deref(), dialect));
         }
         out
     }

@@ -11,6 +11,7 @@
 //! 2026-07-28 era, one request per session).
 
 pub mod access;
+mod approval_gate;
 mod delivery;
 pub mod deps;
 pub mod discovery;

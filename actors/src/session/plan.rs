@@ -117,6 +117,8 @@ pub enum Plan {
     Search(SearchCall),
     /// The page of search mode's `call_tool`.
     ReadCallToolPage,
+    /// The page of `_ui_approvals` (where some rule holds calls for approval).
+    ReadApprovalsPage,
     Refuse(Value),
     /// The rules do not allow it (answered with an error that says only that; recorded).
     Denied(Denied),
@@ -360,6 +362,9 @@ fn read(
     access: &Access,
 ) -> Plan {
     let uri = param(msg, "/params/uri").to_string();
+    if facts.ui && uri == ui_tools::APPROVALS_PAGE && access.policies.has_approvals() {
+        return Plan::ReadApprovalsPage;
+    }
     if let Some(p) = facts.profile {
         if facts.ui && p.discovery == Discovery::Search && uri == discovery::CALL_TOOL_PAGE {
             return Plan::ReadCallToolPage;
@@ -396,6 +401,9 @@ fn subscription(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, fa
     let Some(uri) = msg.at("/params/uri").and_then(Value::as_str).map(str::to_string) else {
         return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, "params.uri is required: the URI of the resource"));
     };
+    if facts.ui && uri == ui_tools::APPROVALS_PAGE {
+        return Plan::SubscribePage { uri, on };
+    }
     if facts.ui && is_our_page(fleet, catalog, &uri) {
         let outside = |p: &Profile| catalog.by_page(&uri).is_none_or(|t| !p.includes(t));
         if on && facts.profile.is_some_and(outside) {

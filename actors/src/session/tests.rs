@@ -309,6 +309,7 @@ impl Fixture {
             audit: crate::audit::Audit::off(),
             profiles: Default::default(),
             quotas: Default::default(),
+            approvals: Default::default(),
         };
         Fixture { deps, router, pages, log, gate }
     }

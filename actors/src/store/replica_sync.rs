@@ -9,6 +9,7 @@
 //!   hosts here, as `_ui_refine` tells its own: `resources/updated` to subscribers of
 //!   `ui://<tool>`, `resources/list_changed` to UI hosts;
 //! - `pinAccepted`: an admin accepted a held tool there; it is let through here too;
+//! - `approvalDecided`: calls waiting here for an approval look again;
 //! - the subscription re-opened (events may have been missed): every ready result goes.
 
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub struct Targets {
     pub page_changed: Arc<dyn Fn(&str) + Send + Sync>,
     /// Another replica's admin accepted a held tool (server, tool, pin).
     pub pin_accepted: PinAccepted,
+    /// Another replica decided an approval: calls waiting here look again.
+    pub approval_decided: Arc<dyn Fn() + Send + Sync>,
 }
 
 /// Starts applying other replicas' events (needs a Tokio runtime).
@@ -70,6 +73,7 @@ fn apply(me: &str, t: &Targets, ev: Event) {
             }
         }
         Event::PinAccepted { server, tool, pin, .. } => (t.pin_accepted)(&server, &tool, pin),
+        Event::ApprovalDecided { .. } => (t.approval_decided)(),
         Event::Resubscribed => {
             if let Some(p) = &t.pages {
                 p.invalidate_all();

@@ -14,6 +14,8 @@ pub enum EffectConfig {
     Deny,
     /// A quota: the calls the rule matches are counted (`calls` a `per`, by `by`), never decided.
     Limit,
+    /// The calls the rule matches wait for an approval by one of `approvers`.
+    Approve,
 }
 
 /// A quota's window: `second`, `minute`, `hour`, `day`, or a number of seconds.
@@ -111,7 +113,8 @@ pub struct RuleConfig {
     pub servers: Option<Vec<String>>,
     /// Which kinds of request it is about (default: those its names name).
     pub kinds: Option<Vec<KindConfig>>,
-    /// allow, deny, or limit (a quota: `calls` a `per`, counted by `by`).
+    /// allow, deny, limit (a quota: `calls` a `per`, counted by `by`), or approve (held until one
+    /// of `approvers` approves the exact call).
     pub effect: Option<EffectConfig>,
     /// `limit`: the calls allowed in each window.
     pub calls: Option<u32>,
@@ -119,6 +122,11 @@ pub struct RuleConfig {
     pub per: Option<PerConfig>,
     /// `limit`: what the calls are counted per (default `["person"]`; `[]`: everyone together).
     pub by: Option<Vec<ByConfig>>,
+    /// `approve`: who approves: `caller` (the person confirms their own call), `admins`,
+    /// principal names, and JWT groups as `group:<name>`.
+    pub approvers: Option<Vec<String>>,
+    /// `approve`: seconds a held call waits for a decision (default 600, at most 86400).
+    pub expires: Option<u64>,
     /// A CEL condition over `principal` (name, claims, admin), `server`, `tool`, `name`,
     /// `kind`, `transport`, `args` (a call's arguments), and what the tool says of itself:
     /// `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`,

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mcp_gen_ui_actors::policy::{By, Effect, Kind, LimitSpec, Policy, RuleSpec};
+use mcp_gen_ui_actors::policy::{ApproveSpec, By, Effect, Kind, LimitSpec, Policy, RuleSpec};
 use mcp_gen_ui_actors::servers::pins::{OnChange, OnNew, PinModes};
 use mcp_gen_ui_actors::servers::profiles::{Discovery, Override, Profile, ProfileSpec};
 
@@ -37,8 +37,42 @@ impl AuditSettings {
 fn effect(e: EffectConfig) -> Effect {
     match e {
         EffectConfig::Allow => Effect::Allow,
-        EffectConfig::Deny | EffectConfig::Limit => Effect::Deny,
+        EffectConfig::Deny | EffectConfig::Limit | EffectConfig::Approve => Effect::Deny,
     }
+}
+
+/// A rule's approval, checked: `approvers` with `effect: approve`, and only with it.
+fn approve(i: usize, r: &RuleConfig) -> Result<Option<ApproveSpec>, ConfigError> {
+    let field = |f: &str| format!("policy.rules[{i}].{f}");
+    if r.effect != Some(EffectConfig::Approve) {
+        if let Some(f) = [("approvers", r.approvers.is_some()), ("expires", r.expires.is_some())].iter().find(|f| f.1) {
+            return Err(ConfigError::new(field(f.0), "only a rule with \"effect\": \"approve\" holds calls: set the effect, or remove it"));
+        }
+        return Ok(None);
+    }
+    let Some(list) = r.approvers.as_ref().filter(|l| !l.is_empty()) else {
+        return Err(ConfigError::new(
+            field("approvers"),
+            "is required with \"effect\": \"approve\": [\"caller\"], [\"admins\"], principal names or \"group:<name>\"",
+        ));
+    };
+    let mut a = ApproveSpec { expires_secs: r.expires.unwrap_or(600), ..Default::default() };
+    if !(1..=86_400).contains(&a.expires_secs) {
+        return Err(ConfigError::new(field("expires"), "must be from 1 to 86400 seconds"));
+    }
+    for (j, who) in list.iter().enumerate() {
+        match who.as_str() {
+            "caller" => a.caller = true,
+            "admins" => a.admins = true,
+            g if g.starts_with("group:") && g.len() > 6 => a.groups.push(g[6..].to_string()),
+            n if !n.trim().is_empty() && !n.contains(':') => a.names.push(n.to_string()),
+            other => {
+                let why = format!("{other:?} is none of \"caller\", \"admins\", a principal's name or \"group:<name>\"");
+                return Err(ConfigError::new(field(&format!("approvers[{j}]")), why));
+            }
+        }
+    }
+    Ok(Some(a))
 }
 
 /// A rule's quota, checked: `calls` and `per` with `effect: limit`, and only with it.
@@ -133,6 +167,7 @@ pub fn policy(cfg: &PolicyConfig) -> Result<Option<Arc<Policy>>, ConfigError> {
                 effect: r.effect.map(effect),
                 when: r.when.clone(),
                 limit: limit(i, r)?,
+                approve: approve(i, r)?,
             })
         })
         .collect::<Result<_, ConfigError>>()?;

@@ -93,7 +93,7 @@ impl HostSession {
         let (kind, tool) = match call {
             UiCall::Inspect { tool } | UiCall::PageStatus { tool, .. } => (Kind::Pages, tool),
             UiCall::Refine { tool, .. } | UiCall::Regenerate { tool, .. } => (Kind::Refinements, tool),
-            UiCall::List => return None,
+            UiCall::List | UiCall::Approvals | UiCall::Approve { .. } => return None,
             // It lists every server's tools again, hidden ones included: admins only.
             UiCall::RefreshTools | UiCall::ToolChanges | UiCall::AcceptToolChange { .. } if self.who.admin => return None,
             UiCall::RefreshTools | UiCall::ToolChanges | UiCall::AcceptToolChange { .. } => {

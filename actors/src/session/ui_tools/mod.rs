@@ -38,6 +38,13 @@ pub enum UiCall {
     },
     /// The tools held by their pins, with what changed (admins).
     ToolChanges,
+    /// The held calls the caller may decide, and their own.
+    Approvals,
+    /// A decision on a held call.
+    Approve {
+        id: String,
+        approve: bool,
+    },
     /// An admin accepts a held tool, at the fingerprint shown when given.
     AcceptToolChange {
         server: String,
@@ -69,6 +76,22 @@ pub fn definitions() -> Vec<Value> {
                 "make": {"type": "boolean", "default": false, "description": "Start the page when it is not made or being made"},
                 "preview": {"type": "boolean", "default": false, "description": "Include the page as it is being written, made inert (no scripts, styles, links or images)"}}, "required": ["toolName"]},
             "annotations": {"readOnlyHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
+    ]
+}
+
+/// The page that shows approvers the calls waiting for them.
+pub const APPROVALS_PAGE: &str = "ui://mcp-gen-ui/approvals";
+
+/// The tools of held calls, listed where some rule holds calls for approval. Views may call
+/// them: the approvals page decides through them.
+pub fn approval_definitions() -> Vec<Value> {
+    let meta = json!({"ui": {"visibility": ["model", "app"], "resourceUri": APPROVALS_PAGE}});
+    vec![
+        json!({"name": "_ui_approvals", "title": "Calls waiting for approval", "description": "Lists the tool calls held by an approve rule that you may approve or decline (each with its id, who asked, the tool and the arguments), and your own calls waiting.",
+            "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
+        json!({"name": "_ui_approve", "title": "Approve or decline a call", "description": "Approves or declines a held tool call by its id (from _ui_approvals). An approved call is made once, with exactly its arguments.",
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "decision": {"type": "string", "enum": ["approve", "decline"]}}, "required": ["id", "decision"]},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}, "_meta": {"ui": {"visibility": ["model", "app"]}}}),
     ]
 }
 
@@ -113,6 +136,15 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
         "_ui_list" => Ok(UiCall::List),
         "_ui_refresh_tools" => Ok(UiCall::RefreshTools),
         "_ui_tool_changes" => Ok(UiCall::ToolChanges),
+        "_ui_approvals" => Ok(UiCall::Approvals),
+        "_ui_approve" => {
+            let approve = match string_arg(args, "decision")?.as_str() {
+                "approve" => true,
+                "decline" => false,
+                other => return Err(BadArguments(format!("decision must be \"approve\" or \"decline\", not {other:?}"))),
+            };
+            Ok(UiCall::Approve { id: string_arg(args, "id")?, approve })
+        }
         "_ui_accept_tool_change" => {
             let fingerprint = match args.get("fingerprint") {
                 None | Some(Value::Null) => None,
@@ -153,7 +185,7 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
             Ok(UiCall::PageStatus { tool: t, wait_ms, html: flag("html")?, make: flag("make")?, preview: flag("preview")? })
         }
         other => Err(BadArguments(format!(
-            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine, {PAGE_STATUS_TOOL}, and with pinned tools _ui_tool_changes and _ui_accept_tool_change"
+            "unknown tool {other:?}; this service adds _ui_list, _ui_inspect, _ui_regenerate, _ui_refresh_tools, _ui_refine, {PAGE_STATUS_TOOL}, with pinned tools _ui_tool_changes and _ui_accept_tool_change, and with approvals _ui_approvals and _ui_approve"
         ))),
     }
 }

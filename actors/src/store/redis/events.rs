@@ -24,6 +24,9 @@ pub enum Event {
     /// An admin accepted a held tool's definition (`pin`, opaque here): every replica lets it
     /// through.
     PinAccepted { origin: String, server: String, tool: String, pin: serde_json::Value },
+    /// An approval request was made or decided (or expired): waiting calls and approvers' pages
+    /// look again.
+    ApprovalDecided { origin: String, id: String },
     /// Local only: the subscription was (re)opened; events may have been missed before it.
     #[serde(skip)]
     Resubscribed,
@@ -36,7 +39,8 @@ impl Event {
             Event::Stored { origin, .. }
             | Event::Refined { origin, .. }
             | Event::ToolInvalidated { origin, .. }
-            | Event::PinAccepted { origin, .. } => Some(origin),
+            | Event::PinAccepted { origin, .. }
+            | Event::ApprovalDecided { origin, .. } => Some(origin),
             Event::Resubscribed => None,
         }
     }

@@ -27,6 +27,7 @@ use redis::aio::ConnectionManager;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+mod approvals;
 mod events;
 mod history;
 mod leases;

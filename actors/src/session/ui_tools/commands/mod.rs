@@ -2,6 +2,7 @@
 //! `run(&Ctx, its arguments) -> the tool result`, a plain async function over the actors'
 //! ports. The host session spawns one per call (`calls.rs`) and answers with its result.
 
+mod approvals;
 mod inspect;
 mod list;
 mod page_status;
@@ -78,6 +79,8 @@ pub async fn run(call: UiCall, cx: Ctx) -> Value {
         UiCall::Refine { tool, feedback } => refine::run(cx, &tool, feedback).await,
         UiCall::PageStatus { tool, wait_ms, html, make, preview } => page_status::run(&cx, &tool, wait_ms, html, make, preview).await,
         UiCall::ToolChanges => tool_changes::list(&cx).await,
+        UiCall::Approvals => approvals::list(&cx).await,
+        UiCall::Approve { id, approve } => approvals::decide(&cx, &id, approve).await,
         UiCall::AcceptToolChange { server, tool, fingerprint } => tool_changes::accept(&cx, &server, &tool, fingerprint.as_deref()).await,
     }
 }
