@@ -53,13 +53,13 @@ class Svc:
 
 
 @contextlib.contextmanager
-def service(folder, approvers=("admins",), expires=60, extra=None, name="proxy-approvals", files=None):
+def service(folder, approvers=("admins",), expires=60, extra=None, name="proxy-approvals", files=None, before=()):
     files = files or folder / "files"
     files.mkdir(exist_ok=True)
     servers = {"fs": {"command": NODE, "args": [str(FILESYSTEM), str(files)]}}
     (folder / "servers.json").write_text(json.dumps({"mcpServers": servers}))
     rule = {"name": RULE, "tools": ["fs__write_file"], "effect": "approve", "approvers": list(approvers), "expires": expires}
-    cfg = {"policy": {"rules": [rule]}, "audit": {"file": str(folder / "audit.jsonl")}, "server": {"auth": {"admins": ["carol"]}}, **(extra or {})}
+    cfg = {"policy": {"rules": [*before, rule]}, "audit": {"file": str(folder / "audit.jsonl")}, "server": {"auth": {"admins": ["carol"]}}, **(extra or {})}
     (folder / "config.json").write_text(json.dumps(cfg))
     tokens = [a for p, t in TOKENS.items() for a in ("--auth-token", f"{p}:{t}")]
     argv = ["--servers-file", str(folder / "servers.json"), "--config", str(folder / "config.json"), *tokens]
@@ -170,6 +170,35 @@ def test_an_expired_request_and_a_host_that_gave_up(tmp_path):
         third = pool.submit(write, b, target, bob.tag)
         assert one_pending(c, "a third call held again")["id"] != req["id"]
         assert not third.done()
+        finish(alice, bob, grace=0)
+
+
+def test_a_host_that_cannot_ask_is_told_how_to_confirm_and_an_approver_must_see_the_tool(tmp_path):
+    with service(tmp_path, approvers=("caller",)) as svc, three() as (alice, bob, carol):
+        b, a = Session(svc, bob, "B", caps=UI), Session(svc, alice, "A", caps=UI)
+        target = svc.files / "mine.txt"
+        told = write(b, target, bob.tag)["result"]
+        said = result_text({"result": told})
+        assert told.get("isError") and "_ui_approve" in said and "cannot ask you" in said, said
+        rid = said.split('"id": "')[1].split('"')[0]
+        assert not target.exists()
+        # Nobody else confirms bob's call; bob does, and the same call then passes once.
+        assert a.call("_ui_approve", id=rid, decision="approve")["result"].get("isError")
+        assert not b.call("_ui_approve", id=rid, decision="approve")["result"].get("isError")
+        assert not write(b, target, bob.tag)["result"].get("isError") and target.read_text() == bob.tag
+        assert write(b, target, bob.tag)["result"].get("isError"), "used once: asked again"
+        finish(alice, bob, grace=0)
+    hidden = {"name": "carol may not write", "tools": ["fs__write_file"], "effect": "deny", "when": "principal.name == 'carol'"}
+    with service(tmp_path, before=[hidden], name="proxy-approvals-hidden") as svc, three() as (alice, bob, carol), ThreadPoolExecutor(1) as pool:
+        b, c = Session(svc, bob, "B", caps=UI), Session(svc, carol, "C", caps=UI)
+        held = pool.submit(write, b, svc.files / "hidden.txt", bob.tag, None, 6.0)
+        mine = wait_for(lambda: (lambda y: y[0] if y else None)(b.call("_ui_approvals")["result"]["structuredContent"]["yours"]), 10, "held")
+        assert pending(c) == [], "carol, an admin who may not use the tool, is shown nothing to decide"
+        refused = c.call("_ui_approve", id=mine["id"], decision="approve")["result"]
+        assert refused.get("isError") and "may not use" in refused["content"][0]["text"], refused
+        with pytest.raises(AssertionError):
+            held.result(timeout=30)  # still held when bob's host gives up
+        assert not (svc.files / "hidden.txt").exists()
         finish(alice, bob, grace=0)
 
 

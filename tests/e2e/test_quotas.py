@@ -118,3 +118,18 @@ def test_replicas_count_one_quota_through_redis(tmp_path):
             finish(alice, bob, grace=0)
     finally:
         redis.stop()
+
+
+def test_check_prints_the_quotas_and_approvals(tmp_path):
+    import json
+    import subprocess
+
+    from conftest import BIN
+
+    rules = [*quota(by=["person", "tool"])["rules"],
+             {"name": "destructive needs an admin", "effect": "approve", "approvers": ["admins", "group:ops"], "expires": 120}]
+    (tmp_path / "config.json").write_text(json.dumps({"policy": {"rules": rules}}))
+    run = subprocess.run([str(BIN), "--demo", "check", "--config", str(tmp_path / "config.json")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run
+    assert f"quotas:    {RULE} (3 a minute, per person and tool)" in run.stdout, run.stdout
+    assert "approvals: destructive needs an admin (by an admin or group ops, within 120 s)" in run.stdout, run.stdout
