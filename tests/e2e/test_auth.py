@@ -469,6 +469,19 @@ def test_oauth_valid_tokens_of_each_algorithm_and_the_sdk(oauth):
     assert token not in text and token.split(".")[2] not in text
 
 
+def test_a_remembered_token_is_not_taken_past_its_exp(oauth):
+    """Validated tokens are remembered (issue 65: the signature check was most of a call's
+    CPU), never past their `exp`: the same token, valid a moment ago, is refused once it
+    expired (this one is in the service's 60 s of leeway for clock skew, for 2 s more)."""
+    base, make = oauth["base"], oauth["make"]
+    token = make(exp=int(time.time()) - 58)
+    assert initialize(base, token)[0] == 200
+    assert initialize(base, token)[0] == 200, "taken again at once"
+    time.sleep(3.2)
+    code, _, body = initialize(base, token)
+    assert code == 401 and "expired" in body, (code, body)
+
+
 @pytest.mark.parametrize(
     "claims,says",
     [

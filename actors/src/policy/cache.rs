@@ -28,11 +28,14 @@ pub struct Decision {
     pub rule: Arc<str>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Known {
     prefix: Prefix,
     /// Whether a list shows it (some call could be allowed).
     visible: bool,
+    /// With a prefix that stops at a rule reading the arguments: what the rules from there
+    /// that do not read them say (`Policy::settled_from`).
+    settled: Option<Arc<[Option<bool>]>>,
 }
 
 struct Live {
@@ -80,13 +83,15 @@ impl Live {
         }
         let mut failures = Vec::new();
         let prefix = self.policy.prefix(s, &mut failures);
-        let visible = match prefix {
-            Prefix::Decided(v) => v.allowed(),
-            Prefix::From(i) => self.policy.visible_from(i, s, &mut failures),
+        let (visible, settled) = match prefix {
+            Prefix::Decided(v) => (v.allowed(), None),
+            Prefix::From(i) => {
+                (self.policy.visible_from(i, s, &mut failures), Some(Arc::from(self.policy.settled_from(i, s, &mut failures))))
+            }
         };
         self.failed(&failures, s);
-        let k = Known { prefix, visible };
-        self.cache.insert(key, k);
+        let k = Known { prefix, visible, settled };
+        self.cache.insert(key, k.clone());
         k
     }
 
@@ -184,13 +189,16 @@ impl Policies {
     /// A call, a read or a refinement: allowed or not, and by which rule (counted).
     pub fn check(&self, s: &Subject) -> Decision {
         let Some(live) = self.current() else { return Decision { allowed: true, rule: Arc::from("default") } };
-        let verdict = self.with_facts(&live, s, |s| match live.known(s).prefix {
-            Prefix::Decided(v) => v,
-            Prefix::From(i) => {
-                let mut failures = Vec::new();
-                let v = live.policy.decide_from(i, s, &mut failures);
-                live.failed(&failures, s);
-                v
+        let verdict = self.with_facts(&live, s, |s| {
+            let known = live.known(s);
+            match known.prefix {
+                Prefix::Decided(v) => v,
+                Prefix::From(i) => {
+                    let mut failures = Vec::new();
+                    let v = live.policy.decide_settled(i, known.settled.as_deref().unwrap_or_default(), s, &mut failures);
+                    live.failed(&failures, s);
+                    v
+                }
             }
         });
         live.count(verdict)

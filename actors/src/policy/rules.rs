@@ -403,6 +403,33 @@ impl Policy {
         Verdict { effect: self.default, rule: None }
     }
 
+    /// From rule `from` on, what each rule that does not read the arguments says of a request
+    /// whatever its arguments (it matches and holds); None for one that reads them. Cached
+    /// with the prefix, so that a call evaluates only the conditions that read its arguments.
+    pub fn settled_from(&self, from: usize, s: &Subject, failures: &mut Vec<EvalFailure>) -> Vec<Option<bool>> {
+        let s = s.without_args();
+        self.rules
+            .iter()
+            .enumerate()
+            .skip(from)
+            .map(|(i, r)| (!r.reads_args()).then(|| r.matches(&s) && self.holds(i, r, &s, failures)))
+            .collect()
+    }
+
+    /// [`Policy::decide_from`] with what [`Policy::settled_from`] found for the same request.
+    pub fn decide_settled(&self, from: usize, settled: &[Option<bool>], s: &Subject, failures: &mut Vec<EvalFailure>) -> Verdict {
+        for (i, rule) in self.rules.iter().enumerate().skip(from) {
+            let holds = match settled.get(i - from) {
+                Some(Some(known)) => *known,
+                _ => rule.matches(s) && self.holds(i, rule, s, failures),
+            };
+            if holds {
+                return Verdict { effect: rule.effect, rule: Some(i) };
+            }
+        }
+        Verdict { effect: self.default, rule: None }
+    }
+
     /// Decides a request whose arguments are known.
     pub fn decide(&self, s: &Subject, failures: &mut Vec<EvalFailure>) -> Verdict {
         self.decide_from(0, s, failures)

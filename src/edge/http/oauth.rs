@@ -8,12 +8,14 @@
 //! and a key only verifies the algorithm of its own type (RSA: RS256, EC P-256: ES256,
 //! Ed25519: EdDSA).
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
+use sha2::Digest;
 
 use crate::config::settings::OAuthSettings;
 
@@ -68,7 +70,16 @@ pub struct OAuth {
     state: RwLock<KeyState>,
     /// One fetch at a time; requests that missed a key wait for it and look again.
     fetching: tokio::sync::Mutex<()>,
+    /// Tokens validated lately, by their SHA-256: a host sends the same token with every
+    /// request, and checking its signature each time was most of a call's CPU (an RS256
+    /// verification is ten times the rest of the path).
+    validated: std::sync::Mutex<HashMap<[u8; 32], (Subject, Instant)>>,
 }
+
+/// A validated token is taken as valid again for at most this long (never past its `exp`).
+const VALIDATED_FOR: Duration = Duration::from_secs(60);
+/// Validated tokens remembered at most (past it the table starts again).
+const VALIDATED_MAX: usize = 10_000;
 
 /// Whether a JWKS fetch may start at `now`. Before the first successful load: when the last
 /// attempt is `RETRY_FIRST_LOAD` old. After it (a token named an unknown key): when the last
@@ -189,7 +200,13 @@ fn describe_url(u: &url::Url) -> String {
 impl OAuth {
     pub fn new(settings: OAuthSettings) -> OAuth {
         let client = mcp_gen_ui_actors::process::tls::client_builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default();
-        OAuth { settings, client, state: RwLock::new(KeyState::default()), fetching: tokio::sync::Mutex::new(()) }
+        OAuth {
+            settings,
+            client,
+            state: RwLock::new(KeyState::default()),
+            fetching: tokio::sync::Mutex::new(()),
+            validated: Default::default(),
+        }
     }
 
     /// The first load, at start, so a wrong URL shows in the log before the first host comes.
@@ -272,6 +289,30 @@ impl OAuth {
     /// and `aud` match, `exp` is in the future and `nbf` (when present) in the past, give or
     /// take 60 s, and every required scope is granted.
     pub async fn validate(&self, token: &str) -> Result<Subject, Refusal> {
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = Instant::now();
+        if let Some((subject, until)) = self.validated.lock().unwrap_or_else(|e| e.into_inner()).get(&digest) {
+            if now < *until {
+                return Ok(subject.clone());
+            }
+        }
+        let subject = self.validate_anew(token).await?;
+        let exp = subject.claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let until = now + VALIDATED_FOR.min(Duration::from_secs(exp.saturating_sub(unix)));
+        let mut table = self.validated.lock().unwrap_or_else(|e| e.into_inner());
+        if table.len() >= VALIDATED_MAX {
+            table.retain(|_, (_, u)| *u > now);
+            if table.len() >= VALIDATED_MAX {
+                table.clear();
+            }
+        }
+        table.insert(digest, (subject.clone(), until));
+        Ok(subject)
+    }
+
+    /// Every check of a token: its header, a key of the JWKS, the signature, the claims.
+    async fn validate_anew(&self, token: &str) -> Result<Subject, Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Refusal::Invalid("the access token is not a JWT".into()))?;
         if let Some(crit) = critical_extensions(token) {
             // RFC 7515 4.1.11: a header this service does not understand must not be ignored.

@@ -16,6 +16,9 @@ pub struct Condition {
     reads_args: bool,
     /// It reads `annotations` or `title`: what the tool says of itself.
     reads_tool: bool,
+    /// The variables it names (bits of `VARIABLES`): only those are made for an evaluation
+    /// (making the others, the claims and the arguments above all, was most of its cost).
+    names: u16,
 }
 
 impl fmt::Debug for Condition {
@@ -64,7 +67,8 @@ impl Condition {
         }
         let reads_args = refs.has_variable("args");
         let reads_tool = refs.has_variable("annotations") || refs.has_variable("title");
-        Ok(Condition { text: text.to_string(), program, reads_args, reads_tool })
+        let names = VARIABLES.iter().enumerate().filter(|(_, v)| refs.has_variable(v)).fold(0u16, |m, (i, _)| m | (1 << i));
+        Ok(Condition { text: text.to_string(), program, reads_args, reads_tool, names })
     }
 
     pub fn reads_args(&self) -> bool {
@@ -78,21 +82,23 @@ impl Condition {
     /// Whether it holds for the request (an error: see the module's note).
     pub(super) fn eval(&self, env: &Arc<cel::Env>, s: &Subject) -> Result<bool, EvalError> {
         let mut cx = cel::Context::with_env(env.clone());
-        let principal =
-            serde_json::json!({"name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin});
-        let args = s.args.cloned().unwrap_or_else(|| Value::Object(Default::default()));
         let tool = if s.kind.names() == Names::Tools { s.name } else { "" };
-        let values: [(&str, Value); 7] = [
-            ("principal", principal),
-            ("server", Value::from(s.server)),
-            ("tool", Value::from(tool)),
-            ("name", Value::from(s.name)),
-            ("kind", Value::from(s.kind.as_str())),
-            ("transport", Value::from(s.transport)),
-            ("args", args),
-        ];
-        for (k, v) in values {
-            cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+        for (i, k) in VARIABLES.iter().enumerate().take(7) {
+            if self.names & (1 << i) == 0 {
+                continue;
+            }
+            let v = match *k {
+                "principal" => {
+                    serde_json::json!({"name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin})
+                }
+                "server" => Value::from(s.server),
+                "tool" => Value::from(tool),
+                "name" => Value::from(s.name),
+                "kind" => Value::from(s.kind.as_str()),
+                "transport" => Value::from(s.transport),
+                _ => s.args.cloned().unwrap_or_else(|| Value::Object(Default::default())),
+            };
+            cx.add_variable(*k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
         }
         if self.reads_tool {
             // Not a tool (a prompt, a resource), or not looked up: what a silent tool is.

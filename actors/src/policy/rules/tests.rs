@@ -293,3 +293,27 @@ fn quotas_count_what_they_match_and_never_decide() {
     );
     assert_eq!(dup.unwrap_err().field, "name", "a quota's name is a rule name");
 }
+
+#[test]
+fn settled_rules_decide_as_the_walk_does() {
+    let p = Policy::compile(
+        Effect::Deny,
+        &[
+            spec(&["*"], Effect::Deny, Some("has(args.city) && args.city == 'Secret'")),
+            spec(&["weather__*"], Effect::Deny, Some("principal.name == 'mallory'")),
+            spec(&["*"], Effect::Allow, Some("has(args.n) && args.n > 2")),
+            spec(&["weather__*"], Effect::Allow, Some("'ops' in principal.claims.groups")),
+            spec(&["other__*"], Effect::Allow, None),
+        ],
+    )
+    .unwrap();
+    for w in [who("mallory", json!({})), who("bob", json!({"groups": ["ops"]})), who("carol", json!({}))] {
+        for args in [json!({"city": "Secret"}), json!({"city": "Lisbon"}), json!({"n": 3}), json!({})] {
+            let s = call(&w, "weather__get", Some(&args));
+            let Prefix::From(i) = p.prefix(&s, &mut Vec::new()) else { panic!("the first rule reads the arguments") };
+            let settled = p.settled_from(i, &s, &mut Vec::new());
+            assert_eq!(settled.iter().filter(|x| x.is_none()).count(), 2, "the two rules that read the arguments are left to each call");
+            assert_eq!(p.decide_settled(i, &settled, &s, &mut Vec::new()), p.decide_from(i, &s, &mut Vec::new()), "{} {args}", w.name);
+        }
+    }
+}
