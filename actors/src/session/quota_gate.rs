@@ -21,6 +21,13 @@ impl HostSession {
         if quotas.is_empty() {
             return self.forward_with(ctx, server, msg, after);
         }
+        if let Some(taken) = self.deps.quotas.take_here(&quotas) {
+            let key = jsonrpc::id(&msg).map(jsonrpc::id_key).unwrap_or_default();
+            return match taken {
+                Ok(()) => self.forward_with(ctx, server, msg, after),
+                Err((quota, retry_in)) => self.limited(&msg, &key, &quota, retry_in),
+            };
+        }
         let counts = self.deps.quotas.clone();
         let fut = async move { counts.take(&quotas).await };
         ctx.spawn(fut.into_actor(self).map(move |taken, act, ctx| {
