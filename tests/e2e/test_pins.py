@@ -20,8 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import BIN, METRICS_TOKEN, UI_EXT, free_port, metric, proxy_http, wait_for, wait_port
 from replica_peers import Redis
 from test_isolation import Session, finish, pair

@@ -94,7 +94,7 @@ def test_a_bad_quota_stops_the_start_naming_its_field(tmp_path, bad, field):
     rule = {**quota()["rules"][0], **bad}
     (tmp_path / "config.json").write_text(json.dumps({"policy": {"rules": [rule]}}))
     run = subprocess.run([str(BIN), "--demo", "check", "--config", str(tmp_path / "config.json")], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 2 and f"policy.rules[0]" in run.stderr + run.stdout, run
+    assert run.returncode == 2 and "policy.rules[0]" in run.stderr + run.stdout, run
     assert field in run.stderr + run.stdout, run
 
 
