@@ -109,15 +109,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     // the catalog as it is now.
     let catalog_of = fleet.clone();
     gov.policies.learn_tools_from(Arc::new(move |name: &str| catalog_of.catalog().tool(name).map(|t| ToolFacts::of(&t.def))));
-    let limits = &settings.config.limits;
-    fleet.hosts().tasks().set_limits(mcp_gen_ui_actors::proxy::tasks::TaskLimits {
-        per_person: limits.tasks_per_person,
-        watches_per_person: limits.task_watches_per_person,
-    });
-    if let Some(s) = &shared {
-        // A task made through one replica is found through another.
-        fleet.hosts().tasks().set_share(Arc::new(s.clone()));
-    }
+    share_tasks(settings, &fleet, &shared);
     // Hosts hear of a page written after they were shown the provisional one, here and (through
     // replica_sync) on the other replicas.
     let page_changed = announcer(&fleet);
@@ -145,21 +137,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     }
     let servers = start_servers(settings, &fleet, &metrics, listeners);
     if let Some(s) = &shared {
-        // Other replicas' refinements and regenerated pages reach this one's tables and hosts.
-        let targets = replica_sync::Targets {
-            pages: stores.pages.clone(),
-            forget: stores.cache.clone().recipient(),
-            page_changed,
-            pin_accepted: crate::pins::accepted_elsewhere(&gov.pins, &fleet),
-            approval_decided: {
-                let (approvals, fleet) = (approvals.clone(), fleet.clone());
-                Arc::new(move || {
-                    approvals.decided_elsewhere();
-                    fleet.announce_page(mcp_gen_ui_actors::session::ui_tools::APPROVALS_PAGE);
-                })
-            },
-        };
-        replica_sync::start(s, targets);
+        sync_replicas(s, &stores, page_changed, gov, &fleet, &approvals);
     }
     let deps = SessionDeps {
         fleet,
@@ -198,6 +176,45 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
         },
     };
     (deps, Upstream { servers: Arc::new(tokio::sync::Mutex::new(servers)), shared })
+}
+
+/// Each person's share of tasks, and (with replicas) the tasks every replica finds.
+fn share_tasks(settings: &Settings, fleet: &Arc<Fleet>, shared: &Option<RedisStore>) {
+    let limits = &settings.config.limits;
+    fleet.hosts().tasks().set_limits(mcp_gen_ui_actors::proxy::tasks::TaskLimits {
+        per_person: limits.tasks_per_person,
+        watches_per_person: limits.task_watches_per_person,
+    });
+    if let Some(s) = shared {
+        // A task made through one replica is found through another.
+        fleet.hosts().tasks().set_share(Arc::new(s.clone()));
+    }
+}
+
+/// Other replicas' refinements, regenerated pages, accepted tools and approval decisions reach
+/// this one's tables and hosts.
+fn sync_replicas(
+    shared: &RedisStore,
+    stores: &Stores,
+    page_changed: Arc<dyn Fn(&str) + Send + Sync>,
+    gov: &Governance,
+    fleet: &Arc<Fleet>,
+    approvals: &Arc<mcp_gen_ui_actors::policy::approvals::Approvals>,
+) {
+    let targets = replica_sync::Targets {
+        pages: stores.pages.clone(),
+        forget: stores.cache.clone().recipient(),
+        page_changed,
+        pin_accepted: crate::pins::accepted_elsewhere(&gov.pins, fleet),
+        approval_decided: {
+            let (approvals, fleet) = (approvals.clone(), fleet.clone());
+            Arc::new(move || {
+                approvals.decided_elsewhere();
+                fleet.announce_page(mcp_gen_ui_actors::session::ui_tools::APPROVALS_PAGE);
+            })
+        },
+    };
+    replica_sync::start(shared, targets);
 }
 
 /// Where `approve` rules hold calls: Redis when replicas share one, else here.

@@ -124,12 +124,14 @@ def run(w: Wrk, a, name: str, mode: tuple, tmp: Path) -> dict:
     return r
 
 
-def peer_run(w: Wrk, a) -> dict | None:
+def peer_run(w: Wrk, a, folder: Path) -> dict | None:
+    """One round of the Rust peer (rust_peer.py's), when it is installed."""
     import rust_peer
 
     if not rust_peer.PEER.exists():
         return None
-    return rust_peer.peer_round(w, a) if hasattr(rust_peer, "peer_round") else None
+    with rust_peer.Peer(folder) as p:
+        return rust_peer.measure(w, p, a)
 
 
 def main() -> None:
@@ -151,7 +153,7 @@ def main() -> None:
         for _ in range(a.rounds):
             for k, m in all_modes.items():
                 runs[k].append(run(w, a, k, m, tmp))
-            p = peer_run(w, a)
+            p = peer_run(w, a, tmp)
             if p:
                 peer.append(p)
     finally:

@@ -18,7 +18,7 @@ use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::ui_meta;
 use crate::policy::Kind;
 use crate::proxy::tasks::TaskRoute;
-use crate::servers::catalog::{Catalog, ExposedTool, Route};
+use crate::servers::catalog::{Catalog, ExposedTool};
 use crate::servers::fleet::{Fleet, Server};
 use crate::servers::profiles::{Discovery, Profile};
 use crate::session::access::{Access, Denied};
@@ -26,7 +26,9 @@ use crate::session::deps::NoPage;
 use crate::session::discovery::{self, SearchCall};
 use crate::session::ui_tools;
 
+mod calls;
 mod method;
+use calls::{profile_call, tool_call};
 pub use method::Method;
 
 /// What the host's session knows of the host, as far as routing goes.
@@ -173,6 +175,9 @@ fn route(
         Method::Listen => Plan::Listen,
         Method::ToolsList => Plan::ToolsList,
         Method::ToolsCall if facts.ui && param(msg, "/params/name").starts_with(ui_tools::PREFIX) => Plan::UiTool,
+        // Deciding held calls is for every host: an approver or a caller whose host renders no
+        // pages (a terminal agent) decides by these tools alone.
+        Method::ToolsCall if access.policies.has_approvals() && ui_tools::is_approval_tool(param(msg, "/params/name")) => Plan::UiTool,
         Method::ToolsCall => match facts.profile {
             Some(profile) => profile_call(msg, id, fleet, catalog, profile),
             None => tool_call(msg, id, fleet, catalog),
@@ -277,77 +282,6 @@ pub fn unknown(id: Value, what: &str, name: &str) -> Value {
         code::INVALID_PARAMS,
         format!("no server behind this endpoint has a {what} named {name:?}; the list shows the valid names"),
     )
-}
-
-/// `tools/call` in a profile: its search tools, or one of its tools (by the name the profile
-/// shows, or the catalog's, which its page's calls use); nothing outside it.
-fn profile_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog, profile: &Profile) -> Plan {
-    let name = param(msg, "/params/name").to_string();
-    if profile.discovery == Discovery::Search {
-        match name.as_str() {
-            "search_tools" | "describe_tools" => {
-                let args = msg.at("/params/arguments").cloned().unwrap_or(Value::Null);
-                return match discovery::parse(&name, &args) {
-                    Ok(call) => Plan::Search(call),
-                    Err(why) => Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why.0)),
-                };
-            }
-            "call_tool" => {
-                if let Err(refused) = discovery::unwrap_call_tool(msg, profile, catalog) {
-                    return Plan::Refuse(refused);
-                }
-                return tool_call(msg, id, fleet, catalog);
-            }
-            _ => {}
-        }
-    }
-    let own = profile.resolve(&name).to_string();
-    if !catalog.tool(&own).is_some_and(|t| profile.includes(t)) {
-        let why = format!("no tool named {name:?} in profile {:?}; tools/list shows its tools", &*profile.name);
-        return Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why));
-    }
-    msg["params"]["name"] = json!(own);
-    tool_call(msg, id, fleet, catalog)
-}
-
-/// `tools/call`: to the server the catalog says, under the tool's own name.
-fn tool_call(msg: &mut Value, id: Value, fleet: &Fleet, catalog: &Catalog) -> Plan {
-    let name = param(msg, "/params/name").to_string();
-    match catalog.route(&name) {
-        Route::Tool(t) => {
-            let Some(server) = fleet.by_name(&t.server) else { return Plan::Refuse(unknown(id, "tool", &name)) };
-            if t.bare != name {
-                msg["params"]["name"] = json!(t.bare);
-            }
-            Plan::Forward { server, after: After::ToolResult { exposed: t.name.clone() } }
-        }
-        Route::Ambiguous(candidates) => {
-            let why = format!("more than one server has a tool named {name:?}: call one of {}", candidates.join(", "));
-            Plan::Refuse(jsonrpc::error_with_data(id, code::INVALID_PARAMS, why, json!({"candidates": candidates})))
-        }
-        Route::Hidden(server) => {
-            let why = format!("the tool {name:?} of server {server} is hidden by this service's configuration (tools.allow / tools.deny)");
-            Plan::Refuse(jsonrpc::error(id, code::INVALID_PARAMS, why))
-        }
-        Route::Held(h) => {
-            let what = if h.new { "is new" } else { "changed since it was accepted" };
-            let why = format!(
-                "the tool {name:?} of server {} {what}, and is held until an admin accepts it (policy.onToolChange / policy.onNewTool): _ui_tool_changes shows what changed, _ui_accept_tool_change accepts it",
-                h.server
-            );
-            Plan::Refuse(jsonrpc::error_with_data(
-                id,
-                crate::session::access::NOT_ALLOWED,
-                why,
-                json!({"server": &*h.server, "tool": h.bare, "held": true}),
-            ))
-        }
-        // A server with bare names decides for itself what it has; prefixed ones do not have it.
-        Route::Unknown => match fleet.bare() {
-            Some(server) => Plan::Forward { server, after: After::ToolResult { exposed: name } },
-            None => Plan::Refuse(unknown(id, "tool", &name)),
-        },
-    }
 }
 
 /// `resources/read`: a page made here, else the server whose resource it is. The page of a

@@ -95,6 +95,11 @@ pub fn approval_definitions() -> Vec<Value> {
     ]
 }
 
+/// `_ui_approvals` or `_ui_approve`: listed to, and answered for, every host.
+pub fn is_approval_tool(name: &str) -> bool {
+    matches!(name, "_ui_approvals" | "_ui_approve")
+}
+
 /// The admin tools of pinned tools, listed where something can be held.
 pub fn pin_definitions() -> Vec<Value> {
     let meta = json!({"ui": {"visibility": ["model"]}});
