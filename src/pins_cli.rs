@@ -14,11 +14,11 @@ pub fn run(url: &str, accept: Option<&str>, fingerprint: Option<&str>) -> ExitCo
     let call = match accept.map(|a| a.split_once('/')) {
         None => ("_ui_tool_changes", json!({})),
         Some(Some((server, tool))) if !server.is_empty() && !tool.is_empty() => {
-            let mut args = json!({"server": server, "toolName": tool});
-            if let Some(f) = fingerprint {
-                args["fingerprint"] = json!(f);
-            }
-            ("_ui_accept_tool_change", args)
+            let Some(f) = fingerprint else {
+                eprintln!("mcp-gen-ui pins: --accept needs --fingerprint, the one `mcp-gen-ui pins` showed: a change made since is never accepted unseen");
+                return ExitCode::from(2);
+            };
+            ("_ui_accept_tool_change", json!({"server": server, "toolName": tool, "fingerprint": f}))
         }
         Some(_) => {
             eprintln!("mcp-gen-ui pins: --accept takes SERVER/TOOL (as `mcp-gen-ui pins` lists them)");
@@ -103,12 +103,8 @@ fn text_of(result: &Value) -> String {
 fn shown(result: &Value) -> String {
     let data = result.get("structuredContent").cloned().unwrap_or_default();
     if let Some(a) = data.get("accepted") {
-        return format!(
-            "accepted {}/{} ({})\n",
-            a["server"].as_str().unwrap_or(""),
-            a["tool"].as_str().unwrap_or(""),
-            a["name"].as_str().unwrap_or("")
-        );
+        let s = |k: &str| a[k].as_str().unwrap_or("").escape_debug().to_string();
+        return format!("accepted {}/{} ({})\n", s("server"), s("tool"), s("name"));
     }
     let held = data.get("held").and_then(Value::as_array).cloned().unwrap_or_default();
     if held.is_empty() {
@@ -116,7 +112,8 @@ fn shown(result: &Value) -> String {
     }
     let mut out = String::new();
     for h in held {
-        let s = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        // Names and texts come from the server: escaped, so that none can steer the terminal.
+        let s = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("").escape_debug().to_string();
         let what = if h["new"] == json!(true) { "new".to_string() } else { format!("changed {}", s("acceptedFingerprint")) };
         out += &format!(
             "{}/{} (listed as {}), held since {}: {what} -> {}\n",

@@ -238,7 +238,8 @@ pub enum Command {
         /// Accept this held tool (its server and its own name, as `_ui_tool_changes` shows them).
         #[arg(long, value_name = "SERVER/TOOL")]
         accept: Option<String>,
-        /// The fingerprint shown, so that a later change is not accepted unseen.
+        /// The fingerprint shown (required with --accept), so that a later change is not
+        /// accepted unseen.
         #[arg(long, requires = "accept")]
         fingerprint: Option<String>,
     },

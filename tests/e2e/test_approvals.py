@@ -175,14 +175,15 @@ def test_an_expired_request_and_a_host_that_gave_up(tmp_path):
 
 def test_a_host_that_cannot_ask_is_told_how_to_confirm_and_an_approver_must_see_the_tool(tmp_path):
     with service(tmp_path, approvers=("caller",)) as svc, three() as (alice, bob, carol):
-        # bob's host renders no pages and cannot ask him: the approval tools are his all the same.
-        b, a = Session(svc, bob, "B"), Session(svc, alice, "A", caps=UI)
-        assert {"_ui_approvals", "_ui_approve"} <= {t["name"] for t in b.rpc("tools/list", {})["result"]["tools"]}
+        # bob's host cannot ask him (no elicitation): he confirms on the approvals page.
+        b, a = Session(svc, bob, "B", caps=UI), Session(svc, alice, "A", caps=UI)
+        listed = {t["name"]: t for t in b.rpc("tools/list", {})["result"]["tools"]}
+        assert listed["_ui_approve"]["_meta"]["ui"]["visibility"] == ["app"], "a decision is a person's act, never the model's"
         target = svc.files / "mine.txt"
         told = write(b, target, bob.tag)["result"]
         said = result_text({"result": told})
-        assert told.get("isError") and "_ui_approve" in said and "cannot ask you" in said, said
-        rid = said.split('"id": "')[1].split('"')[0]
+        assert told.get("isError") and "approvals page" in said and "cannot ask you" in said, said
+        rid = said.split("request ")[1].split(")")[0]
         assert not target.exists()
         # Nobody else confirms bob's call; bob does, and the same call then passes once.
         assert a.call("_ui_approve", id=rid, decision="approve")["result"].get("isError")

@@ -81,6 +81,7 @@ def test_a_changed_tool_is_held_for_everyone_until_an_admin_accepts_it(tmp_path)
         a, b = Session(svc, alice, "A", caps=UI), Session(svc, bob, "B", caps=UI)
         wait_for(lambda: "chatty__note" in listed(a), 20, "chatty listed")
         assert "_ui_tool_changes" in listed(b) and "_ui_accept_tool_change" in listed(a), "listed where something can be held"
+        assert listed(a)["_ui_tool_changes"]["_meta"]["ui"]["visibility"] == ["app"], "a held tool's new text reaches no model"
         assert text(b.call("chatty__note")) == "noted"
         assert text(b.call("chatty__reword")) == "reworded"
         # Held for both: listed to neither, the new text reaches neither, calls refused.
@@ -93,7 +94,7 @@ def test_a_changed_tool_is_held_for_everyone_until_an_admin_accepts_it(tmp_path)
         wait_for(lambda: any(x["tool"] == "chatty__note" and x["outcome"] == "held" for x in trail()), 5, f"the change in the trail: {trail()}")
         assert "description" in trail()[0]["detail"] and "->" in trail()[0]["detail"], trail()[0]
         # bob may neither see held changes nor accept them.
-        for tool, args in (("_ui_tool_changes", {}), ("_ui_accept_tool_change", {"server": "chatty", "toolName": "note"})):
+        for tool, args in (("_ui_tool_changes", {}), ("_ui_accept_tool_change", {"server": "chatty", "toolName": "note", "fingerprint": "0" * 64})):
             refused = b.call(tool, **args)
             assert refused.get("error", {}).get("code") == -32003, refused
         assert "chatty__note" not in listed(b)
@@ -142,7 +143,10 @@ def test_a_new_tool_is_held_with_on_new_tool_hold(tmp_path):
         wait_for(lambda: [h for h in a.call("_ui_tool_changes")["result"]["structuredContent"]["held"] if h["tool"] == "grow"], 20, "grow held")
         assert not [n for n in listed(b) if n.startswith("chatty__")]
         assert held_error(b.call("chatty__grow"))
-        accepted = pins_cli(svc, "alice", "--accept", "chatty/grow")
+        unseen = pins_cli(svc, "alice", "--accept", "chatty/grow")
+        assert unseen.returncode == 2 and "--fingerprint" in unseen.stderr, "never accepted unseen"
+        grow = [h for h in a.call("_ui_tool_changes")["result"]["structuredContent"]["held"] if h["tool"] == "grow"][0]
+        accepted = pins_cli(svc, "alice", "--accept", "chatty/grow", "--fingerprint", grow["fingerprint"])
         assert accepted.returncode == 0 and "accepted chatty/grow (chatty__grow)" in accepted.stdout, accepted
         wait_for(lambda: "chatty__grow" in listed(b), 10, "grow accepted")
         assert text(b.call("chatty__grow")) == "grown"

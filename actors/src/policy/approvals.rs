@@ -16,6 +16,8 @@ use crate::store::redis::{Event, RedisStore};
 
 /// Requests kept in this process at most (each expires; past it, new ones are refused).
 const MAX_HERE: usize = 10_000;
+/// Pending requests one person may have at once: one person's flood fills their own share.
+pub const MAX_PER_PERSON: usize = 20;
 
 /// Why a decision was not made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +28,8 @@ pub enum Undecided {
     Unavailable,
     #[error("too many approval requests are waiting; try again once some are decided")]
     Full,
+    #[error("you have {MAX_PER_PERSON} calls waiting for approval already; make this one again once some are decided or have expired")]
+    YoursFull,
 }
 
 #[derive(Default)]
@@ -82,6 +86,13 @@ impl Approvals {
         let mut h = self.here.guard();
         let now = now_ms();
         h.requests.retain(|_, x| x.expires_at + 3_600_000 > now);
+        let Here { requests, by_call, .. } = &mut *h;
+        by_call.retain(|_, id| requests.get(id).is_some_and(|x| x.state == State::Pending && x.expires_at > now));
+        let pending_of =
+            |key: &str| requests.values().filter(|x| x.person_key == key && x.state == State::Pending && x.expires_at > now).count();
+        if !by_call.contains_key(&r.call) && pending_of(&r.person_key) >= MAX_PER_PERSON {
+            return Err(Undecided::YoursFull);
+        }
         if let Some(standing) =
             h.by_call.get(&r.call).and_then(|id| h.requests.get(id)).filter(|x| x.state == State::Pending && x.expires_at > now)
         {
@@ -117,7 +128,11 @@ impl Approvals {
     }
 
     /// Decides a pending request (`to`: approved, declined or expired): the request as decided.
+    /// One past its expiry is only ever expired.
     pub async fn decide(&self, id: &str, to: State) -> Result<Request, Undecided> {
+        if to != State::Expired && self.get(id).await.is_some_and(|r| r.expires_at <= now_ms()) {
+            return Err(Undecided::NotPending(id.into()));
+        }
         let decided = match self.shared.get() {
             Some(store) => {
                 let mut r = self.get(id).await.ok_or_else(|| Undecided::NotPending(id.into()))?;
@@ -258,6 +273,27 @@ mod tests {
         assert_eq!(book.take(&r.call).await.as_deref(), Some("carol"));
         assert_eq!(book.take(&r.call).await, None, "single use");
         assert_eq!(book.pending().await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn one_persons_flood_fills_their_own_share_and_an_expired_request_is_not_approved() {
+        let book = Approvals::new();
+        for i in 0..MAX_PER_PERSON {
+            book.request(request(&format!("b{i}"), json!({"i": i}), 60_000)).await.unwrap();
+        }
+        let over = book.request(request("over", json!({"i": "over"}), 60_000)).await;
+        assert_eq!(over, Err(Undecided::YoursFull));
+        assert_eq!(book.request(request("again", json!({"i": 0}), 60_000)).await.unwrap().id, "b0", "a retry joins its own request");
+        let mut alice = request("a", json!({}), 60_000);
+        alice.person_key = "alice".into();
+        alice.call = call_digest("alice", "fs", "fs__write_file", Some(&json!({})));
+        assert!(book.request(alice).await.is_ok(), "another person's share is theirs");
+        let mut late = request("late", json!({"late": true}), 1);
+        late.person_key = "dave".into();
+        late.call = call_digest("dave", "fs", "fs__write_file", None);
+        assert_eq!(book.request(late).await.unwrap().id, "late");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(book.decide("late", State::Approved { by: "carol".into() }).await.is_err(), "past its expiry it is only expired");
     }
 
     #[tokio::test]

@@ -81,10 +81,10 @@ pub enum Taken {
     },
 }
 
-/// The counts of this process: (key) -> (window, calls in it).
+/// The counts of this process: (key) -> (window, calls in it, when it ends in seconds).
 #[derive(Default)]
 pub struct Counters {
-    counts: Mutex<HashMap<String, (u64, u32)>>,
+    counts: Mutex<HashMap<String, (u64, u32, u64)>>,
 }
 
 impl Counters {
@@ -93,11 +93,12 @@ impl Counters {
         let (w, retry_in) = q.window(now);
         let mut counts = self.counts.guard();
         if counts.len() >= MAX_COUNTERS && !counts.contains_key(&q.key) {
-            counts.retain(|_, (cw, _)| *cw >= w);
+            // Windows of different quotas are of different lengths: what has ended goes.
+            counts.retain(|_, (_, _, end)| *end > now);
         }
-        let c = counts.entry(q.key.clone()).or_insert((w, 0));
+        let c = counts.entry(q.key.clone()).or_insert((w, 0, now + retry_in));
         if c.0 != w {
-            *c = (w, 0);
+            *c = (w, 0, now + retry_in);
         }
         if c.1 >= q.calls {
             return Taken::Used { retry_in };
@@ -144,7 +145,12 @@ mod tests {
         }
         let q = Quota { key: "k0".into(), ..quota(1, 60) };
         assert_eq!(c.take(&q, 30), Taken::Used { retry_in: 30 });
-        assert_eq!(c.take(&Quota { key: "new".into(), ..quota(1, 60) }, 60), Taken::Ok);
-        assert!(c.counts.guard().len() <= 2, "the past window's counters went");
+        // A day's counter, and a per-second quota filling the table: the day's stays.
+        let day = Quota { key: "day".into(), ..quota(1, 86_400) };
+        c.counts.guard().remove("k1");
+        assert_eq!(c.take(&day, 61), Taken::Ok);
+        assert_eq!(c.take(&Quota { key: "sec".into(), ..quota(1, 1) }, 62), Taken::Ok);
+        assert!(c.counts.guard().len() <= 3, "the past windows' counters went");
+        assert_eq!(c.take(&day, 63), Taken::Used { retry_in: 86_400 - 63 }, "a day's count survives a short quota's cleanup");
     }
 }

@@ -343,7 +343,9 @@ impl Policy {
 
     /// Some condition reads what a tool says of itself: decisions depend on it.
     pub fn reads_tool(&self) -> bool {
-        self.rules.iter().any(Rule::reads_tool)
+        // The quotas' and approvals' conditions too: `approve when annotations.destructiveHint`
+        // must see the tool as it is, not as a silent one.
+        self.rules.iter().chain(self.limits.iter().map(|(r, _)| r)).any(Rule::reads_tool)
     }
 
     /// Decides a request whose arguments are known (`s.args`), from rule `from` on.

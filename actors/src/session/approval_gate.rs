@@ -112,11 +112,12 @@ impl HostSession {
                 audit.record(line.tool(&r.tool).args(Some(&r.arguments), audit.whole_args()));
                 fleet.announce_page(APPROVALS_PAGE);
             }
-            if elicits {
+            if elicits && r.id == fresh {
+                // The call that made the request asks; the same call made meanwhile waits on it.
                 confirm(&addr, &id, &r, &book, &who).await;
-            } else if r.approvers == (Approvers { caller: true, ..Default::default() }) {
+            } else if !elicits && r.approvers == (Approvers { caller: true, ..Default::default() }) {
                 return Outcome::Refused(format!(
-                    "this call needs your confirmation (rule {:?}), and your host cannot ask you (it does not declare elicitation): confirm it with _ui_approve {{\"id\": \"{}\", \"decision\": \"approve\"}}, then make the same call again",
+                    "this call needs your confirmation (rule {:?}, request {}), and your host cannot ask you (it does not declare elicitation): confirm it yourself on the approvals page (the page of _ui_approvals, ui://mcp-gen-ui/approvals), then make the same call again",
                     r.rule, r.id
                 ));
             }
@@ -138,6 +139,13 @@ impl HostSession {
             if !act.in_flight.contains_key(&key) {
                 return; // the host gave up: an approval stays for the same call made again
             }
+            // Approved, perhaps long ago: the tool is still where it was and still the person's
+            // to call (a reload, or the tool held since, stops it).
+            if matches!(outcome, Outcome::Go | Outcome::Approved { .. }) {
+                if let Some(why) = act.no_longer_callable(&server, &msg, &after) {
+                    return act.refuse_held(&msg, why);
+                }
+            }
             match outcome {
                 Outcome::Go => act.forward_within_quotas(ctx, server, msg, after),
                 Outcome::Approved { call, id } => {
@@ -150,6 +158,18 @@ impl HostSession {
                 Outcome::Refused(why) => act.refuse_held(&msg, why),
             }
         }));
+    }
+
+    fn no_longer_callable(&self, server: &Server, msg: &Value, after: &After) -> Option<String> {
+        let After::ToolResult { exposed } = after else { return None };
+        let catalog = self.deps.fleet.catalog();
+        let same =
+            catalog.tool(exposed).is_some_and(|t| t.server == server.name) || self.deps.fleet.bare().is_some_and(|b| b.name == server.name);
+        if !same {
+            return Some(format!("{exposed} is no longer served as it was when the call was held (it changed or went); it was not made"));
+        }
+        let allowed = self.access().check(crate::policy::Kind::Tools, exposed, &server.name, msg.at("/params/arguments")).allowed;
+        (!allowed).then(|| format!("the rules no longer allow you {exposed}; the approved call was not made"))
     }
 
     fn refuse_held(&mut self, msg: &Value, why: String) {

@@ -60,9 +60,9 @@ impl HostSession {
                 if act.deps.fleet.registry().pins().is_some_and(|p| p.modes().holds()) {
                     extra.extend(ui_tools::pin_definitions());
                 }
-            }
-            if act.deps.policies.has_approvals() {
-                extra.extend(ui_tools::approval_definitions());
+                if act.deps.policies.has_approvals() {
+                    extra.extend(ui_tools::approval_definitions());
+                }
             }
             let listed = catalog.tools();
             let total = listed.len() + extra.len();

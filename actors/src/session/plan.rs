@@ -175,9 +175,6 @@ fn route(
         Method::Listen => Plan::Listen,
         Method::ToolsList => Plan::ToolsList,
         Method::ToolsCall if facts.ui && param(msg, "/params/name").starts_with(ui_tools::PREFIX) => Plan::UiTool,
-        // Deciding held calls is for every host: an approver or a caller whose host renders no
-        // pages (a terminal agent) decides by these tools alone.
-        Method::ToolsCall if access.policies.has_approvals() && ui_tools::is_approval_tool(param(msg, "/params/name")) => Plan::UiTool,
         Method::ToolsCall => match facts.profile {
             Some(profile) => profile_call(msg, id, fleet, catalog, profile),
             None => tool_call(msg, id, fleet, catalog),

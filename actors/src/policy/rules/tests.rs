@@ -317,3 +317,18 @@ fn settled_rules_decide_as_the_walk_does() {
         }
     }
 }
+
+#[test]
+fn a_quota_or_an_approval_that_reads_annotations_makes_the_policy_read_the_tool() {
+    let approve = RuleSpec {
+        name: Some("destructive needs an admin".into()),
+        approve: Some(ApproveSpec { admins: true, expires_secs: 60, ..Default::default() }),
+        when: Some("annotations.destructiveHint".into()),
+        effect: Some(Effect::Allow),
+        ..Default::default()
+    };
+    let p = Policy::compile(Effect::Allow, &[approve]).unwrap();
+    assert!(p.reads_tool(), "else every tool is judged as a silent (destructive) one");
+    let quiet = Policy::compile(Effect::Allow, &[quota(&["*"], Some("principal.name == 'bob'"))]).unwrap();
+    assert!(!quiet.reads_tool());
+}

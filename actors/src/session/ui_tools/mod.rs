@@ -82,8 +82,10 @@ pub fn definitions() -> Vec<Value> {
 /// The page that shows approvers the calls waiting for them.
 pub const APPROVALS_PAGE: &str = "ui://mcp-gen-ui/approvals";
 
-/// The tools of held calls, listed where some rule holds calls for approval. Views may call
-/// them: the approvals page decides through them.
+/// The tools of held calls, listed where some rule holds calls for approval. A decision is a
+/// person's act, never a model's (whose context may hold what the caller put in the
+/// arguments): `_ui_approve` is the approvals page's alone (visibility `app`); the model may
+/// open the page with `_ui_approvals`.
 pub fn approval_definitions() -> Vec<Value> {
     let meta = json!({"ui": {"visibility": ["model", "app"], "resourceUri": APPROVALS_PAGE}});
     vec![
@@ -91,24 +93,21 @@ pub fn approval_definitions() -> Vec<Value> {
             "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
         json!({"name": "_ui_approve", "title": "Approve or decline a call", "description": "Approves or declines a held tool call by its id (from _ui_approvals). An approved call is made once, with exactly its arguments.",
             "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "decision": {"type": "string", "enum": ["approve", "decline"]}}, "required": ["id", "decision"]},
-            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}, "_meta": {"ui": {"visibility": ["model", "app"]}}}),
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}, "_meta": {"ui": {"visibility": ["app"]}}}),
     ]
 }
 
-/// `_ui_approvals` or `_ui_approve`: listed to, and answered for, every host.
-pub fn is_approval_tool(name: &str) -> bool {
-    matches!(name, "_ui_approvals" | "_ui_approve")
-}
-
-/// The admin tools of pinned tools, listed where something can be held.
+/// The admin tools of pinned tools, listed where something can be held. Neither is the
+/// model's: a held tool's new text is what is not to reach a model, and accepting it is an
+/// admin's act (`mcp-gen-ui pins`, or an app).
 pub fn pin_definitions() -> Vec<Value> {
-    let meta = json!({"ui": {"visibility": ["model"]}});
+    let meta = json!({"ui": {"visibility": ["app"]}});
     vec![
         json!({"name": "_ui_tool_changes", "title": "Held tool changes", "description": "Lists the tools held because their definition changed since it was accepted, or because they are new (policy.onToolChange / policy.onNewTool): each with its server, both fingerprints and every changed part, old and new. For admins.",
             "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "_meta": meta}),
         json!({"name": "_ui_accept_tool_change", "title": "Accept a tool change", "description": "Accepts a held tool's definition as it is now, so it is listed and callable again. Give the fingerprint _ui_tool_changes showed, so that a later change is not accepted unseen. For admins.",
             "inputSchema": {"type": "object", "properties": {"server": {"type": "string", "description": "The tool's server"}, "toolName": {"type": "string", "description": "The server's own name for the tool"},
-                "fingerprint": {"type": "string", "description": "The fingerprint shown by _ui_tool_changes"}}, "required": ["server", "toolName"]},
+                "fingerprint": {"type": "string", "description": "The fingerprint shown by _ui_tool_changes"}}, "required": ["server", "toolName", "fingerprint"]},
             "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}, "_meta": meta}),
     ]
 }
@@ -151,10 +150,8 @@ pub fn parse(name: &str, args: &Value, known: &[String], shown: &dyn Fn(&str) ->
             Ok(UiCall::Approve { id: string_arg(args, "id")?, approve })
         }
         "_ui_accept_tool_change" => {
-            let fingerprint = match args.get("fingerprint") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(string_arg(args, "fingerprint")?),
-            };
+            // Required: a change made after the admin looked is never accepted unseen.
+            let fingerprint = Some(string_arg(args, "fingerprint")?);
             Ok(UiCall::AcceptToolChange { server: string_arg(args, "server")?, tool: string_arg(args, "toolName")?, fingerprint })
         }
         "_ui_inspect" => Ok(UiCall::Inspect { tool: tool()? }),
