@@ -22,9 +22,7 @@ import json
 import shutil
 import statistics
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from benchlib import EVERYTHING_STDIO, TICK_US, Wrk, conftest, http_session, process_cpu, summary, use_release
@@ -59,38 +57,23 @@ def with_quota(policy: dict) -> dict:
 
 
 class Jwks:
-    """A local JWKS with one RS256 key, and tokens signed by it."""
+    """A local JWKS (test_auth's server) with one RS256 key, and a token of bob's signed by it."""
 
     def __init__(self):
         import jwt
         from cryptography.hazmat.primitives.asymmetric import rsa
-        from jwt.algorithms import RSAAlgorithm
+        from test_auth import JwksServer, public_jwk
 
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
-        jwk.update(kid="k1", use="sig", alg="RS256")
-        body = json.dumps({"keys": [jwk]}).encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.server = JwksServer()
+        self.server.keys = [public_jwk(key, "k1", "RS256")]
+        self.url = self.server.url
         now = int(time.time())
         claims = {"iss": self.url, "aud": ISSUER_AUD, "sub": "bob", "iat": now, "exp": now + 3600, "groups": ["dev"]}
-        self.token = jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "k1"})
+        self.token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
 
     def stop(self):
-        self.server.shutdown()
+        self.server.stop()
 
 
 def modes(tmp: Path, jwks: Jwks) -> dict:

@@ -25,6 +25,7 @@ from mcpclient import session
 from replica_peers import Redis
 from test_isolation import Person, Session, finish
 from test_teams import scrape_with
+from test_tool_facts import Svc
 
 FILESYSTEM = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 TOKENS = {"alice": "alice-token-41-8f3c2e1d9a", "bob": "bob-token-41-5b7e0c4a1f6d", "carol": "carol-token-62-4e8a1c9d3b7f"}
@@ -41,15 +42,6 @@ class Carol(Person):
         self.marker = "carol-canary"
         self.lock = threading.Lock()
         self.heard, self.asked, self.problems, self.channels = [], [], [], []
-
-
-class Svc:
-    def __init__(self, base, folder, files):
-        self.base, self.folder, self.files = base, folder, files
-
-    def audit_lines(self) -> list[dict]:
-        path = self.folder / "audit.jsonl"
-        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
 @contextlib.contextmanager
