@@ -253,3 +253,14 @@ def test_a_call_held_on_one_replica_is_approved_on_the_other(tmp_path):
             finish(alice, bob, grace=0)
     finally:
         redis.stop()
+
+
+def test_arguments_too_long_to_show_are_not_held(tmp_path):
+    with service(tmp_path) as svc, three() as (alice, bob, carol):
+        b, c = Session(svc, bob, "B", caps=UI), Session(svc, carol, "C", caps=UI)
+        target = svc.files / "big.txt"
+        refused = write(b, target, "x" * (70 * 1024))["result"]
+        said = result_text({"result": refused})
+        assert refused.get("isError") and "more than an approver can be shown" in said, said[:300]
+        assert pending(c) == [] and not target.exists()
+        finish(alice, bob, grace=0)

@@ -133,3 +133,35 @@ def test_check_prints_the_quotas_and_approvals(tmp_path):
     assert run.returncode == 0, run
     assert f"quotas:    {RULE} (3 a minute, per person and tool)" in run.stdout, run.stdout
     assert "approvals: destructive needs an admin (by an admin or group ops, within 120 s)" in run.stdout, run.stdout
+
+
+def test_names_no_list_has_are_counted_as_one(tmp_path):
+    """A bare server is passed whatever name a host makes up: counted per tool, such names would
+    each get a counter of their own (a table one person could fill); they share one."""
+    import json
+    import sys
+
+    from conftest import proxy_http
+    from test_pins import CHATTY
+
+    rule = {"name": "two a minute a tool", "tools": ["*"], "effect": "limit", "calls": 2, "per": "minute", "by": ["person", "tool"]}
+    (tmp_path / "config.json").write_text(json.dumps({"policy": {"rules": [rule]}}))
+    with proxy_http(["--upstream", f"{sys.executable} {CHATTY}", "--config", str(tmp_path / "config.json")], name="quota-unlisted") as (base, _):
+        from test_isolation import Person
+
+        class Svc:
+            pass
+
+        svc = Svc()
+        svc.base = base
+        anyone = Person("alice")
+        try:
+            s = Session(svc, anyone, "A")
+            fresh_window(60, 15)
+            assert text(s.call("note")) == "noted" and text(s.call("note")) == "noted"
+            assert limited(s.call("note")), "a listed tool has its own count"
+            made_up = [s.call(f"made_up_{i}") for i in range(3)]
+            assert not limited(made_up[0]) and not limited(made_up[1]), made_up
+            assert limited(made_up[2]), "made-up names share one count"
+        finally:
+            anyone.stop()

@@ -25,6 +25,8 @@ use crate::session::ui_tools::APPROVALS_PAGE;
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 /// What of the arguments a confirmation shows.
 const SHOWN_ARGS: usize = 2000;
+/// Arguments longer than this (as JSON) cannot be held for an approval.
+const MAX_SHOWN_ARGS: usize = 64 * 1024;
 
 /// How a held call ends.
 enum Outcome {
@@ -69,6 +71,11 @@ impl HostSession {
         };
         let Some((tool, (rule, spec))) = held else { return self.forward_within_quotas(ctx, server, msg, after) };
         let args = msg.at("/params/arguments").cloned().unwrap_or(json!({}));
+        // What an approver is shown is kept until the request is decided: bounded.
+        if serde_json::to_string(&args).map_or(0, |a| a.len()) > MAX_SHOWN_ARGS {
+            let why = format!("this call needs an approval (rule {rule:?}), and its arguments are over {} KiB, more than an approver can be shown; it was not made", MAX_SHOWN_ARGS / 1024);
+            return self.refuse_held(&msg, why);
+        }
         let call = approval::call_digest(&self.who.key, &server.name, &tool, Some(&args));
         let now = now_ms();
         let draft = Request {

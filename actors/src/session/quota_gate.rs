@@ -12,10 +12,19 @@ use crate::mcp::jsonrpc::{self, At};
 use crate::policy::quota::Quota;
 use crate::servers::fleet::Server;
 
+/// What a quota counts a call of a tool no list names as.
+const UNLISTED: &str = "(a tool no list names)";
+
 impl HostSession {
     pub(super) fn forward_within_quotas(&mut self, ctx: &mut Context<Self>, server: std::sync::Arc<Server>, msg: Value, after: After) {
         let quotas = match &after {
-            After::ToolResult { exposed } => self.access().quotas(exposed, &server.name, msg.at("/params/arguments")),
+            After::ToolResult { exposed } => {
+                // A name no list has (a bare server is passed what hosts make up) is counted as
+                // one: made-up names cannot fill the counters a key each.
+                let listed = self.deps.fleet.catalog().tool(exposed).is_some();
+                let name = if listed { exposed.as_str() } else { UNLISTED };
+                self.access().quotas(name, &server.name, msg.at("/params/arguments"))
+            }
             _ => Vec::new(),
         };
         if quotas.is_empty() {
