@@ -25,6 +25,7 @@ use crate::proxy::input_rounds::{Asked, InputPath};
 use crate::proxy::routes::Routes;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
+mod early;
 mod reply;
 mod to_hosts;
 mod whose;
@@ -61,6 +62,8 @@ pub struct Router {
     metrics: Arc<Metrics>,
     /// Set while the upstream speaks MCP 2026-07-28: the `_meta` every request to it carries.
     upstream_meta: RwLock<Option<serde_json::Map<String, Value>>>,
+    /// What the server said of a task before the answer that makes it (see `early`).
+    early: Mutex<early::Early>,
 }
 
 /// A server's time bounds on the proxy path.
@@ -117,6 +120,7 @@ impl Router {
             last_active: Mutex::new(None),
             metrics,
             upstream_meta: RwLock::new(None),
+            early: Mutex::new(early::Early::default()),
         })
     }
 
@@ -406,6 +410,8 @@ impl Router {
     pub fn expire(&self) {
         let timeout = self.timeout();
         let expired = self.routes().expired(Instant::now());
+        let let_go = self.early.guard().expire(Instant::now());
+        self.kept_back_early(let_go);
         for e in expired {
             self.metrics.upstream_timeouts(&self.server).inc();
             tracing::warn!(component = "upstream", event = "request_timeout", method = %e.pending.method, timeout_ms = timeout.as_millis() as u64, "upstream request timed out; cancelled");

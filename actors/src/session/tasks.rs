@@ -112,6 +112,12 @@ impl HostSession {
         answer["result"]["task"]["taskId"] = json!(exposed);
         self.metrics.task(&server.name, "created").inc();
         let task = self.deps.fleet.hosts().tasks().owned(&exposed, &self.who.key)?;
+        // What the server said of it before this answer (its first status) is this call's maker's.
+        if let Some(router) = self.router_of(&server.name) {
+            for msg in router.said_early(&upstream) {
+                router.to_task_owner(&task, msg);
+            }
+        }
         // A 2026 host never holds the task's result open: its watch does (`task_watch`); a
         // call the service runs as a task waits on it itself (`wait_on_task`).
         if self.call().is_some() && !bridged {

@@ -6,6 +6,7 @@
 
 use crate::mcp::jsonrpc::At;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
@@ -126,7 +127,12 @@ impl Router {
         };
         match named {
             Named::Task(route) => return Unnamed::Task(*route),
-            Named::UnknownTask => return kept("unknown_task"),
+            // Perhaps the answer that makes it is on its way: held for it (see `early`).
+            Named::UnknownTask(upstream) => {
+                let let_go = self.early.guard().hold(&upstream, kind, msg.clone(), Instant::now());
+                self.kept_back_early(let_go);
+                return Unnamed::Held;
+            }
             Named::Nothing => {}
         }
         if !matches!(said, Said::Log | Said::ElicitationComplete | Said::TaskStatus | Said::Other) {
@@ -195,7 +201,7 @@ impl Router {
                 let (session, related) = routes.host_of(r).ok_or(Unrouted::RequestGone)?;
                 (session, Some(related))
             }
-            (None, Named::UnknownTask) => return Err(Unrouted::UnknownTask),
+            (None, Named::UnknownTask(_)) => return Err(Unrouted::UnknownTask),
             (None, Named::Task(t)) => match routes.waiting_on_task(&t.upstream, &t.owner) {
                 Some((session, related)) => (session, Some(related)),
                 None => {
@@ -255,7 +261,22 @@ impl Router {
         }
         match self.tasks().of_upstream(&self.server, &upstream) {
             Some(route) => Named::Task(Box::new(route)),
-            None => Named::UnknownTask,
+            None => Named::UnknownTask(upstream),
+        }
+    }
+
+    /// What the server said of its task `upstream` before the answer that made it: the task's
+    /// maker's now (see `early`), in the order said. The caller delivers each with
+    /// [`Router::to_task_owner`].
+    pub fn said_early(&self, upstream: &str) -> Vec<Value> {
+        self.early.guard().take(upstream)
+    }
+
+    /// Held messages no answer claimed: to no one, counted as any unknown task's words are.
+    pub(super) fn kept_back_early(&self, kinds: Vec<&'static str>) {
+        for kind in kinds {
+            self.metrics.kept_back(&self.server, kind, "unknown_task").inc();
+            tracing::debug!(component = "upstream", event = "kept_back", server = %self.server, kind, reason = "unknown_task", "a server's message about a task no answer made went to no one");
         }
     }
 
@@ -320,8 +341,9 @@ pub enum Named {
     Nothing,
     /// A task the service knows: its owner's.
     Task(Box<TaskRoute>),
-    /// A task the service does not know: no one's.
-    UnknownTask,
+    /// A task the service does not know (the server's id): no one's, unless an answer on its
+    /// way makes it.
+    UnknownTask(String),
 }
 
 /// Where a notification that names no request goes (see [`Router::unnamed`]).
@@ -341,6 +363,9 @@ pub enum Unnamed {
     Everyone,
     /// No one's: kept back (and counted).
     KeptBack { kind: &'static str, reason: &'static str },
+    /// It names a task the service does not know yet: held for the answer that may make it
+    /// (see [`Router::said_early`]), else no one's.
+    Held,
     /// It names a task: its owner's (see `Router::to_task_owner`).
     Task(TaskRoute),
 }

@@ -119,24 +119,31 @@ async fn an_endpoint_of_one_person_owns_all_to_the_newest_call_else_everyone_con
 async fn what_names_a_task_is_its_owners_and_a_task_nobody_knows_is_no_ones() {
     let (r, hosts) = router(Hearers::Person(Arc::from("bob")));
     connect(&hosts, "a", "alice");
-    let made = NewTask {
+    let made = |upstream| NewTask {
         prefix: None,
         server: Arc::from("s"),
-        upstream: "t-1",
+        upstream,
         owner: Arc::from("alice"),
         session: "a",
         tool: "research",
         ttl_ms: None,
         bridge: None,
     };
-    let exposed = r.tasks().created(made).expect("kept");
+    let exposed = r.tasks().created(made("t-1")).expect("kept");
     let status = |id: &str| jsonrpc::notification("notifications/tasks/status", json!({"taskId": id, "status": "working"}));
     match r.unnamed(&mut status("t-1")) {
         Unnamed::Task(route) => assert_eq!((&*route.owner, route.exposed.as_str()), ("alice", exposed.as_str())),
         other => panic!("the task's owner's, not the link's person's: {other:?}"),
     }
-    assert_eq!(r.unnamed(&mut status("t-404")), Unnamed::KeptBack { kind: "notification", reason: "unknown_task" });
-    assert_eq!(kept(&r, "notification", "unknown_task"), 1);
+    // A status of a task not known yet is held for the answer that may make it, not anyone's.
+    assert_eq!(r.unnamed(&mut status("t-404")), Unnamed::Held);
+    assert_eq!(r.unnamed(&mut status("t-2")), Unnamed::Held);
+    assert_eq!(kept(&r, "notification", "unknown_task"), 0, "not yet no one's");
+    let second = r.tasks().created(made("t-2")).expect("kept");
+    let early = r.said_early("t-2");
+    assert_eq!(early.len(), 1, "its maker's once it is made: {early:?}");
+    assert_eq!(early[0]["params"]["taskId"], json!(second), "named the hosts' way");
+    assert!(r.said_early("t-2").is_empty(), "once");
 }
 
 #[actix::test]

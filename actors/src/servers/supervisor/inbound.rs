@@ -245,7 +245,7 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, str
         },
         Kind::Notification => match router.unnamed(&mut msg) {
             Unnamed::ServerWide => Some(msg),
-            Unnamed::KeptBack { .. } => None,
+            Unnamed::KeptBack { .. } | Unnamed::Held => None,
             Unnamed::Session(session, related) => {
                 router.notify_caller(&session, related, with_logger(naming, msg));
                 None
