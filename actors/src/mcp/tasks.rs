@@ -24,6 +24,20 @@ pub fn set_related_task(msg: &mut Value, id: &str) {
     }
 }
 
+/// Takes the related-task `_meta` out of a message (and `_meta` with it when nothing else is
+/// left): for a host that was never shown the task.
+pub fn drop_related_task(msg: &mut Value) {
+    for p in ["/params", "/result"] {
+        let Some(owner) = msg.pointer_mut(p).and_then(Value::as_object_mut) else { continue };
+        if let Some(meta) = owner.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.remove(RELATED_TASK);
+            if meta.is_empty() {
+                owner.remove("_meta");
+            }
+        }
+    }
+}
+
 /// The task a `tools/call` answer made (`result.task`, 2025-11-25), if it is one.
 pub fn created_task(answer: &Value) -> Option<&Value> {
     answer.at("/result/task").filter(|t| t.get("taskId").is_some_and(Value::is_string))
@@ -38,6 +52,16 @@ pub fn task_support(def: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_a_host_never_saw_is_not_named_to_it() {
+        let mut asked = json!({"params": {"message": "which?", "_meta": {RELATED_TASK: {"taskId": "t-1"}}}});
+        drop_related_task(&mut asked);
+        assert_eq!(asked, json!({"params": {"message": "which?"}}));
+        let mut kept = json!({"params": {"_meta": {RELATED_TASK: {"taskId": "t-1"}, "other": 1}}});
+        drop_related_task(&mut kept);
+        assert_eq!(kept, json!({"params": {"_meta": {"other": 1}}}), "the rest of _meta stays");
+    }
 
     #[test]
     fn related_task_ids_are_read_and_rewritten_in_params_and_results() {

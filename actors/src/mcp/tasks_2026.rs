@@ -99,7 +99,13 @@ pub fn detailed(id: Value, task: &Value, outcome: Option<&Outcome>, inputs: Opti
     match outcome {
         Some(Outcome::Result(r)) => {
             out.insert("status".into(), json!("completed"));
-            out.insert("result".into(), r.clone());
+            // A 2026 CallToolResult carries its resultType, inline too (the official client's
+            // task runner, ext-tasks, refuses a result without it).
+            let mut r = r.clone();
+            if let Some(o) = r.as_object_mut() {
+                o.entry("resultType").or_insert(json!("complete"));
+            }
+            out.insert("result".into(), r);
         }
         Some(Outcome::Error(e)) => {
             out.insert("status".into(), json!("failed"));
@@ -152,7 +158,11 @@ mod tests {
         let tool_error = Outcome::of(&json!({"result": {"isError": true, "content": [], "_meta": {RELATED_TASK: {"taskId": "t"}}}}));
         let got = detailed(json!(2), &task, Some(&tool_error), None);
         assert_eq!(got["result"]["status"], "completed", "a tool error is a result in 2026");
-        assert_eq!(got["result"]["result"], json!({"isError": true, "content": []}), "no related-task meta inline");
+        assert_eq!(
+            got["result"]["result"],
+            json!({"isError": true, "content": [], "resultType": "complete"}),
+            "no related-task meta inline; a 2026 result's own type"
+        );
         let failed = detailed(json!(2), &task, Some(&Outcome::of(&json!({"error": {"code": -32603, "message": "boom"}}))), None);
         assert_eq!((failed["result"]["status"].clone(), failed["result"]["error"]["code"].clone()), (json!("failed"), json!(-32603)));
         assert!(failed["result"].get("result").is_none());

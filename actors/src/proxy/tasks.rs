@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::mcp::tasks::{created_task, related_task, set_related_task, task_support, RELATED_TASK};
+pub use crate::mcp::tasks::{created_task, drop_related_task, related_task, set_related_task, task_support, RELATED_TASK};
 use crate::process::locks::Recover;
 use crate::proxy::shares::{Place, Shares};
 

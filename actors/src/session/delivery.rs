@@ -116,9 +116,12 @@ impl HostSession {
 
     /// To the stream of the host request `related` if it is still open, else the session stream.
     /// Progress for a request already answered is dropped: it must never follow the answer.
-    pub(super) fn send_related(&mut self, msg: Value, related: Option<&Value>) {
-        if self.call().is_some_and(|c| !c.allows(&msg)) {
-            return;
+    pub(super) fn send_related(&mut self, mut msg: Value, related: Option<&Value>) {
+        if let Some(c) = self.call() {
+            if !c.allows(&msg) {
+                return;
+            }
+            c.progress_of_leg(&mut msg);
         }
         let Some(r) = related else {
             return self.send_session(msg);

@@ -260,7 +260,13 @@ impl Router {
             }
         }
         match self.tasks().of_upstream(&self.server, &upstream) {
-            Some(route) => Named::Task(Box::new(route)),
+            Some(route) => {
+                // A task the service runs for a host's plain call was never shown to it.
+                if route.bridge.is_some() && !status {
+                    tasks::drop_related_task(msg);
+                }
+                Named::Task(Box::new(route))
+            }
             None => Named::UnknownTask(upstream),
         }
     }

@@ -63,6 +63,9 @@ pub(in crate::session) struct Call {
     held: Option<Value>,
     /// Answered: the session stops once what waits to go out has gone.
     finishing: bool,
+    /// The progress token of the request that carries the call now (a retry is a new request
+    /// with its own, or none): progress goes out under it, else not at all.
+    progress_token: Option<Value>,
 }
 
 /// What a listening host asked to hear of (and this service can tell).
@@ -102,6 +105,7 @@ impl HostSession {
             listen: None,
             held: None,
             finishing: false,
+            progress_token: None,
         }));
         s
     }
@@ -220,11 +224,28 @@ impl Call {
         match jsonrpc::method(msg) {
             // 2026 polls a task (tasks/get); a 2025 server's status notice is not its wire.
             Some("notifications/tasks/status") => return false,
+            // Only a request that asked for progress hears it (a retry may not have).
+            Some("notifications/progress") => return self.progress_token.is_some(),
             Some("notifications/message") => {}
             _ => return true,
         }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
         revision_2026::log_wanted(level, self.log_level.as_deref())
+    }
+
+    /// A call's progress, under the token of the request that carries the call now.
+    pub(in crate::session) fn progress_of_leg(&self, msg: &mut Value) {
+        if jsonrpc::method(msg) != Some("notifications/progress") {
+            return;
+        }
+        if let (Some(token), Some(p)) = (&self.progress_token, msg.get_mut("params").and_then(Value::as_object_mut)) {
+            p.insert("progressToken".into(), token.clone());
+        }
+    }
+
+    /// The token `msg` (a request carrying the call) asks progress under.
+    pub(in crate::session) fn set_leg(&mut self, msg: &Value) {
+        self.progress_token = msg.pointer("/params/_meta/progressToken").filter(|t| t.is_string() || t.is_i64() || t.is_u64()).cloned();
     }
 }
 

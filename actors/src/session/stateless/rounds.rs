@@ -32,6 +32,7 @@ impl HostSession {
         let (responses, presented) = if round_trip { revision_2026::take_round_trip(&mut msg) } else { (None, None) };
         let id = jsonrpc::id(&msg).cloned().unwrap_or(Value::Null);
         let Some(original) = call.original.clone() else {
+            call.set_leg(&msg);
             // A first call that carries answers has nothing to answer yet: they are ignored.
             revision_2026::strip_request_meta(&mut msg);
             call.method = jsonrpc::method(&msg).unwrap_or_default().to_string();
@@ -86,6 +87,9 @@ impl HostSession {
         }
         call.parked_since = None;
         call.hung_up = false;
+        if round_trip {
+            call.set_leg(&msg);
+        }
         f.sink = sink.map(Outlet::new);
         if let (Some(host_id), Some(router)) = (call.host_id.clone(), f.route.as_ref()) {
             router.hold_route(&self.id, &host_id, false);
