@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The one test command: installs what the tests need (npm peers into tests/node, a Python venv
-# in tests/.venv), builds, and runs every test: Rust units, then the end-to-end suite with real
-# MCP servers, real MCP clients and the official conformance suite.
+# The one test command: installs what the tests need (npm peers into tests/node, Python venvs in
+# tests/.venv and tests/.venv-tasks26), builds, and runs every test: Rust units, then the end-to-end
+# suite with real MCP servers, real MCP clients and the official conformance suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,6 +34,12 @@ if [ ! -x tests/.venv/bin/python ]; then
   python3 -m venv tests/.venv
 fi
 tests/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+
+step "Python venv for the 2026 tasks upstream (tests/.venv-tasks26: fastmcp-tasks, whose pins clash with tests/requirements.txt)"
+if [ ! -x tests/.venv-tasks26/bin/python ]; then
+  python3 -m venv tests/.venv-tasks26
+fi
+tests/.venv-tasks26/bin/pip install --quiet --disable-pip-version-check -r tests/tasks26-requirements.txt
 
 step "build"
 cargo build --locked --workspace --all-targets

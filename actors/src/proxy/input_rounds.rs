@@ -16,6 +16,9 @@ use crate::upstream::UpstreamError;
 /// Input requests one round may carry: each becomes a request to the host, and the answer is
 /// the upstream's to size.
 const MAX_INPUTS: usize = 64;
+/// An input's key is the upstream's to choose (fastmcp-tasks: the task id, a colon, 16 hex
+/// digits); one longer than this is not passed to hosts.
+const MAX_KEY: usize = 512;
 
 /// A 2026 upstream asked for input on the host request behind `up_id`: `answer` (its
 /// `input_required` result) goes to `session`'s host, then `request` goes again.
@@ -57,20 +60,48 @@ pub async fn ask_host(router: Arc<dyn InputPath>, round: InputRound) {
     let InputRound { up_id, session, request, answer } = round;
     let result = answer.get("result").cloned().unwrap_or(Value::Null);
     let wanted = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+    let responses = match ask_inputs(&*router, &up_id, &session, wanted).await {
+        Ok(r) => r,
+        Err((c, why)) => return router.give_up(&up_id, c, why),
+    };
+    if !router.is_pending(&up_id) {
+        return; // cancelled or timed out while the host was answering
+    }
+    if let Err(why) = router.send(with_answers(request, responses, result.get("requestState"))) {
+        router.give_up(&up_id, code::UPSTREAM_UNAVAILABLE, why.to_string());
+    }
+}
+
+/// Asks the host of `session` (whose request is `up_id`) what the upstream wants (`wanted`:
+/// input requests by key); the answers by key, or why the call is to be given up (code, why).
+pub async fn ask_inputs(
+    router: &dyn InputPath,
+    up_id: &Value,
+    session: &SessionId,
+    wanted: Map<String, Value>,
+) -> Result<Map<String, Value>, (i64, String)> {
     if wanted.len() > MAX_INPUTS {
-        let why = format!("the upstream asked for {} inputs at once (at most {MAX_INPUTS}); the call was given up", wanted.len());
-        return router.give_up(&up_id, code::INTERNAL_ERROR, why);
+        return Err((
+            code::INTERNAL_ERROR,
+            format!("the upstream asked for {} inputs at once (at most {MAX_INPUTS}); the call was given up", wanted.len()),
+        ));
+    }
+    if wanted.keys().any(|k| k.len() > MAX_KEY) {
+        return Err((
+            code::INTERNAL_ERROR,
+            format!("the upstream named an input by a key longer than {MAX_KEY} characters; the call was given up"),
+        ));
     }
     let mut asks = Vec::new();
     for (key, ask) in wanted {
         let method = ask.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
-        let Some(target) = router.ask_target(&up_id, &key) else {
-            return router.give_up(&up_id, code::INTERNAL_ERROR, format!("the upstream asked for {method}, but the host is gone"));
+        let Some(target) = router.ask_target(up_id, &key) else {
+            return Err((code::INTERNAL_ERROR, format!("the upstream asked for {method}, but the host is gone")));
         };
         let host_side_id = target.host_side_id;
-        if target.session != session {
+        if target.session != *session {
             router.server_request_done(&host_side_id);
-            return router.give_up(&up_id, code::INTERNAL_ERROR, "the call's host is gone".into());
+            return Err((code::INTERNAL_ERROR, "the call's host is gone".into()));
         }
         let params = ask.get("params").cloned().unwrap_or(json!({}));
         let msg = jsonrpc::request(json!(host_side_id.clone()), &method, params);
@@ -90,17 +121,12 @@ pub async fn ask_host(router: Arc<dyn InputPath>, round: InputRound) {
             Some((None, Some(err))) => {
                 let c = err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
                 let m = err.get("message").and_then(Value::as_str).unwrap_or("no reason given");
-                return router.give_up(&up_id, c, format!("the host could not answer the upstream's {method}: {m}"));
+                return Err((c, format!("the host could not answer the upstream's {method}: {m}")));
             }
-            _ => return router.give_up(&up_id, code::INTERNAL_ERROR, format!("the host did not answer the upstream's {method}")),
+            _ => return Err((code::INTERNAL_ERROR, format!("the host did not answer the upstream's {method}"))),
         }
     }
-    if !router.is_pending(&up_id) {
-        return; // cancelled or timed out while the host was answering
-    }
-    if let Err(why) = router.send(with_answers(request, responses, result.get("requestState"))) {
-        router.give_up(&up_id, code::UPSTREAM_UNAVAILABLE, why.to_string());
-    }
+    Ok(responses)
 }
 
 /// The call again, with the host's answers and the upstream's request state (if it gave one).

@@ -7,4 +7,5 @@ pub mod input_rounds;
 pub mod router;
 pub mod routes;
 pub mod shares;
+pub mod task_runs;
 pub mod tasks;

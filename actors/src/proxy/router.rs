@@ -23,6 +23,7 @@ use crate::process::locks::{Recover, RecoverRw};
 use crate::proxy::hosts::Hosts;
 use crate::proxy::input_rounds::{Asked, InputPath};
 use crate::proxy::routes::Routes;
+use crate::proxy::task_runs::TaskPath;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
 mod early;
@@ -196,6 +197,11 @@ impl Router {
                         let set = msg.at("/params/_meta").and_then(|m| m.get(k)).is_some();
                         if !(set && k == revision_2026::META_CAPS) {
                             revision_2026::set_request_meta(&mut msg, k, v.clone());
+                        } else if let Some(ext) = v.get("extensions") {
+                            // The extensions are the service's own (it runs the server's tasks).
+                            if let Some(caps) = msg.pointer_mut("/params/_meta").and_then(|m| m.get_mut(k)).and_then(Value::as_object_mut) {
+                                caps.insert("extensions".into(), ext.clone());
+                            }
                         }
                     }
                 }
@@ -447,5 +453,23 @@ impl InputPath for Router {
 
     fn send(&self, msg: Value) -> Result<(), UpstreamError> {
         Router::send(self, msg)
+    }
+}
+
+impl TaskPath for Router {
+    fn upstream_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
+        self.internal_request(method, params)
+    }
+
+    fn finish(&self, answer: Value) {
+        self.deliver(answer)
+    }
+
+    fn progress(&self, msg: Value) {
+        self.on_progress(&msg)
+    }
+
+    fn alive(&self, task: &str) {
+        self.routes().refresh_task(task)
     }
 }

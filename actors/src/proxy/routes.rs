@@ -261,6 +261,18 @@ impl<T> Routes<T> {
         Round::Ask { session, request }
     }
 
+    /// The call `up_id` was answered with a task of the server's (`task`), which the service
+    /// runs for it: its status keeps the call alive from now on. The session and the call as
+    /// sent, when it is a host's call still waiting.
+    pub fn task_run(&mut self, up_id: &Value, task: &str) -> Option<(SessionId, Value)> {
+        let deadline = Instant::now() + self.timeout;
+        let p = self.pending.get_mut(jsonrpc::key_of(up_id).as_str())?;
+        let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return None };
+        p.task = Some(task.to_string());
+        p.deadline = deadline;
+        Some((session, request))
+    }
+
     /// Stops (`hold`) or restarts the deadline of `session`'s request `host_req`: a call waiting
     /// for its host's answers is not the upstream's delay.
     pub fn hold(&mut self, session: &SessionId, host_req: &Value, hold: bool) {

@@ -19,6 +19,7 @@ use crate::metrics::method_label;
 use crate::process::locks::Recover;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
 use crate::proxy::routes::{Pending, Round};
+use crate::proxy::task_runs::{self, TaskPath, TaskRun};
 use crate::proxy::tasks::{self, TaskRoute};
 
 impl Router {
@@ -54,6 +55,22 @@ impl Router {
                 }
             }
         }
+        if msg.at("/result/resultType").and_then(Value::as_str) == Some("task") && self.upstream_is_2026() {
+            // A 2026 server's own task: run for the call that made it (see `task_runs`).
+            if let Some(up_id) = jsonrpc::id(&msg).cloned() {
+                let task = msg.at("/result/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
+                let kept = self.routes().task_run(&up_id, &task);
+                if let Some(run) = kept.and_then(|(session, request)| TaskRun::of(up_id, session, &request, &msg)) {
+                    self.metrics.task(&self.server, "created").inc();
+                    return task_runs::spawn(self.clone() as Arc<dyn TaskPath>, run);
+                }
+            }
+        }
+        self.deliver(msg);
+    }
+
+    /// An answer, to whoever waits for it, its id set back to theirs.
+    pub(super) fn deliver(&self, mut msg: Value) {
         let pending = self.routes().answered(&mut msg);
         self.hand_over(pending, Relayed::Tree(msg));
     }

@@ -83,11 +83,17 @@ fn client_capabilities(ask: bool) -> Value {
 }
 
 /// What the proxy declares to a 2026 upstream on every request: it answers sampling,
-/// elicitation and roots by asking the host whose call it is.
-fn upstream_meta() -> serde_json::Map<String, Value> {
+/// elicitation and roots by asking the host whose call it is; and, to a server that offers the
+/// tasks extension (`tasks`), that it takes tasks: it runs them for the calls that made them
+/// (`proxy::task_runs`), so a task-only tool works for every host.
+fn upstream_meta(tasks: bool) -> serde_json::Map<String, Value> {
+    let mut caps = json!({"sampling": {}, "elicitation": {}, "roots": {}});
+    if tasks {
+        caps["extensions"] = json!({revision_2026::TASKS_EXTENSION: {}});
+    }
     let meta = json!({
         revision_2026::META_VERSION: revision_2026::VERSION,
-        revision_2026::META_CAPS: {"sampling": {}, "elicitation": {}, "roots": {}},
+        revision_2026::META_CAPS: caps,
         revision_2026::META_CLIENT: {"name": "mcp-gen-ui", "version": env!("CARGO_PKG_VERSION")},
     });
     meta.as_object().cloned().unwrap_or_default()
@@ -97,7 +103,7 @@ fn upstream_meta() -> serde_json::Map<String, Value> {
 /// then speaks 2026 to it, and the answer stands in for initialize's. Any error, or no
 /// version in common, means the session era.
 async fn discover(router: &Router) -> Option<Value> {
-    let rx = router.internal_request("server/discover", json!({"_meta": upstream_meta()}));
+    let rx = router.internal_request("server/discover", json!({"_meta": upstream_meta(false)}));
     let result = match await_result(rx, DISCOVER_TIMEOUT, "server/discover").await {
         Ok(r) => r,
         Err(why) => {
@@ -112,7 +118,9 @@ async fn discover(router: &Router) -> Option<Value> {
     if !speaks {
         return None;
     }
-    router.set_upstream_meta(Some(upstream_meta()));
+    let tasks =
+        result.pointer("/capabilities/extensions").and_then(|e| e.get(revision_2026::TASKS_EXTENSION)).is_some_and(Value::is_object);
+    router.set_upstream_meta(Some(upstream_meta(tasks)));
     let server_info = result.get("_meta").and_then(|m| m.get(revision_2026::META_SERVER)).or_else(|| result.get("serverInfo")).cloned();
     let mut init = json!({
         "protocolVersion": revision_2026::VERSION,

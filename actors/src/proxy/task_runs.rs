@@ -1,0 +1,198 @@
+//! A 2026 upstream's own task (the `io.modelcontextprotocol/tasks` extension), run for the call
+//! that made it. The service declares the extension to such a server (a task-only tool refuses
+//! a call without it, and its tool list does not say which tools are), so any call may come
+//! back as a task (`resultType: "task"`). The call's host asked for a result: the service polls
+//! the task (`tasks/get`) at the server's pace, passes each new status on as progress of the
+//! call, asks the call's host what the task asks (`input_required`, answered by `tasks/update`),
+//! and answers the call with the task's result or error. The host giving up on the call (its
+//! cancellation, its deadline) cancels the task (`tasks/cancel`). Whose the task is needs no
+//! table: it is the call's, whose route already names its host.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use tokio::sync::oneshot;
+
+use crate::mcp::jsonrpc::{self, code};
+use crate::messages::SessionId;
+use crate::proxy::input_rounds::{self, InputPath};
+
+/// The longest a call waits on its task (the bridge of 2025 tasks has the same bound).
+pub const MAX_RUN: Duration = Duration::from_secs(600);
+/// Polls no faster or slower than this, whatever the server suggests.
+const POLL_MIN: Duration = Duration::from_millis(100);
+const POLL_MAX: Duration = Duration::from_secs(5);
+/// Input rounds one task may take (each needs the host's answers).
+const MAX_ROUNDS: u32 = 32;
+/// A status message longer than this is cut before it goes to a host as progress.
+const MAX_MESSAGE: usize = 1024;
+
+/// What a run needs of the proxy path (the router implements it).
+pub trait TaskPath: InputPath {
+    /// A request of the service's own to the upstream; its answer.
+    fn upstream_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value>;
+    /// The call's answer (under the upstream's id of the call), to whoever waits for it.
+    fn finish(&self, answer: Value);
+    /// A progress notification under the upstream's token of the call, to its host.
+    fn progress(&self, msg: Value);
+    /// The task said something new: the call waiting on it is alive.
+    fn alive(&self, task: &str);
+}
+
+/// One task to run for the upstream call `up_id` of `session`.
+pub struct TaskRun {
+    pub up_id: Value,
+    pub session: SessionId,
+    /// The server's id of the task.
+    pub task: String,
+    /// The progress token the call carries upstream, if its host asked for progress.
+    pub progress_token: Option<Value>,
+    /// The server's suggested pace (`pollIntervalMs`).
+    pub poll: Duration,
+}
+
+impl TaskRun {
+    /// From the call as sent upstream and the server's answer that made the task (None: the
+    /// answer names no usable task).
+    pub fn of(up_id: Value, session: SessionId, request: &Value, answer: &Value) -> Option<TaskRun> {
+        let result = answer.get("result")?;
+        let task = result.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty() && t.len() <= 256)?.to_string();
+        let progress_token = request.pointer("/params/_meta/progressToken").cloned();
+        Some(TaskRun { up_id, session, task, progress_token, poll: pace(result) })
+    }
+}
+
+/// The pace a task asks to be polled at, within bounds (a second when it says nothing).
+pub fn pace(task: &Value) -> Duration {
+    task.get("pollIntervalMs").and_then(Value::as_u64).map_or(Duration::from_secs(1), Duration::from_millis).clamp(POLL_MIN, POLL_MAX)
+}
+
+/// Runs a task in the background.
+pub fn spawn(path: Arc<dyn TaskPath>, run: TaskRun) {
+    tokio::spawn(run_task(path, run));
+}
+
+/// Polls the task to its end and answers the call (see the module's doc).
+pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
+    let started = Instant::now();
+    let mut seen: Option<(String, Option<String>)> = None;
+    let mut progress = 0u64;
+    let mut rounds = 0u32;
+    let mut poll = run.poll;
+    loop {
+        tokio::time::sleep(poll).await;
+        if !path.is_pending(&run.up_id) {
+            // The host gave up on the call (cancelled, timed out, gone): so does the task.
+            return cancel(&*path, &run.task);
+        }
+        if started.elapsed() > MAX_RUN {
+            cancel(&*path, &run.task);
+            let why =
+                format!("the server's task ran longer than {} s, the longest a call waits on one; it was cancelled", MAX_RUN.as_secs());
+            return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
+        }
+        let task = match ask(&*path, "tasks/get", json!({"taskId": run.task})).await {
+            Ok(t) => t,
+            Err((c, why)) => return path.give_up(&run.up_id, c, format!("the server's tasks/get failed: {why}")),
+        };
+        poll = pace(&task);
+        let status = task.get("status").and_then(Value::as_str).unwrap_or_default().to_string();
+        let message = task.get("statusMessage").and_then(Value::as_str).map(|m| m.chars().take(MAX_MESSAGE).collect::<String>());
+        let now = Some((status.clone(), message.clone()));
+        if seen != now {
+            // A new message is progress for the host; a new status alone keeps the call alive.
+            let said_before = seen.as_ref().and_then(|(_, m)| m.clone());
+            seen = now;
+            path.alive(&run.task);
+            if let (Some(token), Some(m)) = (&run.progress_token, message.filter(|m| Some(m) != said_before.as_ref())) {
+                progress += 1;
+                path.progress(jsonrpc::notification(
+                    "notifications/progress",
+                    json!({"progressToken": token, "progress": progress, "message": m}),
+                ));
+            }
+        }
+        match status.as_str() {
+            "working" => {}
+            "input_required" => {
+                rounds += 1;
+                if rounds > MAX_ROUNDS {
+                    cancel(&*path, &run.task);
+                    let why = format!("the server's task asked for input more than {MAX_ROUNDS} times; it was cancelled");
+                    return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
+                }
+                let wanted = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+                if let Err((c, why)) = answer_inputs(&*path, &run, wanted).await {
+                    cancel(&*path, &run.task);
+                    return path.give_up(&run.up_id, c, why);
+                }
+            }
+            "completed" => {
+                let result = task.get("result").cloned().unwrap_or_else(|| json!({"content": []}));
+                return path.finish(jsonrpc::result(run.up_id, result));
+            }
+            "failed" => {
+                let error = task.get("error").and_then(Value::as_object).cloned().unwrap_or_default();
+                let c = error.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
+                let m = error.get("message").and_then(Value::as_str).unwrap_or("the server's task failed without saying why");
+                let mut answer = jsonrpc::error(run.up_id, c, m);
+                if let Some(d) = error.get("data") {
+                    answer["error"]["data"] = d.clone();
+                }
+                return path.finish(answer);
+            }
+            "cancelled" => return path.give_up(&run.up_id, code::INTERNAL_ERROR, "the server cancelled the call's task".into()),
+            other => {
+                cancel(&*path, &run.task);
+                let other: String = other.chars().take(64).collect();
+                return path.give_up(
+                    &run.up_id,
+                    code::INTERNAL_ERROR,
+                    format!("the server's task said status {other:?}, which no task has; it was cancelled"),
+                );
+            }
+        }
+    }
+}
+
+/// What the task asks, asked of the call's host; the answers go to the task.
+async fn answer_inputs(path: &dyn TaskPath, run: &TaskRun, wanted: Map<String, Value>) -> Result<(), (i64, String)> {
+    if wanted.is_empty() {
+        return Ok(()); // nothing to answer yet: poll again
+    }
+    let responses = input_rounds::ask_inputs(path, &run.up_id, &run.session, wanted).await?;
+    if !path.is_pending(&run.up_id) {
+        return Ok(()); // the next poll sees the call gone and cancels the task
+    }
+    ask(path, "tasks/update", json!({"taskId": run.task, "inputResponses": responses}))
+        .await
+        .map(drop)
+        .map_err(|(c, why)| (c, format!("the server's tasks/update failed: {why}")))
+}
+
+/// The result of the service's own request, or its error (code, message).
+async fn ask(path: &dyn TaskPath, method: &str, params: Value) -> Result<Value, (i64, String)> {
+    let answer =
+        path.upstream_request(method, params).await.map_err(|_| (code::UPSTREAM_UNAVAILABLE, "the upstream went away".to_string()))?;
+    if let Some(r) = answer.get("result") {
+        return Ok(r.clone());
+    }
+    let c = answer.pointer("/error/code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
+    let m = answer.pointer("/error/message").and_then(Value::as_str).unwrap_or("no reason given");
+    Err((c, m.chars().take(MAX_MESSAGE).collect()))
+}
+
+/// Cancels the task upstream, not waiting for the acknowledgement.
+fn cancel(path: &dyn TaskPath, task: &str) {
+    tracing::info!(
+        component = "upstream",
+        event = "upstream_task_cancelled",
+        "the call a server's task ran for was given up; the task is cancelled"
+    );
+    drop(path.upstream_request("tasks/cancel", json!({"taskId": task})));
+}
+
+#[cfg(test)]
+#[path = "task_runs/tests.rs"]
+mod tests;
