@@ -498,10 +498,11 @@ class Stateless(Channel):
 class Listen(Channel):
     """A 2026 `subscriptions/listen` request, its stream read on a thread."""
 
-    def __init__(self, svc: Service, person: Person, label: str, notifications: dict):
+    def __init__(self, svc: Service, person: Person, label: str, notifications: dict, caps: dict | None = None):
         super().__init__(person, label, {})
         self.id = f"listen-{label}-{uuid.uuid4().hex[:6]}"
-        body = {"jsonrpc": "2.0", "id": self.id, "method": "subscriptions/listen", "params": {"notifications": notifications, "_meta": meta(ui=False)}}
+        m = meta(ui=False, caps=caps) if caps is not None else meta(ui=False)
+        body = {"jsonrpc": "2.0", "id": self.id, "method": "subscriptions/listen", "params": {"notifications": notifications, "_meta": m}}
         c = connect(svc.base, 60)
         c.request("POST", "/mcp", body=json.dumps(body), headers={
             "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION,

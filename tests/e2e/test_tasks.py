@@ -325,6 +325,42 @@ def test_the_python_sdk_in_its_default_mode_calls_a_task_only_tool_and_can_cance
             wait_for(cancelled, 15, "the task the call ran as cancelled on server-everything")
 
 
+@pytest.fixture(scope="module")
+def piped():
+    """server-everything over stdio, one server: its task statuses come as notifications that
+    name no request (whose they are: the task's)."""
+    with proxy_http(["--upstream", " ".join(everything_cmd("stdio")), "--log-format", "json", *tokens()],
+                    name="proxy-tasks-piped") as (base, proc):
+        yield type("Svc", (), {"base": base, "proc": proc})()
+
+
+def test_a_2026_listen_hears_each_status_of_its_own_tasks_and_none_of_anothers(piped, people):
+    """notifications/tasks on subscriptions/listen (the extension's filter, notifications.taskIds):
+    alice's listen takes her task and not bob's; bob's listen naming her task takes nothing;
+    hers hears each status, the last with the result inline, and his hears none of it."""
+    from test_isolation import Listen
+    alice, bob = people
+    one = piped
+    task = post26(one, alice, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{alice.tag} listened"}})["result"]["taskId"]
+    his = post26(one, bob, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{bob.tag} his own"}})["result"]["taskId"]
+    caps = {"extensions": {EXT: {}}}
+    la = Listen(one, alice, "LA", {"taskIds": [task, his]}, caps=caps)
+    lb = Listen(one, bob, "LB", {"taskIds": [task]}, caps=caps)
+    ack = la.ack()["params"]
+    assert ack["notifications"].get("taskIds") == [task], ack
+    assert [r["reason"] for r in ack.get("refused", [])] == ["task not found"], "his task is an unknown one to her"
+    assert "taskIds" not in lb.ack()["params"]["notifications"], "her task is not his to hear of"
+    la.wait(lambda m: m.get("method") == "notifications/tasks" and m["params"]["status"] == "completed", "her task's end", 30)
+    seen = [m["params"] for m in la.got(lambda m: m.get("method") == "notifications/tasks")]
+    assert {p["taskId"] for p in seen} == {task}, seen
+    assert any(p.get("statusMessage") in STAGES for p in seen if p["status"] == "working"), seen
+    done = seen[-1]
+    assert done["result"]["resultType"] == "complete" and f"{alice.tag} listened" in done["result"]["content"][0]["text"], done
+    assert la.got(lambda m: m.get("method") == "notifications/tasks")[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == la.id
+    assert not lb.got(lambda m: m.get("method") == "notifications/tasks"), "bob heard of her task"
+    finish(alice, bob)
+
+
 # --- every edge: legacy SSE and stdio ----------------------------------------------------------------------------
 
 

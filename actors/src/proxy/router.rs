@@ -32,7 +32,7 @@ mod to_hosts;
 mod whose;
 
 pub use reply::Reply;
-pub use to_hosts::Unnamed;
+pub use to_hosts::{Named, Unnamed};
 pub use whose::{Hearers, Unrouted};
 
 /// How long a host request waits for a (re)starting upstream before it is answered with an error.

@@ -135,7 +135,7 @@ impl HostSession {
 impl Handler<HostEvent> for HostSession {
     type Result = ();
 
-    fn handle(&mut self, ev: HostEvent, _ctx: &mut Self::Context) {
+    fn handle(&mut self, ev: HostEvent, ctx: &mut Self::Context) {
         match ev {
             HostEvent::Notify { msg, related } => self.notify(msg, related),
             HostEvent::ForCaller { msg, related } => {
@@ -143,9 +143,20 @@ impl Handler<HostEvent> for HostSession {
                 self.notify(msg, related)
             }
             HostEvent::Heard { msg, heard } => {
-                if audience::admits(&self.facts(), &heard) {
-                    self.send_session(msg);
+                if !audience::admits(&self.facts(), &heard) {
+                    return;
                 }
+                if jsonrpc::method(&msg) == Some("notifications/tasks/status") {
+                    // A stateless host hears of a task only on a listen that took it; a host
+                    // that does not speak tasks never saw one.
+                    if self.call().is_some() {
+                        return self.task_to_listener(ctx, msg, 0);
+                    }
+                    if !self.speaks_tasks() {
+                        return;
+                    }
+                }
+                self.send_session(msg);
             }
             HostEvent::ToolsChanged(change) => {
                 if !audience::tools_change_admits(&self.facts(), change.as_deref()) {

@@ -176,8 +176,15 @@ impl Handler<AnswerTask> for TaskWatch {
 impl Handler<HostEvent> for TaskWatch {
     type Result = ();
 
-    /// What the server says about the task is the host's to poll for, not to be told.
-    fn handle(&mut self, _: HostEvent, _: &mut Self::Context) {}
+    /// What the server says about the task is the host's to poll for; its status also goes to
+    /// the owner's sessions, where a listen that took the task tells it (`notifications/tasks`;
+    /// the others let it pass). What is heard here is not passed on again.
+    fn handle(&mut self, ev: HostEvent, _: &mut Self::Context) {
+        let (HostEvent::Notify { msg, .. } | HostEvent::ForCaller { msg, .. }) = ev else { return };
+        if jsonrpc::method(&msg) == Some("notifications/tasks/status") {
+            self.router.broadcast_to(&self.task.owner, HostEvent::heard(msg, self.router.origin()));
+        }
+    }
 }
 
 impl Handler<Close> for TaskWatch {

@@ -82,12 +82,15 @@ impl HostSession {
         let bridged = bridge.is_some();
         let upstream = task.get("taskId").and_then(Value::as_str)?.to_string();
         let ttl_ms = task.get("ttl").and_then(Value::as_u64);
+        // A stateless request ends with its answer: what the task says later is for the
+        // person's listeners, not for the request that made it.
+        let maker = if self.call().is_some() && !bridged { "" } else { self.id.as_str() };
         let made = self.deps.fleet.hosts().tasks().created(NewTask {
             prefix: server.router.prefix(),
             server: server.name.clone(),
             upstream: &upstream,
             owner: self.who.key.clone(),
-            session: &self.id,
+            session: maker,
             tool,
             ttl_ms,
             bridge,

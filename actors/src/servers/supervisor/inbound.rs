@@ -15,7 +15,7 @@ use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code, Kind};
 use crate::mcp::relayed::Relayed;
 use crate::messages::{HostEvent, ServerRequest};
-use crate::proxy::router::{Router, Unnamed, Unrouted};
+use crate::proxy::router::{Named, Router, Unnamed, Unrouted};
 use crate::servers::catalog::Naming;
 use crate::upstream::LinkEvent;
 
@@ -236,9 +236,13 @@ pub(super) fn to_router(router: &Arc<Router>, naming: &Naming, msg: Relayed, str
         Kind::Notification if stream_of.is_some() => match jsonrpc::method(&msg) {
             Some("notifications/cancelled" | "notifications/tools/list_changed" | "notifications/subscriptions/acknowledged") => Some(msg),
             _ => {
-                router.task_out(&mut msg);
-                if let Some(up) = stream_of {
-                    router.notify_host_of(up, &with_logger(naming, msg));
+                let named = router.task_out(&mut msg);
+                let msg = with_logger(naming, msg);
+                let heard = stream_of.is_some_and(|up| router.notify_host_of(up, &msg));
+                // On a stream no host request is behind (the watch of a 2026 host's task): what
+                // names a task is its owner's.
+                if let (false, Named::Task(task)) = (heard, named) {
+                    router.to_task_owner(&task, msg);
                 }
                 None
             }

@@ -41,7 +41,9 @@ impl HostSession {
             tools: asked("toolsListChanged") && has("tools", "listChanged"),
             prompts: asked("promptsListChanged") && has("prompts", "listChanged"),
             resources: asked("resourcesListChanged") && has("resources", "listChanged"),
+            tasks: Vec::new(),
         };
+        let (tasks, mut refused) = self.listened_tasks(&wanted);
         let mut honoured = serde_json::Map::new();
         for (k, on) in
             [("toolsListChanged", listen.tools), ("promptsListChanged", listen.prompts), ("resourcesListChanged", listen.resources)]
@@ -55,7 +57,6 @@ impl HostSession {
         uris.sort();
         uris.dedup();
         let mut subscribed = Vec::new();
-        let mut refused = Vec::new();
         let can_subscribe = has("resources", "subscribe");
         // Past the bound, one entry says how many were left out (the answer stays small whatever
         // the host sent).
@@ -73,6 +74,10 @@ impl HostSession {
         if !subscribed.is_empty() {
             honoured.insert("resourceSubscriptions".into(), Value::Array(subscribed));
         }
+        if !tasks.is_empty() {
+            honoured.insert("taskIds".into(), json!(tasks));
+        }
+        let listen = Listen { tasks, ..listen };
         let mut params = json!({"notifications": honoured});
         if !refused.is_empty() {
             params["refused"] = Value::Array(refused);
@@ -150,6 +155,8 @@ impl Call {
             "notifications/resources/list_changed" => listen.resources,
             // Sent only for URIs this session subscribed (see HostEvent::ResourceUpdated).
             "notifications/resources/updated" | "notifications/subscriptions/acknowledged" => true,
+            // Sent only for the tasks it took (see `listen_tasks`).
+            "notifications/tasks" => !listen.tasks.is_empty(),
             _ => false,
         };
         if !wanted {

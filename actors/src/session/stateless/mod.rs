@@ -6,6 +6,7 @@
 //! host's retry; the retry's answers go to the upstream and the call goes on where it was.
 
 mod listen;
+mod listen_tasks;
 mod rounds;
 
 use std::collections::BTreeMap;
@@ -75,6 +76,8 @@ struct Listen {
     tools: bool,
     prompts: bool,
     resources: bool,
+    /// The tasks (ids as hosts know them, the person's own) whose status it hears of.
+    tasks: Vec<String>,
 }
 
 impl HostSession {
@@ -231,6 +234,11 @@ impl Call {
         }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
         revision_2026::log_wanted(level, self.log_level.as_deref())
+    }
+
+    /// Whether this is a listen that hears of the task `task`.
+    pub(in crate::session) fn listens_to_task(&self, task: &str) -> bool {
+        self.listen.as_ref().is_some_and(|l| l.tasks.iter().any(|t| t == task))
     }
 
     /// A call's progress, under the token of the request that carries the call now.
