@@ -28,6 +28,8 @@ files=(
   actors/src/session/routing.rs     # a call's answer, as read or as a tree
   actors/src/session/access.rs      # the one place a request asks the rules
   actors/src/session/delivery.rs    # what reaches a host's streams
+  actors/src/proxy/router/early.rs  # a task's words before the answer that makes it
+  actors/src/proxy/task_runs.rs     # a 2026 server's task run for its call
 )
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
