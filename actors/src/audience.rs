@@ -223,6 +223,9 @@ mod tests {
         assert_eq!(Said::of("notifications/tools/list_changed"), Said::ToolsChanged);
         assert_eq!(Said::of("notifications/message"), Said::Log);
         assert_eq!(Said::of("notifications/tasks/status"), Said::TaskStatus);
+        assert_eq!(Said::of("notifications/progress"), Said::Progress);
+        assert_eq!(Said::of("notifications/cancelled"), Said::Cancelled);
+        assert_eq!(Said::of("notifications/subscriptions/acknowledged"), Said::ListenAcknowledged);
         for other in [
             "notifications/tasks",
             "notifications/x/list_changed/more",

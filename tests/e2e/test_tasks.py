@@ -345,11 +345,11 @@ def test_a_2026_listen_hears_each_status_of_its_own_tasks_and_none_of_anothers(p
     his = post26(one, bob, "tools/call", {"name": RESEARCH, "arguments": {"topic": f"{bob.tag} his own"}})["result"]["taskId"]
     caps = {"extensions": {EXT: {}}}
     la = Listen(one, alice, "LA", {"taskIds": [task, his]}, caps=caps)
-    lb = Listen(one, bob, "LB", {"taskIds": [task]}, caps=caps)
+    lb = Listen(one, bob, "LB", {"taskIds": [task, his]}, caps=caps)
     ack = la.ack()["params"]
     assert ack["notifications"].get("taskIds") == [task], ack
     assert [r["reason"] for r in ack.get("refused", [])] == ["task not found"], "his task is an unknown one to her"
-    assert "taskIds" not in lb.ack()["params"]["notifications"], "her task is not his to hear of"
+    assert lb.ack()["params"]["notifications"].get("taskIds") == [his], "his own task only: hers is not his to hear of"
     la.wait(lambda m: m.get("method") == "notifications/tasks" and m["params"]["status"] == "completed", "her task's end", 30)
     seen = [m["params"] for m in la.got(lambda m: m.get("method") == "notifications/tasks")]
     assert {p["taskId"] for p in seen} == {task}, seen
@@ -357,7 +357,9 @@ def test_a_2026_listen_hears_each_status_of_its_own_tasks_and_none_of_anothers(p
     done = seen[-1]
     assert done["result"]["resultType"] == "complete" and f"{alice.tag} listened" in done["result"]["content"][0]["text"], done
     assert la.got(lambda m: m.get("method") == "notifications/tasks")[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == la.id
-    assert not lb.got(lambda m: m.get("method") == "notifications/tasks"), "bob heard of her task"
+    lb.wait(lambda m: m.get("method") == "notifications/tasks" and m["params"]["status"] == "completed", "his task's end", 30)
+    assert {m["params"]["taskId"] for m in lb.got(lambda m: m.get("method") == "notifications/tasks")} == {his}, "bob heard of her task"
+    assert alice.tag not in json.dumps(lb.got(lambda m: True)), "bob heard of her task"
     finish(alice, bob)
 
 

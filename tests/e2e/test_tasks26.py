@@ -76,6 +76,8 @@ def test_a_2025_host_with_or_without_tasks_calls_the_task_only_tool_and_hears_ea
         said = progress_of(s, "pt-a" if who is alice else "pt-b")
         wanted = [f"gathering sources {i}/3 for {who.tag} reefs" for i in (1, 2, 3)] + [f"writing report on {who.tag} reefs"]
         assert [m for m in said if m in wanted] == wanted, f"{who.name}'s statuses as progress, in order: {said}"
+        other = bob if who is alice else alice
+        assert not any(other.tag in (m or "") for m in said), f"{who.name} heard the other's task: {said}"
     finish(alice, bob)
 
 

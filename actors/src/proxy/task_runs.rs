@@ -8,6 +8,7 @@
 //! cancellation, its deadline) cancels the task (`tasks/cancel`). Whose the task is needs no
 //! table: it is the call's, whose route already names its host.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,10 @@ pub struct TaskRun {
     pub progress_token: Option<Value>,
     /// The server's suggested pace (`pollIntervalMs`).
     pub poll: Duration,
+    /// The status message the answer that made the task carried (its first status).
+    pub first: Option<String>,
+    /// The longest the call waits on it ([`MAX_RUN`]).
+    pub limit: Duration,
 }
 
 impl TaskRun {
@@ -59,13 +64,19 @@ impl TaskRun {
         let result = answer.get("result")?;
         let task = result.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty() && t.len() <= 256)?.to_string();
         let progress_token = request.pointer("/params/_meta/progressToken").cloned();
-        Some(TaskRun { up_id, session, task, progress_token, poll: pace(result) })
+        let first = message_of(result);
+        Some(TaskRun { up_id, session, task, progress_token, poll: pace(result), first, limit: MAX_RUN })
     }
 }
 
 /// The pace a task asks to be polled at, within bounds (a second when it says nothing).
 pub fn pace(task: &Value) -> Duration {
     task.get("pollIntervalMs").and_then(Value::as_u64).map_or(Duration::from_secs(1), Duration::from_millis).clamp(POLL_MIN, POLL_MAX)
+}
+
+/// A task's status message, bounded.
+fn message_of(task: &Value) -> Option<String> {
+    task.get("statusMessage").and_then(Value::as_str).map(|m| m.chars().take(MAX_MESSAGE).collect())
 }
 
 /// Runs a task in the background.
@@ -76,9 +87,12 @@ pub fn spawn(path: Arc<dyn TaskPath>, run: TaskRun) {
 /// Polls the task to its end and answers the call (see the module's doc).
 pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
     let started = Instant::now();
-    let mut seen: Option<(String, Option<String>)> = None;
-    let mut progress = 0u64;
+    let mut seen: Option<(String, Option<String>)> = Some(("working".into(), None));
+    let mut progress = Progress { token: run.progress_token.clone(), sent: 0, said: None };
+    // The first status came with the answer that made the task.
+    progress.say(&*path, run.first.clone());
     let mut rounds = 0u32;
+    let mut answered: HashSet<String> = HashSet::new();
     let mut poll = run.poll;
     loop {
         tokio::time::sleep(poll).await;
@@ -86,50 +100,55 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
             // The host gave up on the call (cancelled, timed out, gone): so does the task.
             return cancel(&*path, &run.task);
         }
-        if started.elapsed() > MAX_RUN {
+        if started.elapsed() > run.limit {
             cancel(&*path, &run.task);
             let why =
-                format!("the server's task ran longer than {} s, the longest a call waits on one; it was cancelled", MAX_RUN.as_secs());
+                format!("the server's task ran longer than {} s, the longest a call waits on one; it was cancelled", run.limit.as_secs());
             return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
         }
         let task = match ask(&*path, "tasks/get", json!({"taskId": run.task})).await {
             Ok(t) => t,
-            Err((c, why)) => return path.give_up(&run.up_id, c, format!("the server's tasks/get failed: {why}")),
+            Err((c, why)) => {
+                cancel(&*path, &run.task);
+                return path.give_up(&run.up_id, c, format!("the server's tasks/get failed: {why}"));
+            }
         };
         poll = pace(&task);
         let status = task.get("status").and_then(Value::as_str).unwrap_or_default().to_string();
-        let message = task.get("statusMessage").and_then(Value::as_str).map(|m| m.chars().take(MAX_MESSAGE).collect::<String>());
+        let message = message_of(&task);
         let now = Some((status.clone(), message.clone()));
         if seen != now {
             // A new message is progress for the host; a new status alone keeps the call alive.
-            let said_before = seen.as_ref().and_then(|(_, m)| m.clone());
             seen = now;
             path.alive(&run.task);
-            if let (Some(token), Some(m)) = (&run.progress_token, message.filter(|m| Some(m) != said_before.as_ref())) {
-                progress += 1;
-                path.progress(jsonrpc::notification(
-                    "notifications/progress",
-                    json!({"progressToken": token, "progress": progress, "message": m}),
-                ));
-            }
+            progress.say(&*path, message);
         }
         match status.as_str() {
             "working" => {}
             "input_required" => {
+                // Only what was not answered yet is asked (a server may show an answered
+                // question until it took the answer in).
+                let mut wanted = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+                wanted.retain(|k, _| !answered.contains(k));
+                if wanted.is_empty() {
+                    continue;
+                }
                 rounds += 1;
                 if rounds > MAX_ROUNDS {
                     cancel(&*path, &run.task);
                     let why = format!("the server's task asked for input more than {MAX_ROUNDS} times; it was cancelled");
                     return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
                 }
-                let wanted = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+                answered.extend(wanted.keys().cloned());
                 if let Err((c, why)) = answer_inputs(&*path, &run, wanted).await {
                     cancel(&*path, &run.task);
                     return path.give_up(&run.up_id, c, why);
                 }
             }
             "completed" => {
-                let result = task.get("result").cloned().unwrap_or_else(|| json!({"content": []}));
+                let mut result = task.get("result").cloned().filter(Value::is_object).unwrap_or_else(|| json!({"content": []}));
+                // The call's answer is a result, whatever the server wrote inside it.
+                result["resultType"] = json!("complete");
                 return path.finish(jsonrpc::result(run.up_id, result));
             }
             "failed" => {
@@ -153,6 +172,28 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
                 );
             }
         }
+    }
+}
+
+/// The call's progress: each new status message once, numbered, when the host asked for it.
+struct Progress {
+    token: Option<Value>,
+    sent: u64,
+    said: Option<String>,
+}
+
+impl Progress {
+    fn say(&mut self, path: &dyn TaskPath, message: Option<String>) {
+        let (Some(token), Some(m)) = (&self.token, message) else { return };
+        if self.said.as_ref() == Some(&m) {
+            return;
+        }
+        self.sent += 1;
+        path.progress(jsonrpc::notification(
+            "notifications/progress",
+            json!({"progressToken": token, "progress": self.sent, "message": m}),
+        ));
+        self.said = Some(m);
     }
 }
 

@@ -150,7 +150,7 @@ impl Handler<HostEvent> for HostSession {
                     // A stateless host hears of a task only on a listen that took it; a host
                     // that does not speak tasks never saw one.
                     if self.call().is_some() {
-                        return self.task_to_listener(ctx, msg, 0);
+                        return self.task_to_listener(ctx, msg);
                     }
                     if !self.speaks_tasks() {
                         return;

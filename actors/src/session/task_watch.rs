@@ -181,7 +181,8 @@ impl Handler<HostEvent> for TaskWatch {
     /// the others let it pass). What is heard here is not passed on again.
     fn handle(&mut self, ev: HostEvent, _: &mut Self::Context) {
         let (HostEvent::Notify { msg, .. } | HostEvent::ForCaller { msg, .. }) = ev else { return };
-        if jsonrpc::method(&msg) == Some("notifications/tasks/status") {
+        let its_own = msg.at("/params/taskId").and_then(Value::as_str) == Some(self.task.exposed.as_str());
+        if jsonrpc::method(&msg) == Some("notifications/tasks/status") && its_own {
             self.router.broadcast_to(&self.task.owner, HostEvent::heard(msg, self.router.origin()));
         }
     }

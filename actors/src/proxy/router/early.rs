@@ -16,6 +16,32 @@ pub const HOLD_FOR: Duration = Duration::from_secs(3);
 /// Messages held at most per server (a server that names tasks it never makes fills only this).
 pub const MAX_HELD: usize = 64;
 
+/// A status held is at most this large (a status is a few hundred bytes; a server cannot make
+/// the service hold its largest messages by naming tasks it never made).
+const MAX_BYTES: usize = 4096;
+
+/// Whether `msg` is small enough to hold.
+pub fn small(msg: &Value) -> bool {
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, msg).is_ok() && counter.0 <= MAX_BYTES
+}
+
+/// Counts bytes, and stops the writer past the bound.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        if self.0 > MAX_BYTES {
+            return Err(std::io::Error::other("too large to hold"));
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 struct Held {
     upstream: String,
     /// `log` or `notification`, as metrics count what goes to no one.
@@ -90,6 +116,12 @@ mod tests {
         assert_eq!(e.expire(now + HOLD_FOR), vec!["notification"]);
         assert!(e.take("t-1").is_empty(), "let go");
         assert_eq!(e.take("t-2"), vec![json!(2)], "the younger one still waits");
+    }
+
+    #[test]
+    fn only_a_small_message_is_held() {
+        assert!(small(&json!({"method": "notifications/tasks/status", "params": {"taskId": "t", "statusMessage": "x".repeat(1000)}})));
+        assert!(!small(&json!({"params": {"statusMessage": "x".repeat(MAX_BYTES)}})));
     }
 
     #[test]

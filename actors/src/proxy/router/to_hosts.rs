@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::{Hearers, Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
+use super::{early, Hearers, Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::relayed::{RawResult, Relayed};
@@ -60,7 +60,16 @@ impl Router {
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let task = msg.at("/result/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
                 let kept = self.routes().task_run(&up_id, &task);
-                if let Some(run) = kept.and_then(|(session, request)| TaskRun::of(up_id, session, &request, &msg)) {
+                if let Some((session, request)) = kept {
+                    let Some(run) = TaskRun::of(up_id.clone(), session, &request, &msg) else {
+                        // No task the service can run: none is left running either.
+                        if !task.is_empty() && task.len() <= 4096 {
+                            drop(self.internal_request("tasks/cancel", json!({"taskId": task})));
+                        }
+                        let why =
+                            format!("{}the server answered the call with a task whose id cannot be used; it was cancelled", self.whose);
+                        return self.give_up(&up_id, code::INTERNAL_ERROR, why);
+                    };
                     self.metrics.task(&self.server, "created").inc();
                     return task_runs::spawn(self.clone() as Arc<dyn TaskPath>, run);
                 }
@@ -144,12 +153,14 @@ impl Router {
         };
         match named {
             Named::Task(route) => return Unnamed::Task(*route),
-            // Perhaps the answer that makes it is on its way: held for it (see `early`).
-            Named::UnknownTask(upstream) => {
+            // A status may come before the answer that makes its task: held for it (see
+            // `early`); a small one only, and nothing else a server says of a task unknown.
+            Named::UnknownTask(upstream) if said == Said::TaskStatus && early::small(msg) => {
                 let let_go = self.early.guard().hold(&upstream, kind, msg.clone(), Instant::now());
                 self.kept_back_early(let_go);
                 return Unnamed::Held;
             }
+            Named::UnknownTask(_) => return kept("unknown_task"),
             Named::Nothing => {}
         }
         if !matches!(said, Said::Log | Said::ElicitationComplete | Said::TaskStatus | Said::Other) {

@@ -87,7 +87,7 @@ fn path(gets: Vec<Value>) -> Arc<Path> {
 }
 
 fn run(token: Option<Value>) -> TaskRun {
-    TaskRun { up_id: json!(7), session: "s".into(), task: "t-1".into(), progress_token: token, poll: POLL_MIN }
+    TaskRun { up_id: json!(7), session: "s".into(), task: "t-1".into(), progress_token: token, poll: POLL_MIN, first: None, limit: MAX_RUN }
 }
 
 fn working(msg: Option<&str>) -> Value {
@@ -99,25 +99,30 @@ fn working(msg: Option<&str>) -> Value {
 
 #[actix::test]
 async fn each_new_status_is_progress_of_the_call_and_the_result_is_its_answer() {
-    let result = json!({"content": [{"type": "text", "text": "report"}], "resultType": "complete"});
+    // The server wrote its own resultType inside: the call's answer is a result all the same.
+    let result = json!({"content": [{"type": "text", "text": "report"}], "resultType": "input_required"});
     let p = path(vec![
+        working(Some("zero")),
         working(None),
         working(Some("one")),
         working(Some("one")),
         working(Some("two")),
         json!({"taskId": "t-1", "status": "completed", "statusMessage": "two", "result": result}),
     ]);
-    run_task(p.clone(), run(Some(json!("up-tok")))).await;
+    let first = TaskRun { first: Some("zero".into()), ..run(Some(json!("up-tok"))) };
+    run_task(p.clone(), first).await;
     let said: Vec<Value> = p.said.lock().unwrap().iter().map(|m| m["params"].clone()).collect();
     assert_eq!(
         said,
         vec![
-            json!({"progressToken": "up-tok", "progress": 1, "message": "one"}),
-            json!({"progressToken": "up-tok", "progress": 2, "message": "two"})
+            json!({"progressToken": "up-tok", "progress": 1, "message": "zero"}),
+            json!({"progressToken": "up-tok", "progress": 2, "message": "one"}),
+            json!({"progressToken": "up-tok", "progress": 3, "message": "two"})
         ],
-        "once per change, under the call's upstream token"
+        "the answer's own status first, then once per change, under the call's upstream token"
     );
-    assert_eq!(*p.ended.lock().unwrap(), vec![jsonrpc::result(json!(7), result)]);
+    let answered = json!({"content": [{"type": "text", "text": "report"}], "resultType": "complete"});
+    assert_eq!(*p.ended.lock().unwrap(), vec![jsonrpc::result(json!(7), answered)]);
     assert!(*p.alive.lock().unwrap() >= 3, "each change keeps the call alive");
 }
 
@@ -153,7 +158,7 @@ async fn what_the_task_asks_goes_to_the_calls_host_and_its_answer_to_the_task() 
     let sent = p.sent.lock().unwrap().clone();
     let update = sent.iter().find(|(m, _)| m == "tasks/update").expect("answered");
     assert_eq!(update.1, json!({"taskId": "t-1", "inputResponses": {"t-1:ab": {"action": "accept", "content": {"depth": "deep"}}}}));
-    assert_eq!(p.ended.lock().unwrap()[0]["result"], json!({"content": []}));
+    assert_eq!(p.ended.lock().unwrap()[0]["result"]["content"], json!([]));
 }
 
 #[actix::test]
@@ -169,6 +174,46 @@ async fn a_task_whose_host_is_gone_or_that_says_nonsense_is_cancelled_with_a_rea
     let p = path(vec![]);
     run_task(p.clone(), run(None)).await;
     assert!(p.ended.lock().unwrap()[0]["error"]["message"].as_str().unwrap().contains("Task not found"));
+    assert!(p.sent.lock().unwrap().iter().any(|(m, _)| m == "tasks/cancel"), "a task whose tasks/get failed is cancelled too");
+}
+
+fn asking(key: &str) -> Value {
+    json!({"taskId": "t-1", "status": "input_required", "pollIntervalMs": 1, "inputRequests": {key: {"method": "elicitation/create", "params": {}}}})
+}
+
+fn updates(p: &Path) -> usize {
+    p.sent.lock().unwrap().iter().filter(|(m, _)| m == "tasks/update").count()
+}
+
+#[actix::test]
+async fn a_question_still_shown_after_its_answer_is_not_asked_again_and_rounds_are_bounded() {
+    let done = json!({"taskId": "t-1", "status": "completed", "result": {"content": []}});
+    let p = path(vec![asking("k"), asking("k"), asking("k"), done.clone()]);
+    *p.host.lock().unwrap() = Some(Host.start().recipient());
+    run_task(p.clone(), run(None)).await;
+    assert_eq!(updates(&p), 1, "answered once");
+    assert!(p.ended.lock().unwrap()[0].get("result").is_some());
+    // As many rounds as allowed pass; one more is too many.
+    for (asks, ends_well) in [(MAX_ROUNDS, true), (MAX_ROUNDS + 1, false)] {
+        let mut gets: Vec<Value> = (0..asks).map(|i| asking(&format!("k{i}"))).collect();
+        gets.push(done.clone());
+        let p = path(gets);
+        *p.host.lock().unwrap() = Some(Host.start().recipient());
+        run_task(p.clone(), run(None)).await;
+        let ended = p.ended.lock().unwrap()[0].clone();
+        assert_eq!(ended.get("result").is_some(), ends_well, "{asks} rounds: {ended}");
+        if !ends_well {
+            assert!(ended["error"]["message"].as_str().unwrap().contains("more than"), "{ended}");
+        }
+    }
+}
+
+#[actix::test]
+async fn a_task_that_runs_past_the_longest_wait_is_cancelled() {
+    let p = path((0..50).map(|_| working(None)).collect());
+    run_task(p.clone(), TaskRun { limit: POLL_MIN * 3, ..run(None) }).await;
+    assert!(p.ended.lock().unwrap()[0]["error"]["message"].as_str().unwrap().contains("longer than"));
+    assert!(p.sent.lock().unwrap().iter().any(|(m, _)| m == "tasks/cancel"));
 }
 
 #[test]
@@ -180,6 +225,8 @@ fn the_servers_pace_is_kept_within_bounds() {
     let made = json!({"result": {"taskId": "t-9", "status": "working", "pollIntervalMs": 200, "resultType": "task"}});
     let request = json!({"params": {"_meta": {"progressToken": 5}}});
     let r = TaskRun::of(json!(1), "s".into(), &request, &made).unwrap();
-    assert_eq!((r.task.as_str(), r.progress_token, r.poll), ("t-9", Some(json!(5)), Duration::from_millis(200)));
+    assert_eq!((r.task.as_str(), r.progress_token, r.poll, r.first), ("t-9", Some(json!(5)), Duration::from_millis(200), None));
+    let with_status = json!({"result": {"taskId": "t-9", "statusMessage": "gathering"}});
+    assert_eq!(TaskRun::of(json!(1), "s".into(), &request, &with_status).unwrap().first.as_deref(), Some("gathering"));
     assert!(TaskRun::of(json!(1), "s".into(), &request, &json!({"result": {"taskId": "x".repeat(300)}})).is_none(), "an id too long");
 }

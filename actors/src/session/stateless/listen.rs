@@ -42,6 +42,7 @@ impl HostSession {
             prompts: asked("promptsListChanged") && has("prompts", "listChanged"),
             resources: asked("resourcesListChanged") && has("resources", "listChanged"),
             tasks: Vec::new(),
+            settling: Default::default(),
         };
         let (tasks, mut refused) = self.listened_tasks(&wanted);
         let mut honoured = serde_json::Map::new();

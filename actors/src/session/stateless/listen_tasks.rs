@@ -59,16 +59,33 @@ impl HostSession {
 
     /// A task's status (a 2025 server's `notifications/tasks/status`, its id the hosts') heard
     /// by a stateless session: to its listener as `notifications/tasks` when it listens to
-    /// that task, else nowhere (2026 has no such notification).
-    pub(in crate::session) fn task_to_listener(&mut self, ctx: &mut Context<Self>, status: Value, tries: u32) {
+    /// that task, else nowhere (2026 has no such notification). A status that says the task
+    /// ended is told once the watch has its result: meanwhile newer statuses of that task wait
+    /// behind it (only the newest is kept), so they are told in order and a flood costs one
+    /// wait.
+    pub(in crate::session) fn task_to_listener(&mut self, ctx: &mut Context<Self>, status: Value) {
         let Some(task) = status.at("/params/taskId").and_then(Value::as_str).map(str::to_string) else { return };
-        if !self.call().is_some_and(|c| c.listens_to_task(&task)) {
+        let Some(listen) = self.call_mut().and_then(|c| c.listen.as_mut()).filter(|l| l.tasks.contains(&task)) else { return };
+        if let Some(waiting) = listen.settling.get_mut(&task) {
+            *waiting = status;
             return;
         }
-        let Some(watch) =
-            self.deps.fleet.hosts().tasks().owned(&task, &self.who.key).and_then(|_| self.deps.fleet.hosts().tasks().watch(&task))
-        else {
-            return self.tell_listener(tasks_2026::detailed(Value::Null, &status["params"], None, None));
+        self.tell_task(ctx, task, status, 0);
+    }
+
+    /// Tells `status` of `task` as `tasks/get` would, once the watch has what it names.
+    fn tell_task(&mut self, ctx: &mut Context<Self>, task: String, status: Value, tries: u32) {
+        // From now until it is told, newer statuses of the task wait behind this one.
+        if let Some(l) = self.call_mut().and_then(|c| c.listen.as_mut()) {
+            l.settling.entry(task.clone()).or_insert(Value::Null);
+        }
+        let tasks = self.deps.fleet.hosts().tasks();
+        let Some(watch) = tasks.owned(&task, &self.who.key).and_then(|_| tasks.watch(&task)) else {
+            self.tell_listener(tasks_2026::detailed(Value::Null, &status["params"], None, None));
+            if let Some(next) = self.settled(&task) {
+                self.tell_task(ctx, task, next, 0);
+            }
+            return;
         };
         let inspect = watch.inspect.send(InspectTask);
         ctx.spawn(inspect.into_actor(self).map(move |seen, act, ctx| {
@@ -77,12 +94,22 @@ impl HostSession {
             let ended = tasks_2026::terminal(said) && said != "cancelled";
             // The watch has the end a moment after the status says it: looked at again.
             if (ended && outcome.is_none() || said == "input_required" && inputs.is_empty()) && tries < SETTLE_TRIES {
-                ctx.run_later(SETTLE_EVERY, move |act, ctx| act.task_to_listener(ctx, status, tries + 1));
+                ctx.run_later(SETTLE_EVERY, move |act, ctx| act.tell_task(ctx, task, status, tries + 1));
                 return;
             }
             let outcome = outcome.filter(|_| said != "cancelled");
             act.tell_listener(tasks_2026::detailed(Value::Null, &status["params"], outcome.as_ref(), Some(inputs)));
+            // What came meanwhile (the newest of it) is next.
+            if let Some(next) = act.settled(&task) {
+                act.tell_task(ctx, task, next, 0);
+            }
         }));
+    }
+
+    /// The wait of `task` is over: the newest status that came meanwhile, if one did.
+    fn settled(&mut self, task: &str) -> Option<Value> {
+        let l = self.call_mut()?.listen.as_mut()?;
+        l.settling.remove(task).filter(|s| !s.is_null())
     }
 
     /// A task as `tasks/get` tells it (`detailed`'s answer), on the listen stream.

@@ -78,6 +78,9 @@ struct Listen {
     resources: bool,
     /// The tasks (ids as hosts know them, the person's own) whose status it hears of.
     tasks: Vec<String>,
+    /// The newest status of each task whose end is being waited for (see `listen_tasks`): one
+    /// wait per task, told in the order the server said.
+    settling: std::collections::HashMap<String, Value>,
 }
 
 impl HostSession {
@@ -234,11 +237,6 @@ impl Call {
         }
         let level = msg.pointer("/params/level").and_then(Value::as_str);
         revision_2026::log_wanted(level, self.log_level.as_deref())
-    }
-
-    /// Whether this is a listen that hears of the task `task`.
-    pub(in crate::session) fn listens_to_task(&self, task: &str) -> bool {
-        self.listen.as_ref().is_some_and(|l| l.tasks.iter().any(|t| t == task))
     }
 
     /// A call's progress, under the token of the request that carries the call now.
