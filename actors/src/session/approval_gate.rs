@@ -141,30 +141,33 @@ impl HostSession {
             fleet.announce_page(APPROVALS_PAGE);
             ended_as(&ended, &metrics, &audit)
         };
-        ctx.spawn(fut.into_actor(self).map(move |outcome, act, ctx| {
-            let key = jsonrpc::id(&msg).map(jsonrpc::id_key).unwrap_or_default();
-            if !act.in_flight.contains_key(&key) {
-                return; // the host gave up: an approval stays for the same call made again
+        ctx.spawn(fut.into_actor(self).map(move |outcome, act, ctx| act.after_approval(ctx, outcome, server, msg, after)));
+    }
+
+    /// A held call once its approval is decided: made, or refused saying why.
+    fn after_approval(&mut self, ctx: &mut Context<Self>, outcome: Outcome, server: Arc<Server>, msg: Value, after: After) {
+        let key = jsonrpc::id(&msg).map(jsonrpc::id_key).unwrap_or_default();
+        if !self.in_flight.contains_key(&key) {
+            return; // the host gave up: an approval stays for the same call made again
+        }
+        // Approved, perhaps long ago: the tool is still where it was and still the person's
+        // to call (a reload, or the tool held since, stops it).
+        if matches!(outcome, Outcome::Go | Outcome::Approved { .. }) {
+            if let Some(why) = self.no_longer_callable(&server, &msg, &after) {
+                return self.refuse_held(&msg, why);
             }
-            // Approved, perhaps long ago: the tool is still where it was and still the person's
-            // to call (a reload, or the tool held since, stops it).
-            if matches!(outcome, Outcome::Go | Outcome::Approved { .. }) {
-                if let Some(why) = act.no_longer_callable(&server, &msg, &after) {
-                    return act.refuse_held(&msg, why);
-                }
+        }
+        match outcome {
+            Outcome::Go => self.forward_within_quotas(ctx, server, msg, after),
+            Outcome::Approved { call, id } => {
+                let book = self.deps.approvals.clone();
+                ctx.spawn(async move { book.take(&call).await }.into_actor(self).map(move |taken, act, ctx| match taken {
+                    Some(_) => act.forward_within_quotas(ctx, server, msg, after),
+                    None => act.refuse_held(&msg, format!("the approval of request {id} was used by the same call made again")),
+                }));
             }
-            match outcome {
-                Outcome::Go => act.forward_within_quotas(ctx, server, msg, after),
-                Outcome::Approved { call, id } => {
-                    let book = act.deps.approvals.clone();
-                    ctx.spawn(async move { book.take(&call).await }.into_actor(act).map(move |taken, act, ctx| match taken {
-                        Some(_) => act.forward_within_quotas(ctx, server, msg, after),
-                        None => act.refuse_held(&msg, format!("the approval of request {id} was used by the same call made again")),
-                    }));
-                }
-                Outcome::Refused(why) => act.refuse_held(&msg, why),
-            }
-        }));
+            Outcome::Refused(why) => self.refuse_held(&msg, why),
+        }
     }
 
     fn no_longer_callable(&self, server: &Server, msg: &Value, after: &After) -> Option<String> {
