@@ -2,10 +2,12 @@
 (tests/e2e/tasks26_server.py; the one shipped runtime of the tasks extension): its task-only
 tools refuse a call without the extension (-32021), its tool list says nothing of tasks, and it
 sends no notifications (a task is seen only by polling `tasks/get`). The service declares the
-extension to it and runs each task for the call that made it: every host kind calls the tool
-and gets the result: a 2025 host without tasks, a 2025 host with them, a 2026 host with the
-extension and one without; each status as progress, the task's question asked of the caller,
-the call given up cancelling the task. alice and bob side by side, canaries in their topics."""
+extension to it. A host that asks for a task gets the server's own, the way its era reads tasks
+(a 2025 host with tasks that sends `task`: tasks/get, tasks/result, tasks/cancel; a 2026 host
+that declared the extension: the task flat, tasks/get, tasks/update, its listen). For any other
+call the service runs the task for the call that made it, and the call gets the result (each
+status as progress, the task's question asked of the caller, the call given up cancelling the
+task). alice and bob side by side, canaries in their topics."""
 
 import json
 import os
@@ -15,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import ROOT, Proc, free_port, proxy_http, wait_for, wait_port
-from test_isolation import TOKENS, Person, Session, Stateless, finish, pair, text
+from test_isolation import TOKENS, Person, Session, finish, pair, text
 
 PYTHON = ROOT / "tests" / ".venv-tasks26" / "bin" / "python"
 SERVER = ROOT / "tests" / "e2e" / "tasks26_server.py"
@@ -95,14 +97,100 @@ def test_what_the_task_asks_is_asked_of_its_caller_alone(svc, people):
     finish(alice, bob)
 
 
-def test_a_2026_host_with_or_without_the_extension_gets_the_result(svc, people):
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+def test_a_2025_host_that_asks_for_a_task_gets_the_servers_own_the_2025_way(svc, people):
+    """A 2025 host with tasks that asks for one (`task` in its call) gets the server's task as
+    2025 names it: CreateTaskResult, tasks/get (status only), tasks/result (polled to the end
+    for it; the task's question asked with related-task _meta on that stream; the result with
+    it), statuses as notifications/tasks/status. Each person's task is theirs alone."""
+    from test_tasks import as_unknown
     alice, bob = people
-    with_ext = Stateless(svc, alice, "S-A", caps={"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-    without = Stateless(svc, bob, "S-B", caps={"elicitation": {}})
-    got = with_ext.call("research", topic=f"{alice.tag} kelp", ask=True)
-    assert got["result"].get("resultType") == "complete" and text(got) == f"Report on {alice.tag} kelp (depth=accept:deep)", got
-    got = without.call("research", topic=f"{bob.tag} kelp")
-    assert text(got) == f"Report on {bob.tag} kelp (depth=default)", got
+    a = Session(svc, alice, "A-t", caps=TASKS_CAPS)
+    b = Session(svc, bob, "B-t", caps=TASKS_CAPS)
+    caps = a.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": TASKS_CAPS,
+                                "clientInfo": {"name": "x", "version": "1"}})["result"]["capabilities"]
+    assert caps.get("tasks", {}).get("requests", {}).get("tools", {}).get("call") == {}, caps
+    made = {}
+    for s, who, ask in ((a, alice, True), (b, bob, False)):
+        got = s.rpc("tools/call", {"name": "research", "arguments": {"topic": f"{who.tag} tides", "ask": ask}, "task": {"ttl": 60000}})
+        task = got.get("result", {}).get("task")
+        assert task and set(got["result"]) == {"task"} and task["status"] == "working", f"{who.name}: a 2025 task: {got}"
+        assert not {"ttlMs", "pollIntervalMs", "resultType"} & set(task) and task["ttl"] and task["pollInterval"], task
+        made[who.name] = task["taskId"]
+    unknown = "no-such-task-0000"
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        theirs, nobodys = b.rpc(method, {"taskId": made["alice"]}), b.rpc(method, {"taskId": unknown})
+        assert as_unknown(theirs, made["alice"], nobodys, unknown), f"bob's {method} of alice's task: {theirs}"
+    got = a.rpc("tasks/get", {"taskId": made["alice"]})["result"]
+    assert got["taskId"] == made["alice"] and got["status"] in ("working", "input_required"), got
+    assert not {"result", "inputRequests", "error", "ttlMs", "resultType"} & set(got), f"tasks/get tells the status only: {got}"
+    with ThreadPoolExecutor(2) as pool:
+        hers = pool.submit(a.rpc, "tasks/result", {"taskId": made["alice"]}, 60)
+        his = pool.submit(b.rpc, "tasks/result", {"taskId": made["bob"]}, 60)
+        hers, his = hers.result(70)["result"], his.result(70)["result"]
+    for result, who, depth in ((hers, alice, "accept:deep"), (his, bob, "default")):
+        assert text({"result": result}) == f"Report on {who.tag} tides (depth={depth})", result
+        assert result["_meta"][RELATED]["taskId"] == made[who.name], result
+    asked = [r for _, r in alice.asked if r["method"] == "elicitation/create"]
+    assert len(asked) == 1 and alice.tag in asked[0]["params"]["message"], alice.asked
+    assert asked[0]["params"]["_meta"][RELATED]["taskId"] == made["alice"], "asked inside her task, and it says so"
+    assert not bob.asked, f"bob was asked: {bob.asked}"
+    for s, who in ((a, alice), (b, bob)):
+        said = [m["params"] for m in s.got(lambda m: m.get("method") == "notifications/tasks/status")]
+        assert said and {p["taskId"] for p in said} == {made[who.name]}, f"{who.name}'s statuses: {said}"
+        assert any(f"writing report on {who.tag} tides" == p.get("statusMessage") for p in said), said
+    assert a.rpc("tasks/get", {"taskId": made["alice"]})["result"]["status"] == "completed"
+    finish(alice, bob)
+
+
+def test_a_2025_host_cancels_its_task_on_the_server_and_is_told_its_status(svc, people):
+    alice, bob = people
+    a = Session(svc, alice, "A-c", caps=TASKS_CAPS)
+    b = Session(svc, bob, "B-c", caps=TASKS_CAPS)
+    marker = f"c25-{os.getpid()}-{time.monotonic_ns()}"
+    task = a.rpc("tools/call", {"name": "slow", "arguments": {"seconds": 30, "marker": marker}, "task": {"ttl": 60000}})["result"]["task"]["taskId"]
+    wait_for(lambda: f"started {marker}" in svc.log.read_text(), 15, "the task started on the server")
+    # bob's cancel of her task is an unknown task's, and leaves it running.
+    assert b.rpc("tasks/cancel", {"taskId": task})["error"]["code"] == -32602
+    assert a.rpc("tasks/get", {"taskId": task})["result"]["status"] == "working"
+    done = a.rpc("tasks/cancel", {"taskId": task})["result"]
+    assert done["taskId"] == task and done["status"] == "cancelled", f"2025's cancel answers with the task: {done}"
+    wait_for(lambda: f"cancelled {marker}" in svc.log.read_text(), 10, "the task cancelled on the server")
+    finish(alice, bob)
+
+
+def test_a_2026_host_with_the_extension_polls_the_servers_task_and_one_without_gets_the_result(svc, people):
+    """A 2026 host that declared the extension gets the server's task (flat) to poll, answers
+    its question with tasks/update, and its listen hears each status; bob's task beside hers,
+    each unknown to the other. Without the extension, the call's result."""
+    from test_isolation import Listen
+    from test_tasks import EXT, as_unknown, poll26, post26
+    alice, bob = people
+    made = {}
+    for who, ask in ((alice, True), (bob, False)):
+        got = post26(svc, who, "tools/call", {"name": "research", "arguments": {"topic": f"{who.tag} kelp", "ask": ask}})["result"]
+        assert got["resultType"] == "task" and got["status"] == "working" and "ttlMs" in got and "task" not in got, got
+        made[who.name] = got["taskId"]
+    la = Listen(svc, alice, "LA", {"taskIds": [made["alice"], made["bob"]]}, caps={"extensions": {EXT: {}}})
+    assert la.ack()["params"]["notifications"].get("taskIds") == [made["alice"]], "her own task only"
+    waiting = poll26(svc, alice, made["alice"], lambda r: r["status"] == "input_required", timeout=30)
+    (key, asked), = waiting["inputRequests"].items()
+    assert asked["method"] == "elicitation/create" and alice.tag in asked["params"]["message"], asked
+    theirs = post26(svc, bob, "tasks/get", {"taskId": made["alice"]})
+    assert as_unknown(theirs, made["alice"], post26(svc, bob, "tasks/get", {"taskId": "no-such-0"}), "no-such-0"), theirs
+    ack = post26(svc, alice, "tasks/update", {"taskId": made["alice"], "inputResponses": {key: {"action": "accept", "content": {"depth": "deep"}}}})
+    assert "error" not in ack, ack
+    for who, depth in ((alice, "accept:deep"), (bob, "default")):
+        done = poll26(svc, who, made[who.name], lambda r: r["status"] in ("completed", "failed"), timeout=30)
+        assert done["status"] == "completed" and done["result"]["content"][0]["text"] == f"Report on {who.tag} kelp (depth={depth})", done
+    la.wait(lambda m: m.get("method") == "notifications/tasks" and m["params"]["status"] == "completed", "her task's end", 30)
+    heard = [m["params"] for m in la.got(lambda m: m.get("method") == "notifications/tasks")]
+    assert {p["taskId"] for p in heard} == {made["alice"]} and bob.tag not in json.dumps(heard), heard
+    assert any(p.get("statusMessage", "").startswith("gathering sources") for p in heard), heard
+    plain = post26(svc, bob, "tools/call", {"name": "research", "arguments": {"topic": f"{bob.tag} plain"}}, declared=False)
+    assert plain["result"]["resultType"] == "complete" and text(plain) == f"Report on {bob.tag} plain (depth=default)", plain
     finish(alice, bob)
 
 

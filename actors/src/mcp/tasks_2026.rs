@@ -51,6 +51,33 @@ fn task_fields(task: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// A 2026 server's task (flat, as its `tools/call` or `tasks/get` gives it) as 2025-11-25 names
+/// it: the status fields only (`ttlMs` -> `ttl`, `pollIntervalMs` -> `pollInterval`); what
+/// 2026 carries inline (the result, the error, the input requests) is `tasks/result`'s in 2025.
+pub fn task_2025(task: &Value) -> Value {
+    let mut out = Map::new();
+    let Some(task) = task.as_object() else { return Value::Object(out) };
+    for key in ["taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt"] {
+        if let Some(v) = task.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    out.insert("ttl".into(), task.get("ttlMs").filter(|t| t.is_u64()).cloned().unwrap_or(Value::Null));
+    if let Some(p) = task.get("pollIntervalMs").filter(|p| p.is_u64()) {
+        out.insert("pollInterval".into(), p.clone());
+    }
+    Value::Object(out)
+}
+
+/// A 2026 server's `tools/call` answer that made a task (`resultType: "task"`, flat), as 2025
+/// hosts (and the service's own task table) read one: `result.task`.
+pub fn created_2025(answer: Value) -> Value {
+    let Some(result) = answer.get("result") else { return answer };
+    let task = task_2025(result);
+    let id = jsonrpc::id(&answer).cloned().unwrap_or(Value::Null);
+    jsonrpc::result(id, json!({ "task": task }))
+}
+
 /// A `tools/call` answer that made a task (`result.task`, 2025), as a 2026 host is given it:
 /// flat, `resultType: "task"`.
 pub fn created(answer: Value) -> Value {
@@ -183,5 +210,25 @@ mod tests {
         let e = missing_extension(json!(1), "tasks/get");
         assert_eq!(e["error"]["code"], errors::MISSING_CAPABILITY);
         assert_eq!(e["error"]["data"]["requiredCapabilities"]["extensions"][EXTENSION], json!({}));
+    }
+
+    #[test]
+    fn a_2026_servers_task_reads_the_2025_way_and_back() {
+        let flat = json!({"id": 4, "result": {"resultType": "task", "taskId": "t1", "status": "working", "statusMessage": "go",
+            "createdAt": "c", "lastUpdatedAt": "u", "ttlMs": 60000, "pollIntervalMs": 300, "result": {"content": []}, "inputRequests": {}}});
+        let made = created_2025(flat);
+        assert_eq!(made["id"], 4);
+        assert_eq!(
+            made["result"]["task"],
+            json!({"taskId": "t1", "status": "working", "statusMessage": "go", "createdAt": "c", "lastUpdatedAt": "u", "ttl": 60000, "pollInterval": 300})
+        );
+        // And back to 2026 for a 2026 host: the same task.
+        let again = created(made);
+        assert_eq!(again["result"]["ttlMs"], 60000);
+        assert_eq!(again["result"]["pollIntervalMs"], 300);
+        assert_eq!(again["result"]["resultType"], "task");
+        let bare = task_2025(&json!({"taskId": "t2", "status": "completed", "ttlMs": "odd", "pollIntervalMs": -1}));
+        assert_eq!(bare, json!({"taskId": "t2", "status": "completed", "ttl": null}), "what is not a number is not passed on");
+        assert_eq!(created_2025(json!({"id": 1, "error": {"code": 1}}))["error"]["code"], 1, "an error stays one");
     }
 }

@@ -21,13 +21,12 @@ use crate::messages::{HostEvent, SessionId, SessionPort, Status};
 use crate::metrics::Metrics;
 use crate::process::locks::{Recover, RecoverRw};
 use crate::proxy::hosts::Hosts;
-use crate::proxy::input_rounds::{Asked, InputPath};
 use crate::proxy::routes::Routes;
-use crate::proxy::task_runs::TaskPath;
 use crate::upstream::{LinkTx, SendError, UpstreamError};
 
 mod early;
 mod reply;
+mod task_paths;
 mod to_hosts;
 mod whose;
 
@@ -185,6 +184,14 @@ impl Router {
         self.upstream_meta.reading().is_some()
     }
 
+    /// Whether the upstream speaks 2026-07-28 with the tasks extension (the service declares
+    /// it on every request there).
+    pub fn runs_tasks_2026(&self) -> bool {
+        let meta = self.upstream_meta.reading();
+        let caps = meta.as_ref().and_then(|m| m.get(revision_2026::META_CAPS));
+        caps.and_then(|c| c.get("extensions")).and_then(|e| e.get(revision_2026::TASKS_EXTENSION)).is_some()
+    }
+
     /// Queues a message for the upstream. Refuses when the link is down or its queue is full
     /// (an upstream that stopped reading); the error says which, for the host.
     pub fn send(&self, mut msg: Value) -> Result<(), UpstreamError> {
@@ -328,19 +335,19 @@ impl Router {
     /// returns, so a cancellation the host sends next (even in the same batch) finds it. The
     /// receiver resolves to the answer with the host's own id (an error when the request could
     /// not be sent; closed when the host cancelled it). `Err(msg)`: not ready, nothing was sent.
-    pub fn try_forward(&self, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
+    pub fn try_forward(self: &Arc<Self>, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Value>, Value> {
         let (tx, rx) = oneshot::channel();
         self.try_forward_to(session, msg, Reply::Tree(tx)).map(|_| rx)
     }
 
     /// [`Router::try_forward`] for a session that takes a plain result as read
     /// (`mcp::relayed`).
-    pub fn try_forward_relayed(&self, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Relayed>, Value> {
+    pub fn try_forward_relayed(self: &Arc<Self>, session: &SessionId, msg: Value) -> Result<oneshot::Receiver<Relayed>, Value> {
         let (tx, rx) = oneshot::channel();
         self.try_forward_to(session, msg, Reply::Relayed(tx)).map(|_| rx)
     }
 
-    fn try_forward_to(&self, session: &SessionId, mut msg: Value, reply: Reply) -> Result<(), Value> {
+    fn try_forward_to(self: &Arc<Self>, session: &SessionId, mut msg: Value, reply: Reply) -> Result<(), Value> {
         if !self.status.borrow().ready {
             return Err(msg);
         }
@@ -350,9 +357,20 @@ impl Router {
             *last = Some(session.clone()); // the same session's next call allocates nothing here
         }
         drop(last);
-        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && self.upstream_is_2026();
+        let modern = self.upstream_is_2026();
+        let keep = matches!(jsonrpc::method(&msg), Some("tools/call" | "prompts/get" | "resources/read")) && modern;
+        // A host's own task of a 2026 server: asked for by the extension the service declares
+        // anyway, so the call goes without `task`, and the task the server makes is the host's.
+        let asks_task = keep && jsonrpc::method(&msg) == Some("tools/call") && task_paths::take_task(&mut msg);
         let owner = self.hosts.owner_of(session);
         let up_id = self.routes().outgoing_kept(session, owner, &mut msg, reply, keep);
+        if asks_task {
+            self.routes().pass_task(up_id);
+        }
+        if modern && jsonrpc::method(&msg) == Some("tasks/result") {
+            self.wait_on_task(session, up_id, &msg);
+            return Ok(());
+        }
         if let Err(why) = self.send(msg) {
             if let Some(p) = self.routes().abandon(up_id) {
                 let why = format!("{}{why}; retry shortly", self.whose);
@@ -430,46 +448,5 @@ impl Router {
             let id = e.pending.host_id.unwrap_or(Value::Null);
             let _ = e.pending.reply.send(jsonrpc::error(id, code::UPSTREAM_UNAVAILABLE, reason));
         }
-    }
-}
-
-impl InputPath for Router {
-    fn ask_target(&self, up_id: &Value, key: &str) -> Option<Asked> {
-        let (target, host_side_id) = self.server_request_target(json!(format!("input:{key}")), Some(up_id)).ok()?;
-        Some(Asked { session: target.session, port: target.port.request, related: target.related, host_side_id })
-    }
-
-    fn server_request_done(&self, host_side_id: &str) {
-        Router::server_request_done(self, host_side_id)
-    }
-
-    fn give_up(&self, up_id: &Value, code: i64, why: String) {
-        Router::give_up(self, up_id, code, why)
-    }
-
-    fn is_pending(&self, up_id: &Value) -> bool {
-        Router::is_pending(self, up_id)
-    }
-
-    fn send(&self, msg: Value) -> Result<(), UpstreamError> {
-        Router::send(self, msg)
-    }
-}
-
-impl TaskPath for Router {
-    fn upstream_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
-        self.internal_request(method, params)
-    }
-
-    fn finish(&self, answer: Value) {
-        self.deliver(answer)
-    }
-
-    fn progress(&self, msg: Value) {
-        self.on_progress(&msg)
-    }
-
-    fn alive(&self, task: &str) {
-        self.routes().refresh_task(task)
     }
 }

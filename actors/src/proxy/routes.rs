@@ -36,6 +36,16 @@ pub struct Pending<T> {
     /// The server's id of the task a `tasks/*` request names (what the server asks inside that
     /// task goes to the host waiting on it; its status keeps the request alive).
     task: Option<String>,
+    /// A 2026 upstream's task made by it is the host's own (it asked for one), not one the
+    /// service runs for the call.
+    pass_task: bool,
+}
+
+impl<T> Pending<T> {
+    /// The server's id of the task a `tasks/*` request names.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_deref()
+    }
 }
 
 struct ProgressRoute {
@@ -44,6 +54,17 @@ struct ProgressRoute {
     host_request: Value,
     /// The key of the pending request it reports on (progress resets its deadline).
     pending_key: String,
+}
+
+/// What a 2026 upstream's answer that made a task leads to.
+#[derive(Debug, PartialEq)]
+pub enum TaskAnswer {
+    /// The service runs it for `session`'s call (`request`, as sent).
+    Run { session: SessionId, request: Value },
+    /// The host asked for a task: the answer goes to it.
+    Pass,
+    /// No host's call waits for it (the proxy's own, cancelled, timed out).
+    Unknown,
 }
 
 /// What an `input_required` answer from a 2026 upstream leads to.
@@ -198,6 +219,7 @@ impl<T> Routes<T> {
             progress_key: None,
             resend: None,
             rounds: 0,
+            pass_task: false,
             task: None,
         };
         self.pending.insert(jsonrpc::id_key(&json!(id)), p);
@@ -242,6 +264,7 @@ impl<T> Routes<T> {
             progress_key,
             resend: keep.then(|| msg.clone()),
             rounds: 0,
+            pass_task: false,
             task,
         };
         self.pending.insert(pending_key, p);
@@ -261,16 +284,26 @@ impl<T> Routes<T> {
         Round::Ask { session, request }
     }
 
-    /// The call `up_id` was answered with a task of the server's (`task`), which the service
-    /// runs for it: its status keeps the call alive from now on. The session and the call as
-    /// sent, when it is a host's call still waiting.
-    pub fn task_run(&mut self, up_id: &Value, task: &str) -> Option<(SessionId, Value)> {
+    /// The call `up_id` was answered with a task of the server's (`task`): the host's own to poll
+    /// when it asked for one ([`Routes::pass_task`]), else the service runs it for the call
+    /// (its status keeps the call alive from now on).
+    pub fn task_answer(&mut self, up_id: &Value, task: &str) -> TaskAnswer {
         let deadline = Instant::now() + self.timeout;
-        let p = self.pending.get_mut(jsonrpc::key_of(up_id).as_str())?;
-        let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return None };
+        let Some(p) = self.pending.get_mut(jsonrpc::key_of(up_id).as_str()) else { return TaskAnswer::Unknown };
+        if p.pass_task {
+            return TaskAnswer::Pass;
+        }
+        let (Some(session), Some(request)) = (p.session.clone(), p.resend.clone()) else { return TaskAnswer::Unknown };
         p.task = Some(task.to_string());
         p.deadline = deadline;
-        Some((session, request))
+        TaskAnswer::Run { session, request }
+    }
+
+    /// The host of the request `up_id` asked for a task: a task its server makes is the host's.
+    pub fn pass_task(&mut self, up_id: u64) {
+        if let Some(p) = self.pending.get_mut(jsonrpc::id_key(&json!(up_id)).as_str()) {
+            p.pass_task = true;
+        }
     }
 
     /// Stops (`hold`) or restarts the deadline of `session`'s request `host_req`: a call waiting

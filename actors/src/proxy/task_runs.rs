@@ -7,15 +7,22 @@
 //! and answers the call with the task's result or error. The host giving up on the call (its
 //! cancellation, its deadline) cancels the task (`tasks/cancel`). Whose the task is needs no
 //! table: it is the call's, whose route already names its host.
+//!
+//! The same run answers a host's `tasks/result` of such a task (a 2025 host's, or the watch a
+//! 2026 host's task has), which a 2026 server does not have: what the task asks and its result
+//! carry the related-task `_meta`, each new status goes to the task's owner as
+//! `notifications/tasks/status`, and the host giving up its wait leaves the task running.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::tasks::RELATED_TASK;
+use crate::mcp::tasks_2026;
 use crate::messages::SessionId;
 use crate::proxy::input_rounds::{self, InputPath};
 
@@ -39,6 +46,9 @@ pub trait TaskPath: InputPath {
     fn progress(&self, msg: Value);
     /// The task said something new: the call waiting on it is alive.
     fn alive(&self, task: &str);
+    /// A new status of a task hosts know (`notifications/tasks/status` with the server's id of
+    /// it, 2025's fields), to its owner.
+    fn status(&self, msg: Value);
 }
 
 /// One task to run for the upstream call `up_id` of `session`.
@@ -55,6 +65,8 @@ pub struct TaskRun {
     pub first: Option<String>,
     /// The longest the call waits on it ([`MAX_RUN`]).
     pub limit: Duration,
+    /// Some (the id hosts know the task by) when the run answers a host's `tasks/result`.
+    pub for_result: Option<String>,
 }
 
 impl TaskRun {
@@ -65,7 +77,30 @@ impl TaskRun {
         let task = result.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty() && t.len() <= 256)?.to_string();
         let progress_token = request.pointer("/params/_meta/progressToken").cloned();
         let first = message_of(result);
-        Some(TaskRun { up_id, session, task, progress_token, poll: pace(result), first, limit: MAX_RUN })
+        Some(TaskRun { up_id, session, task, progress_token, poll: pace(result), first, limit: MAX_RUN, for_result: None })
+    }
+
+    /// A host's `tasks/result` (`request`, as it would go upstream: `up_id`) of the server's task
+    /// `task`, which hosts know as `exposed`.
+    pub fn for_result(up_id: Value, session: SessionId, request: &Value, task: String, exposed: String) -> TaskRun {
+        let progress_token = request.pointer("/params/_meta/progressToken").cloned();
+        // Its first poll is at once: the task may have ended long ago.
+        TaskRun { up_id, session, task, progress_token, poll: Duration::ZERO, first: None, limit: MAX_RUN, for_result: Some(exposed) }
+    }
+
+    /// Whether the task goes when the wait on it does (a call's task does; a `tasks/result`
+    /// is only one wait on a task its host polls).
+    fn cancels(&self) -> bool {
+        self.for_result.is_none()
+    }
+
+    /// What an error about the run says of the task.
+    fn gone(&self) -> &'static str {
+        if self.cancels() {
+            "; it was cancelled"
+        } else {
+            "; the task was left as it is"
+        }
     }
 }
 
@@ -87,7 +122,8 @@ pub fn spawn(path: Arc<dyn TaskPath>, run: TaskRun) {
 /// Polls the task to its end and answers the call (see the module's doc).
 pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
     let started = Instant::now();
-    let mut seen: Option<(String, Option<String>)> = Some(("working".into(), None));
+    // A result's wait tells the status it finds first; a call's run had it with the answer.
+    let mut seen: Option<(String, Option<String>)> = run.cancels().then(|| ("working".into(), None));
     let mut progress = Progress { token: run.progress_token.clone(), sent: 0, said: None };
     // The first status came with the answer that made the task.
     progress.say(&*path, run.first.clone());
@@ -98,18 +134,17 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
         tokio::time::sleep(poll).await;
         if !path.is_pending(&run.up_id) {
             // The host gave up on the call (cancelled, timed out, gone): so does the task.
-            return cancel(&*path, &run.task);
+            return let_go(&*path, &run);
         }
         if started.elapsed() > run.limit {
-            cancel(&*path, &run.task);
-            let why =
-                format!("the server's task ran longer than {} s, the longest a call waits on one; it was cancelled", run.limit.as_secs());
+            let_go(&*path, &run);
+            let why = format!("the server's task ran longer than {} s, the longest a call waits on one{}", run.limit.as_secs(), run.gone());
             return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
         }
         let task = match ask(&*path, "tasks/get", json!({"taskId": run.task})).await {
             Ok(t) => t,
             Err((c, why)) => {
-                cancel(&*path, &run.task);
+                let_go(&*path, &run);
                 return path.give_up(&run.up_id, c, format!("the server's tasks/get failed: {why}"));
             }
         };
@@ -122,26 +157,15 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
             seen = now;
             path.alive(&run.task);
             progress.say(&*path, message);
+            if run.for_result.is_some() {
+                path.status(jsonrpc::notification("notifications/tasks/status", tasks_2026::task_2025(&task)));
+            }
         }
         match status.as_str() {
             "working" => {}
             "input_required" => {
-                // Only what was not answered yet is asked (a server may show an answered
-                // question until it took the answer in).
-                let mut wanted = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
-                wanted.retain(|k, _| !answered.contains(k));
-                if wanted.is_empty() {
-                    continue;
-                }
-                rounds += 1;
-                if rounds > MAX_ROUNDS {
-                    cancel(&*path, &run.task);
-                    let why = format!("the server's task asked for input more than {MAX_ROUNDS} times; it was cancelled");
-                    return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
-                }
-                answered.extend(wanted.keys().cloned());
-                if let Err((c, why)) = answer_inputs(&*path, &run, wanted).await {
-                    cancel(&*path, &run.task);
+                if let Err((c, why)) = input_round(&*path, &run, &task, &mut answered, &mut rounds).await {
+                    let_go(&*path, &run);
                     return path.give_up(&run.up_id, c, why);
                 }
             }
@@ -149,6 +173,9 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
                 let mut result = task.get("result").cloned().filter(Value::is_object).unwrap_or_else(|| json!({"content": []}));
                 // The call's answer is a result, whatever the server wrote inside it.
                 result["resultType"] = json!("complete");
+                if let Some(exposed) = &run.for_result {
+                    result["_meta"][RELATED_TASK] = json!({"taskId": exposed});
+                }
                 return path.finish(jsonrpc::result(run.up_id, result));
             }
             "failed" => {
@@ -163,12 +190,12 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
             }
             "cancelled" => return path.give_up(&run.up_id, code::INTERNAL_ERROR, "the server cancelled the call's task".into()),
             other => {
-                cancel(&*path, &run.task);
+                let_go(&*path, &run);
                 let other: String = other.chars().take(64).collect();
                 return path.give_up(
                     &run.up_id,
                     code::INTERNAL_ERROR,
-                    format!("the server's task said status {other:?}, which no task has; it was cancelled"),
+                    format!("the server's task said status {other:?}, which no task has{}", run.gone()),
                 );
             }
         }
@@ -197,14 +224,38 @@ impl Progress {
     }
 }
 
-/// What the task asks, asked of the call's host; the answers go to the task.
-async fn answer_inputs(path: &dyn TaskPath, run: &TaskRun, wanted: Map<String, Value>) -> Result<(), (i64, String)> {
+/// What the task asks (`task` waits for input), asked of the call's host unless answered
+/// already (a server may show an answered question until it took the answer in); the answers
+/// go to the task. Only a round that asks counts toward the bound.
+async fn input_round(
+    path: &dyn TaskPath,
+    run: &TaskRun,
+    task: &Value,
+    answered: &mut HashSet<String>,
+    rounds: &mut u32,
+) -> Result<(), (i64, String)> {
+    let mut wanted = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+    wanted.retain(|k, _| !answered.contains(k));
     if wanted.is_empty() {
         return Ok(()); // nothing to answer yet: poll again
     }
+    *rounds += 1;
+    if *rounds > MAX_ROUNDS {
+        return Err((code::INTERNAL_ERROR, format!("the server's task asked for input more than {MAX_ROUNDS} times{}", run.gone())));
+    }
+    answered.extend(wanted.keys().cloned());
+    if let Some(exposed) = &run.for_result {
+        // Asked inside the task the host waits on: it says which.
+        for ask in wanted.values_mut().filter(|a| a.is_object()) {
+            if !ask.get("params").is_some_and(Value::is_object) {
+                ask["params"] = json!({});
+            }
+            ask["params"]["_meta"][RELATED_TASK] = json!({"taskId": exposed});
+        }
+    }
     let responses = input_rounds::ask_inputs(path, &run.up_id, &run.session, wanted).await?;
     if !path.is_pending(&run.up_id) {
-        return Ok(()); // the next poll sees the call gone and cancels the task
+        return Ok(()); // the next poll sees the call gone (and cancels a call's task)
     }
     ask(path, "tasks/update", json!({"taskId": run.task, "inputResponses": responses}))
         .await
@@ -222,6 +273,14 @@ async fn ask(path: &dyn TaskPath, method: &str, params: Value) -> Result<Value, 
     let c = answer.pointer("/error/code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
     let m = answer.pointer("/error/message").and_then(Value::as_str).unwrap_or("no reason given");
     Err((c, m.chars().take(MAX_MESSAGE).collect()))
+}
+
+/// The wait on the task ended before the task: a call's task is cancelled (no one else waits
+/// for it), a task a host polls is left running.
+fn let_go(path: &dyn TaskPath, run: &TaskRun) {
+    if run.cancels() {
+        cancel(path, &run.task);
+    }
 }
 
 /// Cancels the task upstream, not waiting for the acknowledgement.

@@ -40,7 +40,7 @@ impl HostSession {
                 // runs as a task is run as one (`mcp::tasks_2026`).
                 let stateless = self.call().is_some();
                 if stateless {
-                    if let Err(refused) = self.task_for_2026(&mut msg, &exposed, bridged) {
+                    if let Err(refused) = self.task_for_2026(&mut msg, &server, &exposed, bridged) {
                         return self.answer(refused);
                     }
                 }

@@ -54,9 +54,10 @@ impl HostSession {
     /// A 2026 host's `tools/call`: no `task` of its own goes on (a hint of another era); the
     /// service asks for one when the host declared the extension and the tool runs as a task,
     /// or when it runs the call as one (`bridged`: the tool runs only as a task and the host
-    /// did not declare the extension). Err (the answer) when the tool runs only as a task and
+    /// did not declare the extension), or when the tool is a 2026 server's (which decides) and
+    /// the host declared the extension. Err (the answer) when the tool runs only as a task and
     /// the service does not run it so.
-    pub(super) fn task_for_2026(&self, msg: &mut Value, exposed: &str, bridged: bool) -> Result<(), Value> {
+    pub(super) fn task_for_2026(&self, msg: &mut Value, server: &Server, exposed: &str, bridged: bool) -> Result<(), Value> {
         if let Some(p) = msg.get_mut("params").and_then(Value::as_object_mut) {
             p.remove("task");
         }
@@ -70,6 +71,12 @@ impl HostSession {
             Some("required") => {
                 let id = jsonrpc::id(msg).cloned().unwrap_or(Value::Null);
                 Err(tasks_2026::missing_extension(id, &format!("the tool {exposed:?} runs only as a task, so calling it")))
+            }
+            // A 2026 server's tools do not say which run as tasks: the server decides, and a
+            // task it makes for a host that declared the extension is that host's.
+            None if self.speaks_tasks() && server.router.runs_tasks_2026() => {
+                msg["params"]["task"] = json!({"ttl": BRIDGE_MAX.as_millis() as u64});
+                Ok(())
             }
             _ => Ok(()),
         }

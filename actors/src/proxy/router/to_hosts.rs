@@ -14,11 +14,12 @@ use super::{early, Hearers, Reply, Router, Target, Unrouted, MAX_INPUT_ROUNDS};
 use crate::audience::Said;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::relayed::{RawResult, Relayed};
+use crate::mcp::tasks_2026;
 use crate::messages::{HostEvent, SessionId};
 use crate::metrics::method_label;
 use crate::process::locks::Recover;
 use crate::proxy::input_rounds::{self, InputPath, InputRound};
-use crate::proxy::routes::{Pending, Round};
+use crate::proxy::routes::{Pending, Round, TaskAnswer};
 use crate::proxy::task_runs::{self, TaskPath, TaskRun};
 use crate::proxy::tasks::{self, TaskRoute};
 
@@ -56,32 +57,71 @@ impl Router {
             }
         }
         if msg.at("/result/resultType").and_then(Value::as_str) == Some("task") && self.upstream_is_2026() {
-            // A 2026 server's own task: run for the call that made it (see `task_runs`).
             if let Some(up_id) = jsonrpc::id(&msg).cloned() {
                 let task = msg.at("/result/taskId").and_then(Value::as_str).unwrap_or_default().to_string();
-                let kept = self.routes().task_run(&up_id, &task);
-                if let Some((session, request)) = kept {
-                    let Some(run) = TaskRun::of(up_id.clone(), session, &request, &msg) else {
-                        // No task the service can run: none is left running either.
-                        if !task.is_empty() && task.len() <= 4096 {
-                            drop(self.internal_request("tasks/cancel", json!({"taskId": task})));
-                        }
-                        let why =
-                            format!("{}the server answered the call with a task whose id cannot be used; it was cancelled", self.whose);
-                        return self.give_up(&up_id, code::INTERNAL_ERROR, why);
-                    };
-                    self.metrics.task(&self.server, "created").inc();
-                    return task_runs::spawn(self.clone() as Arc<dyn TaskPath>, run);
+                let answer = self.routes().task_answer(&up_id, &task);
+                match answer {
+                    // The host asked for a task: it gets it, the way every task is read here.
+                    TaskAnswer::Pass => msg = tasks_2026::created_2025(msg),
+                    // A 2026 server's own task: run for the call that made it (see `task_runs`).
+                    TaskAnswer::Run { session, request } => return self.run_task(up_id, session, &request, &msg, &task),
+                    TaskAnswer::Unknown => {}
                 }
             }
         }
         self.deliver(msg);
     }
 
-    /// An answer, to whoever waits for it, its id set back to theirs.
-    pub(super) fn deliver(&self, mut msg: Value) {
+    /// Runs the server's task `task` that its answer `msg` made for the call `up_id`.
+    fn run_task(self: &Arc<Self>, up_id: Value, session: SessionId, request: &Value, msg: &Value, task: &str) {
+        let Some(run) = TaskRun::of(up_id.clone(), session, request, msg) else {
+            // No task the service can run: none is left running either.
+            if !task.is_empty() && task.len() <= 4096 {
+                drop(self.internal_request("tasks/cancel", json!({"taskId": task})));
+            }
+            let why = format!("{}the server answered the call with a task whose id cannot be used; it was cancelled", self.whose);
+            return self.give_up(&up_id, code::INTERNAL_ERROR, why);
+        };
+        self.metrics.task(&self.server, "created").inc();
+        task_runs::spawn(self.clone() as Arc<dyn TaskPath>, run);
+    }
+
+    /// An answer, to whoever waits for it, its id set back to theirs. A 2026 server's answer to
+    /// a host's `tasks/get` or `tasks/cancel` is read the 2025 way (as every task is here).
+    pub(super) fn deliver(self: &Arc<Self>, mut msg: Value) {
         let pending = self.routes().answered(&mut msg);
+        let method = pending.as_ref().filter(|p| p.host_id.is_some() && p.method.starts_with("tasks/") && self.upstream_is_2026());
+        match method.map(|p| (&*p.method, p.task().map(str::to_string))) {
+            Some(("tasks/get", _)) => {
+                if let Some(r) = msg.get_mut("result") {
+                    *r = tasks_2026::task_2025(r);
+                }
+            }
+            // 2026 acknowledges a cancel empty; 2025 answers with the task as it is now.
+            Some(("tasks/cancel", Some(task))) if msg.get("result").is_some() => {
+                if let Some(p) = pending {
+                    self.cancelled_task(p, msg, task);
+                }
+                return;
+            }
+            _ => {}
+        }
         self.hand_over(pending, Relayed::Tree(msg));
+    }
+
+    /// A host's `tasks/cancel` of a 2026 server's task `task` was acknowledged (`ack`): answered
+    /// with the task as the server now tells it.
+    fn cancelled_task(self: &Arc<Self>, p: Pending<Reply>, ack: Value, task: String) {
+        let now = self.internal_request("tasks/get", json!({"taskId": task}));
+        let router = self.clone();
+        tokio::spawn(async move {
+            let got = now.await.unwrap_or(Value::Null);
+            let answer = match got.get("result") {
+                Some(r) => jsonrpc::result(jsonrpc::id(&ack).cloned().unwrap_or(Value::Null), tasks_2026::task_2025(r)),
+                None => ack,
+            };
+            router.hand_over(Some(p), Relayed::Tree(answer));
+        });
     }
 
     /// [`Router::on_response`] for a plain result kept as read. A 2026 upstream's results are
@@ -95,7 +135,7 @@ impl Router {
     }
 
     /// An answer, its route taken (None: nobody waits any more), to whoever waits for it.
-    fn hand_over(&self, pending: Option<Pending<Reply>>, answer: Relayed) {
+    pub(super) fn hand_over(&self, pending: Option<Pending<Reply>>, answer: Relayed) {
         let Some(p) = pending else {
             tracing::debug!(
                 component = "upstream",

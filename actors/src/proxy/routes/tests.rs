@@ -179,3 +179,18 @@ fn a_leaving_session_takes_its_routes() {
     r.drop_session(&"A".into());
     assert!(r.answered(&mut json!({"jsonrpc": "2.0", "id": up, "result": {}})).is_none());
 }
+
+#[test]
+fn a_task_a_call_made_is_the_hosts_when_it_asked_for_one_else_run_for_the_call() {
+    let mut r: Routes<u8> = Routes::default();
+    let (mut asked, mut plain) = (call(json!(1), None), call(json!(2), None));
+    let ua = r.outgoing_kept(&"A".into(), who("A"), &mut asked, 1, true);
+    let ub = r.outgoing_kept(&"B".into(), who("B"), &mut plain, 2, true);
+    r.pass_task(ua);
+    assert_eq!(r.task_answer(&json!(ua), "t-a"), TaskAnswer::Pass);
+    assert_eq!(r.task_answer(&json!(ub), "t-b"), TaskAnswer::Run { session: "B".into(), request: plain.clone() });
+    assert_eq!(r.task_answer(&json!(999), "t-x"), TaskAnswer::Unknown, "no call waits");
+    let mut unkept = call(json!(3), None);
+    let uc = r.outgoing_kept(&"C".into(), who("C"), &mut unkept, 3, false);
+    assert_eq!(r.task_answer(&json!(uc), "t-c"), TaskAnswer::Unknown, "a call not kept cannot be run again");
+}

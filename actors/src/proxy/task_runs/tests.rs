@@ -29,6 +29,7 @@ struct Path {
     said: Mutex<Vec<Value>>,
     ended: Mutex<Vec<Value>>,
     alive: Mutex<u32>,
+    statuses: Mutex<Vec<Value>>,
     pending: Mutex<bool>,
     host: Mutex<Option<actix::Recipient<ServerRequest>>>,
 }
@@ -77,6 +78,9 @@ impl TaskPath for Path {
     fn alive(&self, _: &str) {
         *self.alive.lock().unwrap() += 1;
     }
+    fn status(&self, msg: Value) {
+        self.statuses.lock().unwrap().push(msg);
+    }
 }
 
 fn path(gets: Vec<Value>) -> Arc<Path> {
@@ -87,7 +91,16 @@ fn path(gets: Vec<Value>) -> Arc<Path> {
 }
 
 fn run(token: Option<Value>) -> TaskRun {
-    TaskRun { up_id: json!(7), session: "s".into(), task: "t-1".into(), progress_token: token, poll: POLL_MIN, first: None, limit: MAX_RUN }
+    TaskRun {
+        up_id: json!(7),
+        session: "s".into(),
+        task: "t-1".into(),
+        progress_token: token,
+        poll: POLL_MIN,
+        first: None,
+        for_result: None,
+        limit: MAX_RUN,
+    }
 }
 
 fn working(msg: Option<&str>) -> Value {
@@ -229,4 +242,70 @@ fn the_servers_pace_is_kept_within_bounds() {
     let with_status = json!({"result": {"taskId": "t-9", "statusMessage": "gathering"}});
     assert_eq!(TaskRun::of(json!(1), "s".into(), &request, &with_status).unwrap().first.as_deref(), Some("gathering"));
     assert!(TaskRun::of(json!(1), "s".into(), &request, &json!({"result": {"taskId": "x".repeat(300)}})).is_none(), "an id too long");
+}
+
+/// A host that answers like [`Host`] and keeps what it was asked.
+struct Recorder(Arc<Mutex<Vec<Value>>>);
+impl Actor for Recorder {
+    type Context = Context<Self>;
+}
+impl Handler<ServerRequest> for Recorder {
+    type Result = actix::MessageResult<ServerRequest>;
+    fn handle(&mut self, r: ServerRequest, _: &mut Context<Self>) -> Self::Result {
+        self.0.lock().unwrap().push(r.msg.clone());
+        let id = jsonrpc::id(&r.msg).cloned().unwrap_or(Value::Null);
+        actix::MessageResult(jsonrpc::result(id, json!({"action": "accept"})))
+    }
+}
+
+fn for_result() -> TaskRun {
+    TaskRun::for_result(json!(7), "s".into(), &json!({"method": "tasks/result", "params": {"taskId": "t-1"}}), "t-1".into(), "a:t-1".into())
+}
+
+#[actix::test]
+async fn a_hosts_wait_on_the_task_hears_it_the_2025_way_and_its_end_names_the_task() {
+    let asks =
+        json!({"t-1:ab": {"method": "elicitation/create", "params": {"message": "how deep?"}}, "t-1:cd": {"method": "elicitation/create"}});
+    let p = path(vec![
+        working(Some("one")),
+        json!({"taskId": "t-1", "status": "input_required", "pollIntervalMs": 1, "inputRequests": asks}),
+        json!({"taskId": "t-1", "status": "completed", "result": {"content": []}}),
+    ]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    *p.host.lock().unwrap() = Some(Recorder(asked.clone()).start().recipient());
+    run_task(p.clone(), for_result()).await;
+    let statuses: Vec<Value> = p.statuses.lock().unwrap().iter().map(|m| m["params"].clone()).collect();
+    assert_eq!(
+        statuses[0],
+        json!({"taskId": "t-1", "status": "working", "statusMessage": "one", "ttl": null, "pollInterval": 1}),
+        "the first status it finds is told too, the 2025 way"
+    );
+    let told: Vec<&str> = statuses.iter().filter_map(|s| s["status"].as_str()).collect();
+    assert_eq!(told, ["working", "input_required", "completed"]);
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    assert!(
+        asked.iter().all(|a| a["params"]["_meta"][RELATED_TASK]["taskId"] == "a:t-1"),
+        "asked inside the task, which it names: {asked:?}"
+    );
+    assert!(asked.iter().any(|a| a["params"]["message"] == "how deep?"), "what was asked stays: {asked:?}");
+    let ended = p.ended.lock().unwrap().clone();
+    assert_eq!(ended[0]["result"]["_meta"][RELATED_TASK]["taskId"], "a:t-1");
+    assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"));
+}
+
+#[actix::test]
+async fn a_hosts_wait_given_up_or_too_long_leaves_the_task_running() {
+    let p = path(vec![working(None)]);
+    *p.pending.lock().unwrap() = false;
+    run_task(p.clone(), for_result()).await;
+    assert!(p.sent.lock().unwrap().is_empty(), "no cancel, no poll: the host polls its task itself");
+    let p = path(vec![working(None)]);
+    run_task(p.clone(), TaskRun { limit: Duration::ZERO, poll: POLL_MIN, ..for_result() }).await;
+    assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"));
+    let why = p.ended.lock().unwrap()[0]["error"]["message"].as_str().unwrap().to_string();
+    assert!(why.contains("left as it is") && !why.contains("cancelled"), "{why}");
+    let p = path(vec![]);
+    run_task(p.clone(), for_result()).await;
+    assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"), "a failed tasks/get leaves it too");
 }

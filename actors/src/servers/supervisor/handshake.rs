@@ -130,6 +130,11 @@ async fn discover(router: &Router) -> Option<Value> {
     if let Some(i) = result.get("instructions") {
         init["instructions"] = i.clone();
     }
+    if tasks {
+        // The extension as 2025 hosts read it: tool calls run as tasks, which can be cancelled
+        // (2026 has no tasks/list).
+        init["capabilities"]["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
+    }
     tracing::info!(component = "upstream", event = "modern", "upstream speaks MCP 2026-07-28 (stateless): no initialize");
     Some(init)
 }
