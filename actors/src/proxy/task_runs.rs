@@ -139,7 +139,9 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
         if started.elapsed() > run.limit {
             let_go(&*path, &run);
             let why = format!("the server's task ran longer than {} s, the longest a call waits on one{}", run.limit.as_secs(), run.gone());
-            return path.give_up(&run.up_id, code::INTERNAL_ERROR, why);
+            // A wait on a task that goes on is one to make again (a 2026 host's watch does).
+            let c = if run.cancels() { code::INTERNAL_ERROR } else { code::UPSTREAM_UNAVAILABLE };
+            return path.give_up(&run.up_id, c, why);
         }
         let task = match ask(&*path, "tasks/get", json!({"taskId": run.task})).await {
             Ok(t) => t,

@@ -305,6 +305,7 @@ async fn a_hosts_wait_given_up_or_too_long_leaves_the_task_running() {
     assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"));
     let why = p.ended.lock().unwrap()[0]["error"]["message"].as_str().unwrap().to_string();
     assert!(why.contains("left as it is") && !why.contains("cancelled"), "{why}");
+    assert_eq!(p.ended.lock().unwrap()[0]["error"]["code"], code::UPSTREAM_UNAVAILABLE, "a wait to make again, not the task's failure");
     let p = path(vec![]);
     run_task(p.clone(), for_result()).await;
     assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"), "a failed tasks/get leaves it too");
