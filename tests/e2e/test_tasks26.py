@@ -112,6 +112,10 @@ def test_a_2025_host_that_asks_for_a_task_gets_the_servers_own_the_2025_way(svc,
     caps = a.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": TASKS_CAPS,
                                 "clientInfo": {"name": "x", "version": "1"}})["result"]["capabilities"]
     assert caps.get("tasks", {}).get("requests", {}).get("tools", {}).get("call") == {}, caps
+    listed = {t["name"]: t for t in a.rpc("tools/list", {})["result"]["tools"]}
+    assert listed["research"].get("execution") == {"taskSupport": "optional"}, "a tool a 2025 host may ask a task of"
+    plain_host = {t["name"]: t for t in Session(svc, alice, "A-p", caps={}).rpc("tools/list", {})["result"]["tools"]}
+    assert "execution" not in plain_host["research"], "not to a host without tasks"
     made = {}
     for s, who, ask in ((a, alice, True), (b, bob, False)):
         got = s.rpc("tools/call", {"name": "research", "arguments": {"topic": f"{who.tag} tides", "ask": ask}, "task": {"ttl": 60000}})

@@ -94,6 +94,16 @@ impl TaskRun {
         self.for_result.is_none()
     }
 
+    /// The code of a wait that ended before the task (`c` for a call's): a host's wait on a
+    /// task that goes on is one to make again (a 2026 host's watch does), never the task's end.
+    fn early_end(&self, c: i64) -> i64 {
+        if self.cancels() {
+            c
+        } else {
+            code::UPSTREAM_UNAVAILABLE
+        }
+    }
+
     /// What an error about the run says of the task.
     fn gone(&self) -> &'static str {
         if self.cancels() {
@@ -139,18 +149,22 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
         if started.elapsed() > run.limit {
             let_go(&*path, &run);
             let why = format!("the server's task ran longer than {} s, the longest a call waits on one{}", run.limit.as_secs(), run.gone());
-            // A wait on a task that goes on is one to make again (a 2026 host's watch does).
-            let c = if run.cancels() { code::INTERNAL_ERROR } else { code::UPSTREAM_UNAVAILABLE };
-            return path.give_up(&run.up_id, c, why);
+            return path.give_up(&run.up_id, run.early_end(code::INTERNAL_ERROR), why);
         }
         let task = match ask(&*path, "tasks/get", json!({"taskId": run.task})).await {
             Ok(t) => t,
             Err((c, why)) => {
                 let_go(&*path, &run);
+                // A task the server no longer knows has ended for every wait on it.
+                let c = if c == code::INVALID_PARAMS { c } else { run.early_end(c) };
                 return path.give_up(&run.up_id, c, format!("the server's tasks/get failed: {why}"));
             }
         };
         poll = pace(&task);
+        if run.for_result.is_some() {
+            // A host waiting on its task waits while the server tells it (the run's limit bounds it).
+            path.alive(&run.task);
+        }
         let status = task.get("status").and_then(Value::as_str).unwrap_or_default().to_string();
         let message = message_of(&task);
         let now = Some((status.clone(), message.clone()));
@@ -176,13 +190,16 @@ pub async fn run_task(path: Arc<dyn TaskPath>, run: TaskRun) {
                 // The call's answer is a result, whatever the server wrote inside it.
                 result["resultType"] = json!("complete");
                 if let Some(exposed) = &run.for_result {
-                    result["_meta"][RELATED_TASK] = json!({"taskId": exposed});
+                    name_task(&mut result, exposed);
                 }
                 return path.finish(jsonrpc::result(run.up_id, result));
             }
             "failed" => {
                 let error = task.get("error").and_then(Value::as_object).cloned().unwrap_or_default();
-                let c = error.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
+                let mut c = error.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
+                if c == code::UPSTREAM_UNAVAILABLE && !run.cancels() {
+                    c = code::INTERNAL_ERROR; // the task's own end, never a wait to make again
+                }
                 let m = error.get("message").and_then(Value::as_str).unwrap_or("the server's task failed without saying why");
                 let mut answer = jsonrpc::error(run.up_id, c, m);
                 if let Some(d) = error.get("data") {
@@ -243,6 +260,7 @@ async fn input_round(
     }
     *rounds += 1;
     if *rounds > MAX_ROUNDS {
+        // A task that asks without end has no end to wait for.
         return Err((code::INTERNAL_ERROR, format!("the server's task asked for input more than {MAX_ROUNDS} times{}", run.gone())));
     }
     answered.extend(wanted.keys().cloned());
@@ -252,17 +270,17 @@ async fn input_round(
             if !ask.get("params").is_some_and(Value::is_object) {
                 ask["params"] = json!({});
             }
-            ask["params"]["_meta"][RELATED_TASK] = json!({"taskId": exposed});
+            name_task(&mut ask["params"], exposed);
         }
     }
-    let responses = input_rounds::ask_inputs(path, &run.up_id, &run.session, wanted).await?;
+    let responses = input_rounds::ask_inputs(path, &run.up_id, &run.session, wanted).await.map_err(|(c, why)| (run.early_end(c), why))?;
     if !path.is_pending(&run.up_id) {
         return Ok(()); // the next poll sees the call gone (and cancels a call's task)
     }
     ask(path, "tasks/update", json!({"taskId": run.task, "inputResponses": responses}))
         .await
         .map(drop)
-        .map_err(|(c, why)| (c, format!("the server's tasks/update failed: {why}")))
+        .map_err(|(c, why)| (run.early_end(c), format!("the server's tasks/update failed: {why}")))
 }
 
 /// The result of the service's own request, or its error (code, message).
@@ -275,6 +293,17 @@ async fn ask(path: &dyn TaskPath, method: &str, params: Value) -> Result<Value, 
     let c = answer.pointer("/error/code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR);
     let m = answer.pointer("/error/message").and_then(Value::as_str).unwrap_or("no reason given");
     Err((c, m.chars().take(MAX_MESSAGE).collect()))
+}
+
+/// Names the task in `obj`'s related-task `_meta` (a `_meta` that is no object is replaced: it
+/// is the server's, and unusable).
+fn name_task(obj: &mut Value, exposed: &str) {
+    let Some(o) = obj.as_object_mut() else { return };
+    let meta = o.entry("_meta").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta[RELATED_TASK] = json!({"taskId": exposed});
 }
 
 /// The wait on the task ended before the task: a call's task is cancelled (no one else waits

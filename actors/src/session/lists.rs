@@ -74,6 +74,10 @@ impl HostSession {
             // a place in the whole list, so paging stays stable).
             let access = act.access();
             let filtered = access.policies.is_on();
+            // A 2026 server with tasks decides which calls become tasks; a 2025 host with tasks
+            // may ask of any of its tools (`tasks`).
+            let mut decides: Vec<(Arc<str>, bool)> = Vec::new();
+            let session_host_with_tasks = act.speaks_tasks() && act.call().is_none();
             let mut tools = Vec::with_capacity(per_page.min(total - offset));
             let mut next = offset;
             while next < total && tools.len() < per_page {
@@ -84,6 +88,8 @@ impl HostSession {
                         let mut def = shown_tool(&act.deps, t, profile.as_deref(), dialect.filter(|_| page));
                         if !act.speaks_tasks() {
                             bridged_def(&mut def);
+                        } else if session_host_with_tasks && act.server_decides_tasks(&mut decides, &t.server) {
+                            optional_task(&mut def);
                         }
                         tools.push(def);
                     }
@@ -291,6 +297,29 @@ fn bridged_def(def: &mut Value) {
     }
 }
 
+impl HostSession {
+    /// Whether `server` decides which calls become tasks (2026 with the extension), remembered
+    /// in `seen` for the rest of a page.
+    fn server_decides_tasks(&self, seen: &mut Vec<(Arc<str>, bool)>, server: &Arc<str>) -> bool {
+        if let Some((_, d)) = seen.iter().find(|(s, _)| s == server) {
+            return *d;
+        }
+        let d = self.runs_tasks_2026(server);
+        seen.push((server.clone(), d));
+        d
+    }
+}
+
+/// A 2026 server's tool as a 2025 host with tasks is shown it: one it may call as a task.
+fn optional_task(def: &mut Value) {
+    let Some(o) = def.as_object_mut() else { return };
+    let execution = o.entry("execution").or_insert_with(|| json!({}));
+    if let Some(e) = execution.as_object_mut() {
+        // What the server says of it itself stands.
+        e.entry("taskSupport").or_insert_with(|| json!("optional"));
+    }
+}
+
 /// What a profile's `tools/list` holds for a host that renders pages, with no rules: how many
 /// tools and how many bytes of JSON (`/readyz` shows it for each profile).
 /// None: `/mcp` itself, every tool.
@@ -333,4 +362,22 @@ fn hosts_item(naming: &Naming, key: &str, mut item: Value, server: &Arc<str>, fl
     }
     item[field] = json!(shown);
     item
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_2026_servers_tool_is_one_a_2025_host_may_ask_a_task_of_unless_it_says_otherwise() {
+        let mut plain = json!({"name": "t"});
+        optional_task(&mut plain);
+        assert_eq!(plain["execution"], json!({"taskSupport": "optional"}));
+        let mut said = json!({"name": "t", "execution": {"taskSupport": "forbidden", "other": 1}});
+        optional_task(&mut said);
+        assert_eq!(said["execution"], json!({"taskSupport": "forbidden", "other": 1}), "the server's own word stands");
+        let mut odd = json!({"name": "t", "execution": "x"});
+        optional_task(&mut odd);
+        assert_eq!(odd["execution"], "x", "nothing is made of what is no object");
+    }
 }

@@ -74,7 +74,7 @@ impl HostSession {
             }
             // A 2026 server's tools do not say which run as tasks: the server decides, and a
             // task it makes for a host that declared the extension is that host's.
-            None if self.speaks_tasks() && server.router.runs_tasks_2026() => {
+            None if self.speaks_tasks() && self.runs_tasks_2026(&server.name) => {
                 msg["params"]["task"] = json!({"ttl": BRIDGE_MAX.as_millis() as u64});
                 Ok(())
             }
@@ -347,6 +347,12 @@ impl HostSession {
         if let Some(router) = self.router_of(&task.server) {
             cancel_upstream(&router, &task.upstream);
         }
+    }
+
+    /// Whether `server` speaks 2026-07-28 with the tasks extension, on this person's connection
+    /// to it (a per-person server's shared entry never connects).
+    pub(super) fn runs_tasks_2026(&self, server: &str) -> bool {
+        self.router_of(server).is_some_and(|r| r.runs_tasks_2026())
     }
 
     /// The connection to `server` this session's person's tasks go through.

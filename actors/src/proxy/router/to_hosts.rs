@@ -116,9 +116,14 @@ impl Router {
         let router = self.clone();
         tokio::spawn(async move {
             let got = now.await.unwrap_or(Value::Null);
+            let id = jsonrpc::id(&ack).cloned().unwrap_or(Value::Null);
             let answer = match got.get("result") {
-                Some(r) => jsonrpc::result(jsonrpc::id(&ack).cloned().unwrap_or(Value::Null), tasks_2026::task_2025(r)),
-                None => ack,
+                Some(r) => jsonrpc::result(id, tasks_2026::task_2025(r)),
+                None => {
+                    let why = got.pointer("/error/message").and_then(Value::as_str).unwrap_or("no answer");
+                    let why: String = why.chars().take(512).collect();
+                    jsonrpc::error(id, code::INTERNAL_ERROR, format!("the task was cancelled, but reading it back failed: {why}"))
+                }
             };
             router.hand_over(Some(p), Relayed::Tree(answer));
         });

@@ -310,3 +310,43 @@ async fn a_hosts_wait_given_up_or_too_long_leaves_the_task_running() {
     run_task(p.clone(), for_result()).await;
     assert!(p.sent.lock().unwrap().iter().all(|(m, _)| m != "tasks/cancel"), "a failed tasks/get leaves it too");
 }
+
+#[actix::test]
+async fn a_hosts_wait_survives_a_servers_odd_meta_and_ends_early_as_a_wait_to_make_again() {
+    // The server's _meta is no object, in the question and in the result: the task is named all the same.
+    let asks = json!({"k": {"method": "elicitation/create", "params": {"message": "m", "_meta": "odd"}}});
+    let p = path(vec![
+        json!({"taskId": "t-1", "status": "input_required", "pollIntervalMs": 1, "inputRequests": asks}),
+        json!({"taskId": "t-1", "status": "completed", "result": {"content": [], "_meta": ["odd"]}}),
+    ]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    *p.host.lock().unwrap() = Some(Recorder(asked.clone()).start().recipient());
+    run_task(p.clone(), for_result()).await;
+    assert_eq!(asked.lock().unwrap()[0]["params"]["_meta"][RELATED_TASK]["taskId"], "a:t-1");
+    assert_eq!(p.ended.lock().unwrap()[0]["result"]["_meta"][RELATED_TASK]["taskId"], "a:t-1");
+    // The host is gone while the task asks: the wait ends, to be made again; the task goes on.
+    let p = path(vec![asking("k")]);
+    run_task(p.clone(), for_result()).await;
+    assert_eq!(p.ended.lock().unwrap()[0]["error"]["code"], code::UPSTREAM_UNAVAILABLE);
+    // A task the server no longer knows: its end, for every wait.
+    let p = path(vec![]);
+    run_task(p.clone(), for_result()).await;
+    assert_eq!(p.ended.lock().unwrap()[0]["error"]["code"], -32602);
+    // A failed task whose code reads "wait again" is the task's end all the same.
+    let p = path(vec![json!({"taskId": "t-1", "status": "failed", "error": {"code": code::UPSTREAM_UNAVAILABLE, "message": "x"}})]);
+    run_task(p.clone(), for_result()).await;
+    assert_eq!(p.ended.lock().unwrap()[0]["error"]["code"], code::INTERNAL_ERROR);
+    let p = path(vec![json!({"taskId": "t-1", "status": "failed", "error": {"code": code::UPSTREAM_UNAVAILABLE, "message": "x"}})]);
+    run_task(p.clone(), run(None)).await;
+    assert_eq!(p.ended.lock().unwrap()[0]["error"]["code"], code::UPSTREAM_UNAVAILABLE, "a call's answer is the server's error as it is");
+}
+
+#[actix::test]
+async fn a_hosts_wait_is_kept_alive_by_each_answer_of_the_server_a_calls_only_by_news() {
+    let p = path(vec![working(None), working(None), working(None), json!({"taskId": "t-1", "status": "completed", "result": {}})]);
+    run_task(p.clone(), for_result()).await;
+    assert!(*p.alive.lock().unwrap() >= 4, "each poll: {}", *p.alive.lock().unwrap());
+    let p = path(vec![working(None), working(None), working(None), json!({"taskId": "t-1", "status": "completed", "result": {}})]);
+    run_task(p.clone(), run(None)).await;
+    assert_eq!(*p.alive.lock().unwrap(), 1, "only the change to completed");
+}
