@@ -17,7 +17,7 @@ use mcp_gen_ui_actors::generation::warm::{self, WarmProgress, Warmer};
 use mcp_gen_ui_actors::mcp::ui_meta::AppsSdk;
 use mcp_gen_ui_actors::messages::ToolsUpdated;
 use mcp_gen_ui_actors::metrics::Metrics;
-use mcp_gen_ui_actors::policy::ToolFacts;
+use mcp_gen_ui_actors::policy::remembered_facts;
 use mcp_gen_ui_actors::proxy::hosts::Hosts;
 use mcp_gen_ui_actors::servers::fleet::Fleet;
 use mcp_gen_ui_actors::servers::registry::Registry;
@@ -108,7 +108,7 @@ pub fn start_actors(settings: &Settings, prompts: Arc<Prompts>, metrics: Arc<Met
     // Rules that read what a tool says of itself (its annotations, its title) learn it from
     // the catalog as it is now.
     let catalog_of = fleet.clone();
-    gov.policies.learn_tools_from(Arc::new(move |name: &str| catalog_of.catalog().tool(name).map(|t| ToolFacts::of(&t.def))));
+    gov.policies.learn_tools_from(remembered_facts(move |name: &str| catalog_of.catalog().tool(name).map(|t| t.def.clone())));
     share_tasks(settings, &fleet, &shared);
     // Hosts hear of a page written after they were shown the provisional one, here and (through
     // replica_sync) on the other replicas.

@@ -16,6 +16,6 @@ mod rules;
 
 pub use cache::{Decision, Policies};
 pub use rules::{
-    Applies, ApproveSpec, By, Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, LimitSpec, Policy, Prefix,
-    Rule, RuleError, RuleSpec, Subject, ToolFacts, Verdict,
+    remembered_facts, Applies, ApproveSpec, By, Condition, ConditionError, Effect, EvalError, EvalFailure, FactsSource, Kind, LimitSpec,
+    Policy, Prefix, Rule, RuleError, RuleSpec, Subject, ToolFacts, Verdict,
 };

@@ -20,7 +20,7 @@ use apart::Apart;
 pub use apart::{Applies, ApproveSpec, By, LimitSpec};
 pub use condition::{Condition, ConditionError};
 pub use subject::Subject;
-pub use tool_facts::{FactsSource, ToolFacts};
+pub use tool_facts::{remembered as remembered_facts, FactsSource, ToolFacts};
 
 /// What kind of thing a request touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

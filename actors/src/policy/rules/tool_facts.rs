@@ -2,7 +2,8 @@
 //! defaults where the server is silent) and its `title`. The server's own claims: a rule that
 //! trusts them trusts the server.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -26,8 +27,9 @@ impl ToolFacts {
     /// From a tool's definition as listed. A hint that is not a boolean is as if absent.
     pub fn of(def: &Value) -> ToolFacts {
         let d = ToolFacts::unknown();
-        let hint = |key: &str, default: bool| def.pointer(&format!("/annotations/{key}")).and_then(Value::as_bool).unwrap_or(default);
-        let title = def.get("title").or_else(|| def.pointer("/annotations/title")).and_then(Value::as_str).unwrap_or_default();
+        let annotations = def.get("annotations");
+        let hint = |key: &str, default: bool| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool).unwrap_or(default);
+        let title = def.get("title").or_else(|| annotations.and_then(|a| a.get("title"))).and_then(Value::as_str).unwrap_or_default();
         ToolFacts {
             read_only: hint("readOnlyHint", d.read_only),
             destructive: hint("destructiveHint", d.destructive),
@@ -54,9 +56,49 @@ impl ToolFacts {
 /// wiring; None: no such tool).
 pub type FactsSource = Arc<dyn Fn(&str) -> Option<ToolFacts> + Send + Sync>;
 
+/// Tools whose facts are remembered at most (more: forgotten all at once, then learnt again).
+const REMEMBERED: usize = 20_000;
+
+/// A [`FactsSource`] from `lookup` (a tool's definition as listed now, by the name hosts call
+/// it) that reads each definition once: a call asks for its tool's facts whenever some rule
+/// reads them, and a definition changes only with its server's list (a new `Arc`).
+pub fn remembered(lookup: impl Fn(&str) -> Option<Arc<Value>> + Send + Sync + 'static) -> FactsSource {
+    let memo: Mutex<HashMap<String, (Arc<Value>, ToolFacts)>> = Mutex::new(HashMap::new());
+    Arc::new(move |name: &str| {
+        let def = lookup(name)?;
+        let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((known, facts)) = memo.get(name) {
+            if Arc::ptr_eq(known, &def) {
+                return Some(facts.clone());
+            }
+        }
+        let facts = ToolFacts::of(&def);
+        if memo.len() >= REMEMBERED {
+            memo.clear();
+        }
+        memo.insert(name.to_string(), (def, facts.clone()));
+        Some(facts)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_definition_is_read_once_and_again_when_its_server_lists_it_anew() {
+        let defs: Arc<Mutex<HashMap<String, Arc<Value>>>> = Arc::default();
+        let first = Arc::new(json!({"name": "t", "annotations": {"readOnlyHint": true}}));
+        defs.lock().unwrap().insert("t".into(), first.clone());
+        let d = defs.clone();
+        let source = remembered(move |n| d.lock().unwrap().get(n).cloned());
+        assert!(source("t").unwrap().read_only);
+        assert!(source("t").unwrap().read_only, "remembered");
+        assert!(source("nope").is_none());
+        // Listed anew with other annotations: a new definition, read again.
+        defs.lock().unwrap().insert("t".into(), Arc::new(json!({"name": "t", "annotations": {"readOnlyHint": false}})));
+        assert!(!source("t").unwrap().read_only, "what the server says now");
+    }
 
     #[test]
     fn silence_is_the_specifications_defaults_and_a_hint_must_be_a_boolean() {
