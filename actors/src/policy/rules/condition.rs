@@ -2,6 +2,7 @@
 //! variables it may name checked at compile time and what it reads (the arguments, the tool's
 //! own facts) known, so that what can be decided without them is cached.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -88,17 +89,17 @@ impl Condition {
                 continue;
             }
             let v = match *k {
-                "principal" => {
-                    serde_json::json!({"name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin})
-                }
-                "server" => Value::from(s.server),
-                "tool" => Value::from(tool),
-                "name" => Value::from(s.name),
-                "kind" => Value::from(s.kind.as_str()),
-                "transport" => Value::from(s.transport),
-                _ => s.args.cloned().unwrap_or_else(|| Value::Object(Default::default())),
+                "principal" => to_cel(&serde_json::json!({
+                    "name": &*s.who.name, "source": s.who.source.as_str(), "claims": &*s.who.claims, "admin": s.who.admin
+                })),
+                "server" => cel_str(s.server),
+                "tool" => cel_str(tool),
+                "name" => cel_str(s.name),
+                "kind" => cel_str(s.kind.as_str()),
+                "transport" => cel_str(s.transport),
+                _ => s.args.map(to_cel).unwrap_or_else(|| to_cel(&Value::Object(Default::default()))),
             };
-            cx.add_variable(*k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+            cx.add_variable_from_value(*k, v);
         }
         if self.reads_tool {
             // Not a tool (a prompt, a resource), or not looked up: what a silent tool is.
@@ -107,8 +108,8 @@ impl Condition {
                 Names::Tools => s.tool.unwrap_or(&unknown),
                 _ => &unknown,
             };
-            for (k, v) in [("annotations", facts.annotations()), ("title", Value::from(&*facts.title))] {
-                cx.add_variable(k, v).map_err(|e| EvalError::Variable { name: k, reason: e.to_string() })?;
+            for (k, v) in [("annotations", to_cel(&facts.annotations())), ("title", cel_str(&facts.title))] {
+                cx.add_variable_from_value(k, v);
             }
         }
         if let Some(what) = types::mismatch(self.program.expression(), &cx) {
@@ -122,9 +123,52 @@ impl Condition {
     }
 }
 
+/// A JSON value as CEL sees it, built directly (CEL's own way, through its serde serializer,
+/// was a good part of an evaluation's cost), the same value: a non-negative integer is `uint`,
+/// a negative one `int`, any other number `double`.
+fn to_cel(v: &Value) -> cel::Value {
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => cel::Value::UInt(u),
+            (None, Some(i)) => cel::Value::Int(i),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(t) => cel_str(t),
+        Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Value::Object(o) => {
+            let map: HashMap<cel::objects::Key, cel::Value> =
+                o.iter().map(|(k, v)| (cel::objects::Key::String(Arc::new(k.clone())), to_cel(v))).collect();
+            cel::Value::Map(map.into())
+        }
+    }
+}
+
+fn cel_str(s: &str) -> cel::Value {
+    cel::Value::String(Arc::new(s.to_string()))
+}
+
 fn position(text: &str, byte: usize) -> (isize, isize) {
     let before = &text[..byte];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line as isize, column as isize)
+}
+
+#[cfg(test)]
+mod to_cel_tests {
+    use super::*;
+    use cel::objects::TryIntoValue;
+
+    #[test]
+    fn a_json_value_is_what_cels_own_conversion_makes_of_it() {
+        let v = serde_json::json!({
+            "s": "x", "u": 7, "i": -3, "f": 1.5, "big": u64::MAX, "b": true, "n": null,
+            "list": [1, "two", [3.0], {"k": -1}], "nested": {"deep": {"er": [false]}}, "": {}
+        });
+        for sample in [v.clone(), v["list"].clone(), serde_json::json!(0), serde_json::json!("")] {
+            assert_eq!(to_cel(&sample), sample.clone().try_into_value().unwrap(), "{sample}");
+        }
+    }
 }
