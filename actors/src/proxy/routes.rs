@@ -418,7 +418,11 @@ impl<T> Routes<T> {
 
     /// Hands a server-to-client request to `session`: the id the host will see.
     pub fn server_request(&mut self, session: &SessionId, up_id: Value) -> String {
-        let host_side_id = format!("mcp-gen-ui-{}", self.fresh_id());
+        // Unique across every server's routes: one session hears several servers' requests, and
+        // its table of what it owes is keyed by this id alone (two servers' requests under one
+        // id would take each other's answers).
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let host_side_id = format!("mcp-gen-ui-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         self.server_requests.insert(host_side_id.clone(), (session.clone(), up_id));
         host_side_id
     }

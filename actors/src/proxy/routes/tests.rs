@@ -194,3 +194,11 @@ fn a_task_a_call_made_is_the_hosts_when_it_asked_for_one_else_run_for_the_call()
     let uc = r.outgoing_kept(&"C".into(), who("C"), &mut unkept, 3, false);
     assert_eq!(r.task_answer(&json!(uc), "t-c"), TaskAnswer::Unknown, "a call not kept cannot be run again");
 }
+
+#[test]
+fn two_servers_never_ask_one_session_under_the_same_id() {
+    let (mut web, mut mine): (Routes<u8>, Routes<u8>) = (Routes::default(), Routes::default());
+    let a = web.server_request(&"A".into(), json!(1));
+    let b = mine.server_request(&"A".into(), json!(1));
+    assert_ne!(a, b, "the session's table of what it owes is keyed by this id alone");
+}
