@@ -243,9 +243,6 @@ pub struct EvalFailure {
 /// Why a condition gave no answer; its kind is logged with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
-    /// A request value could not be given to CEL.
-    #[error("{name}: {reason}")]
-    Variable { name: &'static str, reason: String },
     #[error("the condition gave {0}, not true or false")]
     NotBool(String),
     /// CEL failed (a missing key, an operator on the wrong types, ...).
@@ -259,7 +256,6 @@ pub enum EvalError {
 impl EvalError {
     pub fn kind(&self) -> &'static str {
         match self {
-            EvalError::Variable { .. } => "variable",
             EvalError::NotBool(_) => "not_bool",
             EvalError::Execution(_) => "execution",
             EvalError::TypeMismatch(_) => "type_mismatch",
